@@ -1,0 +1,54 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** What an API key may do; each RPC declares the one it needs in the proto (platform.v1.required_scope). */
+export type Scope = "launch:issue" | "launch:verify" | "events:write" | "events:read" | "admin";
+
+export type ApiKeyType = "private" | "public" | "platform" | "admin";
+
+export const API_KEY_TYPES: readonly ApiKeyType[] = ["private", "public", "platform", "admin"];
+
+export const SCOPES_BY_TYPE: Readonly<Record<ApiKeyType, readonly Scope[]>> = {
+  // The studio backend's key: the only one that can verify launch tokens.
+  private: ["launch:verify", "events:write", "events:read"],
+  // Safe to ship in a game client: it can only write.
+  public: ["events:write"],
+  // The platform's launcher backend.
+  platform: ["launch:issue"],
+  admin: ["admin"],
+};
+
+/** Key types that belong to a project; the others are platform-wide. */
+export function isProjectKeyType(type: ApiKeyType): boolean {
+  return type === "private" || type === "public";
+}
+
+// Prefixes make a leaked key recognisable to secret scanners and to people.
+const PREFIX: Readonly<Record<ApiKeyType, string>> = {
+  private: "sk_",
+  public: "pk_",
+  platform: "plk_",
+  admin: "adm_",
+};
+
+export function isApiKeyType(value: string): value is ApiKeyType {
+  return (API_KEY_TYPES as readonly string[]).includes(value);
+}
+
+/** A new random key (256 bits) and the id it is known by. */
+export function generateApiKey(type: ApiKeyType): { keyId: string; key: string } {
+  return {
+    keyId: `key_${randomBytes(9).toString("base64url")}`,
+    key: PREFIX[type] + randomBytes(32).toString("base64url"),
+  };
+}
+
+/** The only form in which a key is stored. */
+export function hashApiKey(key: string): Buffer {
+  return createHash("sha256").update(key, "utf8").digest();
+}
+
+/** Constant-time comparison of a presented key with a stored hash. */
+export function apiKeyMatches(key: string, storedHash: Buffer): boolean {
+  const presented = hashApiKey(key);
+  return presented.length === storedHash.length && timingSafeEqual(presented, storedHash);
+}

@@ -1,0 +1,82 @@
+import path from "node:path";
+
+/** Which embedded database to start when MONGODB_URI is not set. */
+export type EmbeddedDbKind = "auto" | "mongod" | "ferretdb";
+
+/** Everything the service reads from its environment, read and validated once. */
+export interface Config {
+  /** TCP port for all four protocols. */
+  port: number;
+  /** Interface to listen on. */
+  host: string;
+  /** A MongoDB server to use instead of the embedded one. */
+  mongodbUri: string | undefined;
+  /** Database name on that server. */
+  dbName: string;
+  /** Where the embedded database keeps its files. */
+  dataDir: string;
+  embeddedDb: EmbeddedDbKind;
+  /** A `mongod` binary to prefer over PATH for the embedded database. */
+  mongodBinary: string | undefined;
+  /** Bootstrap admin key; generated and printed once when unset. */
+  adminKey: string | undefined;
+  /** Lifetime of a launch token. */
+  launchTokenTtlSeconds: number;
+  /** `iss` claim of launch tokens. */
+  tokenIssuer: string;
+  logLevel: string;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join("; ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"];
+
+/** Reads the configuration from `env` (process.env by default); throws ConfigError listing every problem. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const integer = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return value;
+  };
+  const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
+    const raw = env[name];
+    if (raw === undefined || raw === "") return fallback;
+    if (!allowed.includes(raw as T)) {
+      problems.push(`${name} must be one of ${allowed.join(", ")}`);
+      return fallback;
+    }
+    return raw as T;
+  };
+  const text = (name: string): string | undefined => (env[name] === "" ? undefined : env[name]);
+
+  const adminKey = text("PLATFORM_ADMIN_KEY");
+  if (adminKey !== undefined && adminKey.length < 24) {
+    problems.push("PLATFORM_ADMIN_KEY must be at least 24 characters");
+  }
+  const config: Config = {
+    port: integer("PORT", 8080, 0, 65535),
+    host: text("HOST") ?? "0.0.0.0",
+    mongodbUri: text("MONGODB_URI"),
+    dbName: text("DB_NAME") ?? "platform",
+    dataDir: path.resolve(text("DATA_DIR") ?? ".data"),
+    embeddedDb: oneOf("EMBEDDED_DB", ["auto", "mongod", "ferretdb"] as const, "auto"),
+    mongodBinary: text("MONGOD_BINARY"),
+    adminKey,
+    launchTokenTtlSeconds: integer("LAUNCH_TOKEN_TTL_SECONDS", 60, 1, 3600),
+    tokenIssuer: text("TOKEN_ISSUER") ?? "platform",
+    logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import { once } from "node:events";
+import net from "node:net";
+import readline from "node:readline";
+import { MongoClient } from "mongodb";
+
+/** A TCP port that was free on loopback a moment ago. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, "close");
+  return port;
+}
+
+/** Runs a command to completion, handing each line of its output to `onLine`; rejects on a non-zero exit. */
+export async function runCommand(
+  command: string,
+  args: string[],
+  options: SpawnOptions & { onLine: (line: string) => void },
+): Promise<void> {
+  const child = spawn(command, args, { ...options, stdio: ["ignore", "pipe", "pipe"] });
+  for (const stream of [child.stdout, child.stderr]) {
+    if (stream) readline.createInterface({ input: stream }).on("line", options.onLine);
+  }
+  const [code] = (await once(child, "close")) as [number | null];
+  if (code !== 0) throw new Error(`${command} ${args.join(" ")} exited with ${code}`);
+}
+
+/** Resolves once a MongoDB-compatible server answers a ping at `uri`; rejects if `child` exits first or after 60 s. */
+export async function waitForMongo(uri: string, child: ChildProcess): Promise<void> {
+  let exitCode: number | null | undefined;
+  const onExit = (code: number | null) => (exitCode = code);
+  child.once("exit", onExit);
+  const deadline = Date.now() + 60_000;
+  try {
+    for (;;) {
+      if (exitCode !== undefined) throw new Error(`database process exited with ${exitCode} before accepting connections`);
+      // Each attempt is bounded by the driver's server selection timeout, so this loop needs no sleep.
+      const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, directConnection: true });
+      try {
+        await client.db("admin").command({ ping: 1 });
+        return;
+      } catch (error) {
+        if (Date.now() > deadline) throw error;
+      } finally {
+        await client.close();
+      }
+    }
+  } finally {
+    child.off("exit", onExit);
+  }
+}
+
+/** Sends SIGTERM and waits for the exit; SIGKILL after 10 s. */
+export async function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGTERM");
+  const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+  await exited;
+  clearTimeout(timer);
+}

@@ -1,0 +1,49 @@
+import { getOption } from "@bufbuild/protobuf";
+import type { DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { required_scope } from "../../gen/platform/v1/options_pb.js";
+import { apiKeyMatches, hashApiKey, type Scope } from "../admin/api-keys.js";
+import type { AdminStore } from "../admin/store.js";
+import { callerKey } from "./caller.js";
+
+export const API_KEY_HEADER = "x-api-key";
+
+const KNOWN_SCOPES = new Set<string>(["launch:issue", "launch:verify", "events:write", "events:read", "admin", "public"]);
+
+/** The scope a method declares in the proto; throws for a method that declares none, so nothing is public by omission. */
+export function requiredScope(method: DescMethod): Scope | "public" {
+  const scope = getOption(method, required_scope);
+  if (!KNOWN_SCOPES.has(scope)) {
+    throw new Error(`${method.parent.typeName}.${method.name} declares no valid platform.v1.required_scope`);
+  }
+  return scope as Scope | "public";
+}
+
+/**
+ * Authenticates the X-Api-Key header (gRPC: x-api-key metadata) for every
+ * protocol and checks the scope the method declares. Keys are looked up by
+ * their SHA-256 hash, never stored or compared in the clear, and a revoked key
+ * is refused on the very next request because every call reads the key record.
+ */
+export function authInterceptor(store: AdminStore): Interceptor {
+  return (next) => async (req) => {
+    const scope = requiredScope(req.method);
+    if (scope === "public") return next(req);
+    const key = req.header.get(API_KEY_HEADER);
+    if (!key) throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
+    const record = await store.findApiKeyByHash(hashApiKey(key));
+    if (!record || !apiKeyMatches(key, record.hash) || record.revokedAt) {
+      throw new ConnectError("unknown or revoked API key", Code.Unauthenticated);
+    }
+    if (!record.scopes.includes(scope)) {
+      throw new ConnectError(`this API key (${record.type}) lacks the scope ${scope}`, Code.PermissionDenied);
+    }
+    req.contextValues.set(callerKey, {
+      keyId: record.keyId,
+      type: record.type,
+      scopes: record.scopes,
+      projectId: record.projectId,
+    });
+    return next(req);
+  };
+}

@@ -1,0 +1,20 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+
+/** Writes an error in the shape every protocol's JSON errors share: {"code", "message"}. */
+export function sendError(
+  res: http.ServerResponse | http2.Http2ServerResponse,
+  status: number,
+  code: string,
+  message: string,
+): void {
+  sendJson(res, status, { code, message });
+}
+
+export function sendJson(res: http.ServerResponse | http2.Http2ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader("content-type", "application/json");
+  res.setHeader("content-length", Buffer.byteLength(text));
+  res.end(text);
+}

@@ -1,0 +1,114 @@
+import type http from "node:http";
+import type http2 from "node:http2";
+import { getOption, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import { sendError } from "./http-errors.js";
+
+type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
+type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+
+/** Largest /v1 request body accepted; larger ones get 413. */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+interface Route {
+  verb: string;
+  handler: UniversalHandler;
+}
+
+/**
+ * The HTTP/JSON API at /v1, derived at start-up from the google.api.http
+ * annotations in the proto. A /v1 request is translated into a Connect unary
+ * JSON call to the same handler the other protocols reach, so authentication,
+ * validation, JSON rules and errors are shared.
+ */
+export function createHttpGateway(services: readonly DescService[], handlers: readonly UniversalHandler[]) {
+  const byMethod = new Map<DescMethod, UniversalHandler>(handlers.map((h) => [h.method, h]));
+  const routes = new Map<string, Route>();
+  for (const service of services) {
+    for (const method of service.methods) {
+      const rule = getOption(method, httpRule);
+      const handler = byMethod.get(method);
+      const { case: verb, value: path } = rule.pattern;
+      if (!handler || (verb !== "get" && verb !== "post") || typeof path !== "string") {
+        throw new Error(`${service.typeName}.${method.name} needs a google.api.http get or post annotation`);
+      }
+      routes.set(path, { verb: verb.toUpperCase(), handler });
+    }
+  }
+
+  /** Handles the request if its path is a /v1 route; returns false otherwise. */
+  return function handleHttpJson(req: NodeRequest, res: NodeResponse): boolean {
+    const path = (req.url ?? "").split("?", 1)[0];
+    if (!path.startsWith("/v1/")) return false;
+    const route = routes.get(path);
+    if (!route) {
+      sendError(res, 404, "not_found", `no endpoint ${path}`);
+    } else if (req.method !== route.verb) {
+      res.setHeader("Allow", route.verb);
+      sendError(res, 405, "invalid_argument", `${path} takes ${route.verb}, not ${req.method}`);
+    } else {
+      forward(req, res, route).catch(() => {
+        // The client went away mid-request; there is nobody left to answer.
+        res.destroy();
+      });
+    }
+    return true;
+  };
+}
+
+async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promise<void> {
+  let body: JsonValue = {};
+  if (route.verb === "POST") {
+    const text = await readBody(req);
+    if (text === undefined) {
+      sendError(res, 413, "resource_exhausted", `request body is larger than ${MAX_BODY_BYTES} bytes`);
+      return;
+    }
+    if (text.trim() !== "") {
+      try {
+        body = JSON.parse(text) as JsonValue;
+      } catch (error) {
+        sendError(res, 400, "invalid_argument", `malformed JSON: ${(error as Error).message}`);
+        return;
+      }
+    }
+    if (typeof body !== "object" || body === null || Array.isArray(body)) {
+      sendError(res, 400, "invalid_argument", "request body must be a JSON object");
+      return;
+    }
+  }
+  const original = universalRequestFromNodeRequest(req, res, body, undefined);
+  const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
+  const apiKey = original.header.get("x-api-key");
+  if (apiKey !== null) header.set("x-api-key", apiKey);
+  const target = new URL(route.handler.requestPath, original.url);
+  const response = await route.handler({ ...original, method: "POST", url: target.toString(), header });
+  await universalResponseToNodeResponse(response, res);
+}
+
+/**
+ * The body as text, or undefined as soon as it exceeds MAX_BODY_BYTES. The
+ * rest of an oversized body is drained, not read, so the 413 still reaches a
+ * client that is busy sending.
+ */
+function readBody(req: NodeRequest): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
+      req.resume();
+      resolve(undefined);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      if (size > MAX_BODY_BYTES) return;
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) resolve(undefined);
+      else chunks.push(chunk);
+    });
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}

@@ -1,0 +1,97 @@
+import type { DescService } from "@bufbuild/protobuf";
+import { createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
+import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { AdminService } from "../../gen/platform/v1/admin_pb.js";
+import { EventService } from "../../gen/platform/v1/events_pb.js";
+import { LaunchTokenService } from "../../gen/platform/v1/launch_pb.js";
+import { PlayerService } from "../../gen/platform/v1/players_pb.js";
+import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
+import { createAdminService } from "../admin/service.js";
+import { AdminStore } from "../admin/store.js";
+import type { Config } from "../config.js";
+import type { Database } from "../db/database.js";
+import type { Logger } from "../log.js";
+import { authInterceptor, requiredScope } from "./auth.js";
+import { errorInterceptor } from "./errors.js";
+import { createHttpGateway, MAX_BODY_BYTES } from "./http-gateway.js";
+import { sendError, sendJson } from "./http-errors.js";
+import { listen, type Listener, type RequestHandler } from "./listener.js";
+
+export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerService, EventService, AdminService];
+
+export interface ServiceOptions {
+  config: Config;
+  database: Database;
+  log: Logger;
+  /** The clock every capability reads; tests inject one. */
+  now?: () => Date;
+}
+
+export interface RunningService extends Listener {
+  /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
+  generatedAdminKey: string | undefined;
+}
+
+/** Creates indexes, wires every capability into one router and serves it on config.port. */
+export async function startService({ config, database, log, now = () => new Date() }: ServiceOptions): Promise<RunningService> {
+  for (const service of SERVICES) service.methods.forEach(requiredScope);
+
+  const adminStore = new AdminStore(database.db);
+  await adminStore.createIndexes();
+  const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, now());
+  const admin = createAdminService({ store: adminStore, now });
+
+  const router = createConnectRouter({
+    interceptors: [errorInterceptor(log), authInterceptor(adminStore)],
+    // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
+    jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
+    readMaxBytes: MAX_BODY_BYTES,
+  });
+  registerServices(router, { admin });
+
+  const handler = createRequestHandler(router, database);
+  const listener = await listen(handler, config.port, config.host);
+  log.info({ port: listener.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");
+  return { ...listener, generatedAdminKey: generatedKey };
+}
+
+interface Implementations {
+  admin: ReturnType<typeof createAdminService>;
+}
+
+/** Services without an implementation here answer `unimplemented`. */
+function registerServices(router: ConnectRouter, { admin }: Implementations): void {
+  router.service(AdminService, admin);
+  router.service(LaunchTokenService, {});
+  router.service(PlayerService, {});
+  router.service(EventService, {});
+}
+
+function createRequestHandler(router: ConnectRouter, database: Database): RequestHandler {
+  const rpcByPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
+  const handleHttpJson = createHttpGateway(SERVICES, router.handlers);
+
+  return (req, res) => {
+    const path = (req.url ?? "").split("?", 1)[0];
+    if (path === "/healthz") {
+      sendJson(res, 200, { status: "ok" });
+      return;
+    }
+    if (path === "/readyz") {
+      database.db
+        .command({ ping: 1 })
+        .then(() => sendJson(res, 200, { status: "ok" }))
+        .catch(() => sendError(res, 503, "unavailable", "database unreachable"));
+      return;
+    }
+    if (handleHttpJson(req, res)) return;
+    const rpc = rpcByPath.get(path);
+    if (!rpc) {
+      sendError(res, 404, "not_found", `no endpoint ${path}`);
+      return;
+    }
+    rpc(universalRequestFromNodeRequest(req, res, undefined, undefined))
+      .then((response) => universalResponseToNodeResponse(response, res))
+      .catch(() => res.destroy());
+  };
+}

@@ -1,0 +1,116 @@
+import { randomBytes } from "node:crypto";
+import type { DescService } from "@bufbuild/protobuf";
+import { createClient, type Client, type Transport } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import { inject } from "vitest";
+import { loadConfig, type Config } from "../../src/config.js";
+import { connectDatabase, type Database } from "../../src/db/database.js";
+import { createLogger } from "../../src/log.js";
+import { startService, type RunningService } from "../../src/server/service.js";
+
+export const ADMIN_KEY = "adm_test_" + "k".repeat(32);
+
+/** A settable clock for tests that move time (token expiry) without sleeping. */
+export class TestClock {
+  private offsetMs = 0;
+  readonly now = (): Date => new Date(Date.now() + this.offsetMs);
+  advance(ms: number): void {
+    this.offsetMs += ms;
+  }
+}
+
+export interface TestService {
+  baseUrl: string;
+  config: Config;
+  database: Database;
+  service: RunningService;
+  clock: TestClock;
+  /** POSTs `body` as JSON to a /v1 path with `fetch` over HTTP/1.1. */
+  postJson(path: string, body: unknown, apiKey?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  /** A typed client over gRPC (HTTP/2), Connect (JSON over HTTP/1.1) or gRPC-Web. */
+  client<T extends DescService>(service: T, protocol?: "grpc" | "connect" | "grpc-web"): Client<T>;
+  /** Creates a project with a unique game id and returns its keys. */
+  createProject(name?: string): Promise<{ projectId: string; gameId: number; privateKey: string; publicKey: string }>;
+  /** Creates a key of `type` (admin call). */
+  createKey(type: "private" | "public" | "platform" | "admin", projectId?: string): Promise<{ keyId: string; key: string }>;
+  stop(): Promise<void>;
+}
+
+let nextGameId = Math.floor(Math.random() * 1_000_000) * 100;
+
+/**
+ * Starts the real service on a free port against the run's database server,
+ * in a database of its own so test files never see each other's data.
+ */
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DB_NAME: `test_${randomBytes(6).toString("hex")}`,
+    PLATFORM_ADMIN_KEY: ADMIN_KEY,
+    LOG_LEVEL: "silent",
+    ...env,
+  });
+  const database = await connectDatabase(inject("mongodbUri"), config.dbName);
+  const clock = new TestClock();
+  const service = await startService({ config, database, log: createLogger(config.logLevel), now: clock.now });
+  const baseUrl = `http://127.0.0.1:${service.port}`;
+  const transports = new Map<string, Transport>();
+  const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {
+    let t = transports.get(protocol);
+    if (!t) {
+      t =
+        protocol === "grpc"
+          ? createGrpcTransport({ baseUrl })
+          : protocol === "connect"
+            ? createConnectTransport({ baseUrl, httpVersion: "1.1", useBinaryFormat: false })
+            : createGrpcWebTransport({ baseUrl, httpVersion: "1.1" });
+      transports.set(protocol, t);
+    }
+    return t;
+  };
+
+  const test: TestService = {
+    baseUrl,
+    config,
+    database,
+    service,
+    clock,
+    async postJson(path, body, apiKey) {
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (apiKey !== undefined) headers["x-api-key"] = apiKey;
+      const res = await fetch(baseUrl + path, {
+        method: "POST",
+        headers,
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+    },
+    client(service, protocol = "grpc") {
+      return createClient(service, transport(protocol));
+    },
+    async createProject(name = "Test Game") {
+      const gameId = ++nextGameId;
+      const res = await test.postJson("/v1/admin/projects", { name, game_id: gameId }, ADMIN_KEY);
+      if (res.status !== 200) throw new Error(`createProject: ${res.status} ${JSON.stringify(res.body)}`);
+      return {
+        projectId: res.body.project.project_id,
+        gameId,
+        privateKey: res.body.private_key,
+        publicKey: res.body.public_key,
+      };
+    },
+    async createKey(type, projectId) {
+      const res = await test.postJson("/v1/admin/api_keys", { type, project_id: projectId }, ADMIN_KEY);
+      if (res.status !== 200) throw new Error(`createKey: ${res.status} ${JSON.stringify(res.body)}`);
+      return { keyId: res.body.key_id, key: res.body.key };
+    },
+    async stop() {
+      await service.close(1_000);
+      await database.db.dropDatabase();
+      await database.close();
+    },
+  };
+  return test;
+}

@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    globalSetup: ["test/support/global-setup.ts"],
+    // The first run on a fresh machine builds FerretDB; later starts take a second.
+    hookTimeout: 600_000,
+    testTimeout: 60_000,
+    // Test files share one database server (each uses its own database); two workers fit 2 cores.
+    pool: "forks",
+    maxWorkers: 2,
+  },
+});
