@@ -1,0 +1,95 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { loadConfig } from "../src/config.js";
+import { connectDatabase, type Database } from "../src/db/database.js";
+import { startEmbeddedDb } from "../src/db/embedded.js";
+import { createLogger } from "../src/log.js";
+import { startService, type RunningService } from "../src/server/service.js";
+
+export const BENCH_ADMIN_KEY = "adm_bench_" + "b".repeat(32);
+
+export interface BenchService {
+  baseUrl: string;
+  service: RunningService;
+  database: Database;
+  adminKey: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The real service on a free loopback port, with MONGODB_URI when set or else
+ * the embedded database in a temporary folder, as `npm start` would run it.
+ */
+export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
+  const log = createLogger("warn");
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-bench-"));
+  const embedded = process.env.MONGODB_URI
+    ? undefined
+    : await startEmbeddedDb({ kind: "auto", dataDir, mongodBinary: process.env.MONGOD_BINARY, log });
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DB_NAME: "bench",
+    PLATFORM_ADMIN_KEY: BENCH_ADMIN_KEY,
+    LOG_LEVEL: "warn",
+    ...env,
+  });
+  const database = await connectDatabase(process.env.MONGODB_URI ?? embedded!.uri, config.dbName);
+  await database.db.dropDatabase();
+  const service = await startService({ config, database, log });
+  return {
+    baseUrl: `http://127.0.0.1:${service.port}`,
+    service,
+    database,
+    adminKey: BENCH_ADMIN_KEY,
+    async stop() {
+      await service.close(1_000);
+      await database.close();
+      await embedded?.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Measurement {
+  ops_per_sec: number;
+  p50_ms: number;
+  p99_ms: number;
+}
+
+/** Runs `run(i)` for i in [0, total) with `concurrency` calls in flight and reports throughput and latency percentiles. */
+export async function measure(options: {
+  concurrency: number;
+  total: number;
+  run: (i: number) => Promise<void>;
+}): Promise<Measurement> {
+  const { concurrency, total, run } = options;
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, total) }, async () => {
+      while (next < total) {
+        const i = next++;
+        const t = performance.now();
+        await run(i);
+        latencies.push(performance.now() - t);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return {
+    ops_per_sec: round(total / seconds),
+    p50_ms: round(at(0.5), 3),
+    p99_ms: round(at(0.99), 3),
+  };
+}
+
+export function round(value: number, digits = 1): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
