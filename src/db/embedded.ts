@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { lookup } from "node:dns/promises";
 import { existsSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import path from "node:path";
@@ -46,6 +47,7 @@ async function startMongod({ dataDir, mongodBinary, log }: EmbeddedDbOptions): P
   const dbPath = path.join(dataDir, "mongod");
   await mkdir(dbPath, { recursive: true });
   const systemBinary = mongodBinary ?? findOnPath("mongod");
+  if (!systemBinary) await assertDownloadHostResolves();
   const server = await MongoMemoryServer.create({
     instance: { dbPath, storageEngine: "wiredTiger", ip: "127.0.0.1" },
     binary: systemBinary ? { systemBinary } : {},
@@ -58,6 +60,16 @@ async function startMongod({ dataDir, mongodBinary, log }: EmbeddedDbOptions): P
       await server.stop({ doCleanup: false });
     },
   };
+}
+
+/** Fails fast, without mongodb-memory-server's noisy retries, where its download host cannot even be resolved. */
+async function assertDownloadHostResolves(): Promise<void> {
+  const host = new URL(process.env.MONGOMS_DOWNLOAD_MIRROR ?? "https://fastdl.mongodb.org").hostname;
+  try {
+    await lookup(host);
+  } catch {
+    throw new Error(`no mongod on PATH and ${host} is unreachable`);
+  }
 }
 
 function findOnPath(command: string): string | undefined {
