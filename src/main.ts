@@ -34,6 +34,7 @@ if (service.generatedAdminKey) {
     `\nGenerated the first admin key. Save it now, it is not shown again:\n\n  PLATFORM_ADMIN_KEY=${service.generatedAdminKey}\n\n`,
   );
 }
+log.info({ port: service.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {

@@ -51,7 +51,6 @@ export async function startService({ config, database, log, now = () => new Date
 
   const handler = createRequestHandler(router, database);
   const listener = await listen(handler, config.port, config.host);
-  log.info({ port: listener.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");
   return { ...listener, generatedAdminKey: generatedKey };
 }
 

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import readline from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../src/db/process.js";
+
+// These tests run `npm start`'s entry point as its own process, with its own embedded database.
+const TSX = path.resolve("node_modules/.bin/tsx");
+
+interface StartedProcess {
+  baseUrl: string;
+  stderr: string[];
+  stop(): Promise<number | null>;
+}
+
+async function start(env: Record<string, string>): Promise<StartedProcess> {
+  const port = await freePort();
+  const child: ChildProcess = spawn(TSX, ["src/main.ts"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const stderr: string[] = [];
+  readline.createInterface({ input: child.stderr! }).on("line", (line) => stderr.push(line));
+  const serving = new Promise<void>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      if (line.includes('"msg":"serving gRPC')) resolve();
+    });
+    child.once("exit", (code) => reject(new Error(`exited with ${code}: ${stderr.join("\n")}`)));
+  });
+  await serving;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    stderr,
+    async stop() {
+      child.kill("SIGTERM");
+      const [code] = (await once(child, "exit")) as [number | null];
+      return code;
+    },
+  };
+}
+
+let dataDir: string;
+beforeAll(async () => {
+  dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-start-"));
+});
+afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+describe("npm start", () => {
+  it("generates an admin key once, keeps data in DATA_DIR across restarts, and exits cleanly on SIGTERM", async () => {
+    const env = { DATA_DIR: dataDir, DB_NAME: "start_test", PLATFORM_ADMIN_KEY: "" };
+
+    const first = await start(env);
+    const printed = first.stderr.join("\n").match(/PLATFORM_ADMIN_KEY=(adm_\S+)/);
+    expect(printed).not.toBeNull();
+    const adminKey = printed![1];
+    const created = await fetch(`${first.baseUrl}/v1/admin/projects`, {
+      method: "POST",
+      headers: { "x-api-key": adminKey },
+      body: JSON.stringify({ name: "Persisted", game_id: 31337 }),
+    });
+    expect(created.status).toBe(200);
+    expect(await first.stop()).toBe(0);
+
+    const second = await start(env);
+    try {
+      expect(second.stderr.join("\n")).not.toContain("PLATFORM_ADMIN_KEY=");
+      const again = await fetch(`${second.baseUrl}/v1/admin/projects`, {
+        method: "POST",
+        headers: { "x-api-key": adminKey },
+        body: JSON.stringify({ name: "Persisted again", game_id: 31337 }),
+      });
+      // The admin key and the project both survived the restart.
+      expect(again.status).toBe(409);
+      expect((await again.json()).code).toBe("already_exists");
+    } finally {
+      expect(await second.stop()).toBe(0);
+    }
+  });
+
+  it("refuses to start with invalid configuration, naming the variable", async () => {
+    const child = spawn(TSX, ["src/main.ts"], { env: { ...process.env, PORT: "eighty" }, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, "exit")) as [number | null];
+    expect(code).toBe(2);
+    expect(stderr).toContain("PORT must be an integer");
+  });
+});
