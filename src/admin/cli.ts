@@ -1,0 +1,101 @@
+import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { ConnectError, createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
+import { Command, InvalidArgumentError } from "commander";
+import { AdminService, CreateApiKeyResponseSchema, CreateProjectResponseSchema, RevokeApiKeyResponseSchema, RotateSigningKeyResponseSchema, SetEntitlementResponseSchema } from "../../gen/platform/v1/admin_pb.js";
+
+// platformctl: a thin command-line client of AdminService. It prints each answer as the /v1 JSON API would.
+
+function gameId(value: string): number {
+  const id = Number(value);
+  if (!Number.isInteger(id) || id <= 0) throw new InvalidArgumentError("a positive integer");
+  return id;
+}
+
+const program = new Command("platformctl")
+  .description("Administer the platform backend: projects, API keys, entitlements, signing keys")
+  .option("--url <url>", "base URL of the service (env PLATFORM_URL)", process.env.PLATFORM_URL ?? "http://localhost:8080")
+  // No default shown for the key: --help must never print a secret.
+  .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)");
+
+function admin() {
+  const options = program.opts<{ url: string; adminKey?: string }>();
+  const url = options.url;
+  const adminKey: string =
+    options.adminKey ?? process.env.PLATFORM_ADMIN_KEY ?? program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
+  const client = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
+  return { client, headers: { "x-api-key": adminKey } };
+}
+
+async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
+  try {
+    const json = toJson(schema, await answer, { useProtoFieldName: true, alwaysEmitImplicit: true });
+    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
+  } catch (error) {
+    program.error(ConnectError.from(error).message, { exitCode: 1 });
+  }
+}
+
+const projects = program.command("projects").description("partner game integrations");
+projects
+  .command("create")
+  .description("create a project for a game; prints its private and public keys once")
+  .requiredOption("--name <name>", "project name")
+  .requiredOption("--game-id <id>", "the game's id", gameId)
+  .action(async (o: { name: string; gameId: number }) => {
+    const { client, headers } = admin();
+    await print(CreateProjectResponseSchema, client.createProject({ name: o.name, gameId: o.gameId }, { headers }));
+  });
+
+const apiKeys = program.command("api-keys").description("API keys (shown once, stored hashed)");
+apiKeys
+  .command("create")
+  .description("create a key: private or public (need --project), platform or admin")
+  .requiredOption("--type <type>", "private, public, platform or admin")
+  .option("--project <project_id>", "the project of a private or public key", "")
+  .action(async (o: { type: string; project: string }) => {
+    const { client, headers } = admin();
+    await print(CreateApiKeyResponseSchema, client.createApiKey({ type: o.type, projectId: o.project }, { headers }));
+  });
+apiKeys
+  .command("revoke <key_id>")
+  .description("revoke a key; it fails from the next request on")
+  .action(async (keyId: string) => {
+    const { client, headers } = admin();
+    await print(RevokeApiKeyResponseSchema, client.revokeApiKey({ keyId }, { headers }));
+  });
+
+program
+  .command("entitlements")
+  .description("record the store's view of a user's ownership of a game")
+  .command("set")
+  .requiredOption("--user <platform_user_id>", "platform user id (UUID)")
+  .requiredOption("--game-id <id>", "the game's id", gameId)
+  .option("--no-owns", "record that the user does not own the game (a refund)")
+  .option("--source <source>", "how it was obtained", "STORE")
+  .option("--channel <channel_id>", "release channel", "")
+  .option("--build <build_version>", "build version", "")
+  .action(async (o: { user: string; gameId: number; owns: boolean; source: string; channel: string; build: string }) => {
+    const { client, headers } = admin();
+    const request = {
+      platformUserId: o.user,
+      gameId: o.gameId,
+      owns: o.owns,
+      source: o.source,
+      channelId: o.channel,
+      buildVersion: o.build,
+    };
+    await print(SetEntitlementResponseSchema, client.setEntitlement(request, { headers }));
+  });
+
+program
+  .command("keys")
+  .description("launch token signing keys")
+  .command("rotate")
+  .description("make a new Ed25519 key sign launch tokens; older keys verify until their tokens expire")
+  .action(async () => {
+    const { client, headers } = admin();
+    await print(RotateSigningKeyResponseSchema, client.rotateSigningKey({}, { headers }));
+  });
+
+await program.parseAsync();
