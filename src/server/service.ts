@@ -11,6 +11,7 @@ import { AdminStore } from "../admin/store.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
+import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor, requiredScope } from "./auth.js";
 import { errorInterceptor } from "./errors.js";
 import { createHttpGateway, MAX_BODY_BYTES } from "./http-gateway.js";
@@ -42,7 +43,7 @@ export async function startService({ config, database, log, now = () => new Date
   const admin = createAdminService({ store: adminStore, now });
 
   const router = createConnectRouter({
-    interceptors: [errorInterceptor(log), authInterceptor(adminStore)],
+    interceptors: [accessLogInterceptor(log), errorInterceptor(log), authInterceptor(adminStore)],
     // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     readMaxBytes: MAX_BODY_BYTES,
