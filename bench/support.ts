@@ -34,6 +34,8 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     DB_NAME: "bench",
     PLATFORM_ADMIN_KEY: BENCH_ADMIN_KEY,
     LOG_LEVEL: "warn",
+    // Benchmarks drive one key far past the production default on purpose.
+    RATE_LIMIT_PER_SECOND: "0",
     ...env,
   });
   const database = await connectDatabase(process.env.MONGODB_URI ?? embedded!.uri, config.dbName);

@@ -25,6 +25,10 @@ export interface Config {
   /** `iss` claim of launch tokens. */
   tokenIssuer: string;
   logLevel: string;
+  /** Sustained requests a second per API key (0: no limit). */
+  rateLimitPerSecond: number;
+  /** Requests a key may make at once after being idle. */
+  rateLimitBurst: number;
 }
 
 export class ConfigError extends Error {
@@ -76,7 +80,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     launchTokenTtlSeconds: integer("LAUNCH_TOKEN_TTL_SECONDS", 60, 1, 3600),
     tokenIssuer: text("TOKEN_ISSUER") ?? "platform",
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
+    rateLimitPerSecond: integer("RATE_LIMIT_PER_SECOND", 1000, 0, 1_000_000),
+    rateLimitBurst: 0,
   };
+  config.rateLimitBurst = integer("RATE_LIMIT_BURST", 2 * config.rateLimitPerSecond, 1, 2_000_000);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

@@ -16,6 +16,7 @@ import { authInterceptor, requiredScope } from "./auth.js";
 import { errorInterceptor } from "./errors.js";
 import { createHttpGateway, MAX_BODY_BYTES } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
+import { rateLimitInterceptor } from "./rate-limit.js";
 import { listen, type Listener, type RequestHandler } from "./listener.js";
 
 export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerService, EventService, AdminService];
@@ -43,7 +44,12 @@ export async function startService({ config, database, log, now = () => new Date
   const admin = createAdminService({ store: adminStore, now });
 
   const router = createConnectRouter({
-    interceptors: [accessLogInterceptor(log), errorInterceptor(log), authInterceptor(adminStore)],
+    interceptors: [
+      accessLogInterceptor(log),
+      errorInterceptor(log),
+      authInterceptor(adminStore),
+      rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }),
+    ],
     // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     readMaxBytes: MAX_BODY_BYTES,

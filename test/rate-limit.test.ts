@@ -1,0 +1,30 @@
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AdminService } from "../gen/platform/v1/admin_pb.js";
+import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
+
+let test: TestService;
+beforeAll(async () => {
+  test = await startTestService({ RATE_LIMIT_PER_SECOND: "1", RATE_LIMIT_BURST: "3" });
+});
+afterAll(() => test.stop());
+
+describe("rate limit per API key", () => {
+  it("answers 429 with Retry-After once a key's burst is spent, without slowing other keys", async () => {
+    const { key } = await test.createKey("admin"); // spends one of ADMIN_KEY's three
+    const call = (apiKey: string) =>
+      test.postJson("/v1/admin/entitlements", { platform_user_id: "u", game_id: 9 }, apiKey);
+
+    expect((await call(ADMIN_KEY)).status).toBe(200);
+    expect((await call(ADMIN_KEY)).status).toBe(200);
+    const limited = await call(ADMIN_KEY);
+    expect(limited.status).toBe(429);
+    expect(limited.body.code).toBe("resource_exhausted");
+    expect(Number(limited.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+
+    const overGrpc = test.client(AdminService).setEntitlement({ platformUserId: "u", gameId: 9 }, { headers: { "x-api-key": ADMIN_KEY } });
+    await expect(overGrpc).rejects.toMatchObject({ code: Code.ResourceExhausted });
+
+    expect((await call(key)).status).toBe(200);
+  });
+});
