@@ -68,6 +68,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminKey !== undefined && adminKey.length < 24) {
     problems.push("PLATFORM_ADMIN_KEY must be at least 24 characters");
   }
+  const rateLimitPerSecond = integer("RATE_LIMIT_PER_SECOND", 1000, 0, 1_000_000);
   const config: Config = {
     port: integer("PORT", 8080, 0, 65535),
     host: text("HOST") ?? "0.0.0.0",
@@ -80,10 +81,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     launchTokenTtlSeconds: integer("LAUNCH_TOKEN_TTL_SECONDS", 60, 1, 3600),
     tokenIssuer: text("TOKEN_ISSUER") ?? "platform",
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
-    rateLimitPerSecond: integer("RATE_LIMIT_PER_SECOND", 1000, 0, 1_000_000),
-    rateLimitBurst: 0,
+    rateLimitPerSecond,
+    rateLimitBurst: integer("RATE_LIMIT_BURST", 2 * rateLimitPerSecond, 1, 2_000_000),
   };
-  config.rateLimitBurst = integer("RATE_LIMIT_BURST", 2 * config.rateLimitPerSecond, 1, 2_000_000);
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
