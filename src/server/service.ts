@@ -11,6 +11,7 @@ import { AdminStore } from "../admin/store.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
+import { createPlayers, type PlayerServiceImpl } from "../players/service.js";
 import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor, requiredScope } from "./auth.js";
 import { errorInterceptor } from "./errors.js";
@@ -42,6 +43,7 @@ export async function startService({ config, database, log, now = () => new Date
   await adminStore.createIndexes();
   const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, now());
   const admin = createAdminService({ store: adminStore, now });
+  const players = await createPlayers({ database, now });
 
   const router = createConnectRouter({
     interceptors: [
@@ -54,7 +56,7 @@ export async function startService({ config, database, log, now = () => new Date
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     readMaxBytes: MAX_BODY_BYTES,
   });
-  registerServices(router, { admin });
+  registerServices(router, { admin, players: players.service });
 
   const handler = createRequestHandler(router, database);
   const listener = await listen(handler, config.port, config.host);
@@ -63,13 +65,14 @@ export async function startService({ config, database, log, now = () => new Date
 
 interface Implementations {
   admin: ReturnType<typeof createAdminService>;
+  players: PlayerServiceImpl;
 }
 
 /** Services without an implementation here answer `unimplemented`. */
-function registerServices(router: ConnectRouter, { admin }: Implementations): void {
+function registerServices(router: ConnectRouter, { admin, players }: Implementations): void {
   router.service(AdminService, admin);
   router.service(LaunchTokenService, {});
-  router.service(PlayerService, {});
+  router.service(PlayerService, players);
   router.service(EventService, {});
 }
 

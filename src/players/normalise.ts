@@ -1,0 +1,77 @@
+/**
+ * The normalisation rules of DESIGN.md "Players", as pure functions. Every
+ * tag and trait key passes through here before it reaches a query or a stored
+ * document, so a user string can never become a MongoDB operator or field path.
+ */
+
+export type TraitValue = string | number | boolean;
+
+export const MAX_TAG_CHARS = 64;
+export const MAX_TRAIT_KEY_CHARS = 64;
+export const MAX_TRAIT_STRING_CHARS = 1024;
+
+/** Why an item was left out; the value of `dropped[].reason`. */
+export type DropReason =
+  | "not_a_string"
+  | "empty"
+  | "too_long"
+  | "invalid_characters"
+  | "reserved_prefix"
+  | "invalid_value"
+  | "value_too_long"
+  | "not_finite"
+  | "not_a_number";
+
+export type Normalised<T> = { ok: true; value: T } | { ok: false; reason: DropReason };
+
+const TAG_CHARACTERS = /^[\p{L}\p{Nd}_\-.:]+$/u;
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+function charCount(text: string): number {
+  return Array.from(text).length;
+}
+
+/** "Team A", "team a" and "team_a" all give "team_a". */
+export function normaliseTag(raw: unknown): Normalised<string> {
+  if (typeof raw !== "string") return { ok: false, reason: "not_a_string" };
+  const tag = raw.trim().toLowerCase().replace(/\s/gu, "_");
+  if (tag === "") return { ok: false, reason: "empty" };
+  if (charCount(tag) > MAX_TAG_CHARS) return { ok: false, reason: "too_long" };
+  if (!TAG_CHARACTERS.test(tag)) return { ok: false, reason: "invalid_characters" };
+  if (tag.startsWith("_")) return { ok: false, reason: "reserved_prefix" };
+  return { ok: true, value: tag };
+}
+
+/** Trait keys keep their case; `_` and `$` prefixes are reserved, `.` and control characters are refused. */
+export function normaliseTraitKey(raw: unknown): Normalised<string> {
+  if (typeof raw !== "string") return { ok: false, reason: "not_a_string" };
+  if (raw === "") return { ok: false, reason: "empty" };
+  if (charCount(raw) > MAX_TRAIT_KEY_CHARS) return { ok: false, reason: "too_long" };
+  if (raw.startsWith("_") || raw.startsWith("$")) return { ok: false, reason: "reserved_prefix" };
+  if (raw.includes(".") || CONTROL_CHARACTER.test(raw)) return { ok: false, reason: "invalid_characters" };
+  return { ok: true, value: raw };
+}
+
+/** Values are kept exactly as sent when they are a string, a finite number or a boolean. */
+export function normaliseTraitValue(raw: unknown): Normalised<TraitValue> {
+  if (typeof raw === "boolean") return { ok: true, value: raw };
+  if (typeof raw === "number") return Number.isFinite(raw) ? { ok: true, value: raw } : { ok: false, reason: "not_finite" };
+  if (typeof raw === "string") {
+    return charCount(raw) > MAX_TRAIT_STRING_CHARS ? { ok: false, reason: "value_too_long" } : { ok: true, value: raw };
+  }
+  return { ok: false, reason: "invalid_value" };
+}
+
+/**
+ * One string per trait for the searchable `trait_index` array: the JSON of
+ * [key, value], so that key and value can never run into each other and an
+ * equality filter on a trait is a plain indexed array match.
+ */
+export function traitIndexEntry(key: string, value: TraitValue): string {
+  return JSON.stringify([key, value]);
+}
+
+/** Escapes every regular-expression metacharacter so user text matches only itself. */
+export function escapeRegex(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&");
+}

@@ -1,0 +1,198 @@
+import { normaliseTag, normaliseTraitKey, normaliseTraitValue, type DropReason, type TraitValue } from "./normalise.js";
+
+/**
+ * What a player carries: the part of a profile that update entries change.
+ * Pure functions over it decide every update; the store only persists the result.
+ */
+export interface PlayerState {
+  tags: string[];
+  traits: Map<string, TraitValue>;
+}
+
+export const MAX_TAGS_PER_PLAYER = 50;
+export const MAX_TRAITS_PER_PLAYER = 50;
+
+/** One update entry as sent, before normalisation. `tags` undefined means "not sent" (not "clear"). */
+export interface EntryInput {
+  tags?: unknown[];
+  tagsAdd: readonly string[];
+  tagsRemove: readonly string[];
+  traits?: Readonly<Record<string, unknown>>;
+  traitsOnce?: Readonly<Record<string, unknown>>;
+  traitsIncrement: Readonly<Record<string, number>>;
+  traitsUnset: readonly string[];
+}
+
+export interface DroppedItem {
+  field: string;
+  item: string;
+  reason: DropReason;
+}
+
+/** An entry after normalisation: only items that can be applied, plus what was dropped. */
+export interface Operations {
+  tags?: string[];
+  tagsAdd: string[];
+  tagsRemove: string[];
+  traits: [string, TraitValue][];
+  traitsOnce: [string, TraitValue][];
+  traitsIncrement: [string, number][];
+  traitsUnset: string[];
+  /** The first raw form (trimmed) of each tag in the entry: the label of a tag new to the project. */
+  labels: Map<string, string>;
+  dropped: DroppedItem[];
+}
+
+const FIELD_ORDER = ["tags", "tags_add", "tags_remove", "traits", "traits_once", "traits_increment", "traits_unset"];
+
+/** Dropped items in the order their fields apply (stable within a field). */
+export function inFieldOrder(items: readonly DroppedItem[]): DroppedItem[] {
+  return [...items].sort((a, b) => FIELD_ORDER.indexOf(a.field) - FIELD_ORDER.indexOf(b.field));
+}
+
+export type PlayerLimitCode = "player_tag_limit" | "player_trait_limit";
+
+function itemText(raw: unknown): string {
+  return typeof raw === "string" ? raw : (JSON.stringify(raw) ?? String(raw));
+}
+
+export function normaliseEntry(input: EntryInput): Operations {
+  const dropped: DroppedItem[] = [];
+  const labels = new Map<string, string>();
+
+  const tagList = (field: string, raws: readonly unknown[]): string[] => {
+    const tags: string[] = [];
+    for (const raw of raws) {
+      const result = normaliseTag(raw);
+      if (!result.ok) {
+        dropped.push({ field, item: itemText(raw), reason: result.reason });
+        continue;
+      }
+      if (!labels.has(result.value)) labels.set(result.value, (raw as string).trim());
+      if (!tags.includes(result.value)) tags.push(result.value);
+    }
+    return tags;
+  };
+
+  const keyList = (field: string, raws: readonly string[]): string[] => {
+    const keys: string[] = [];
+    for (const raw of raws) {
+      const result = normaliseTraitKey(raw);
+      if (result.ok) keys.push(result.value);
+      else dropped.push({ field, item: raw, reason: result.reason });
+    }
+    return keys;
+  };
+
+  const traitPairs = (field: string, object: Readonly<Record<string, unknown>> | undefined): [string, TraitValue][] => {
+    const pairs: [string, TraitValue][] = [];
+    for (const [rawKey, rawValue] of Object.entries(object ?? {})) {
+      const key = normaliseTraitKey(rawKey);
+      if (!key.ok) {
+        dropped.push({ field, item: rawKey, reason: key.reason });
+        continue;
+      }
+      const value = normaliseTraitValue(rawValue);
+      if (!value.ok) {
+        dropped.push({ field, item: rawKey, reason: value.reason });
+        continue;
+      }
+      pairs.push([key.value, value.value]);
+    }
+    return pairs;
+  };
+
+  const increments = (object: Readonly<Record<string, number>>): [string, number][] => {
+    const pairs: [string, number][] = [];
+    for (const [rawKey, amount] of Object.entries(object)) {
+      const key = normaliseTraitKey(rawKey);
+      if (!key.ok) dropped.push({ field: "traits_increment", item: rawKey, reason: key.reason });
+      else if (!Number.isFinite(amount)) dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
+      else pairs.push([key.value, amount]);
+    }
+    return pairs;
+  };
+
+  // Built field by field in the order of application, so `dropped` lists items in that order too.
+  const tags = input.tags === undefined ? undefined : tagList("tags", input.tags);
+  const tagsAdd = tagList("tags_add", input.tagsAdd);
+  const tagsRemove = tagList("tags_remove", input.tagsRemove);
+  const traits = traitPairs("traits", input.traits);
+  const traitsOnce = traitPairs("traits_once", input.traitsOnce);
+  const traitsIncrement = increments(input.traitsIncrement);
+  const traitsUnset = keyList("traits_unset", input.traitsUnset);
+  return {
+    tags,
+    tagsAdd,
+    tagsRemove,
+    traits,
+    traitsOnce,
+    traitsIncrement,
+    traitsUnset,
+    labels,
+    dropped,
+  };
+}
+
+/**
+ * Applies the operations in the order of DESIGN.md: tags, tags_add,
+ * tags_remove, traits, traits_once, traits_increment, traits_unset. Returns
+ * the new state and the increments dropped because the current value is not a number.
+ */
+export function applyOperations(state: PlayerState, ops: Operations): { state: PlayerState; dropped: DroppedItem[] } {
+  let tags = ops.tags ? [...ops.tags] : [...state.tags];
+  for (const tag of ops.tagsAdd) if (!tags.includes(tag)) tags.push(tag);
+  tags = tags.filter((tag) => !ops.tagsRemove.includes(tag));
+
+  const traits = new Map(state.traits);
+  for (const [key, value] of ops.traits) traits.set(key, value);
+  for (const [key, value] of ops.traitsOnce) if (!traits.has(key)) traits.set(key, value);
+  const dropped: DroppedItem[] = [];
+  for (const [key, amount] of ops.traitsIncrement) {
+    const current = traits.get(key) ?? 0;
+    if (typeof current !== "number") dropped.push({ field: "traits_increment", item: key, reason: "not_a_number" });
+    else traits.set(key, current + amount);
+  }
+  for (const key of ops.traitsUnset) traits.delete(key);
+  return { state: { tags, traits }, dropped };
+}
+
+/** The per-player limit a state breaks, if any. */
+export function playerLimitBroken(state: PlayerState): PlayerLimitCode | null {
+  if (state.tags.length > MAX_TAGS_PER_PLAYER) return "player_tag_limit";
+  if (state.traits.size > MAX_TRAITS_PER_PLAYER) return "player_trait_limit";
+  return null;
+}
+
+/**
+ * Folds a device's state into the real player's: tags unioned and traits
+ * added where the real player lacks the key, both within the per-player limits
+ * (what does not fit is left out; the real player's own data always stays).
+ */
+export function foldDevice(real: PlayerState, device: PlayerState): PlayerState {
+  const tags = [...real.tags];
+  for (const tag of device.tags) {
+    if (tags.length >= MAX_TAGS_PER_PLAYER) break;
+    if (!tags.includes(tag)) tags.push(tag);
+  }
+  const traits = new Map(real.traits);
+  for (const [key, value] of device.traits) {
+    if (traits.size >= MAX_TRAITS_PER_PLAYER) break;
+    if (!traits.has(key)) traits.set(key, value);
+  }
+  return { tags, traits };
+}
+
+/**
+ * How each tag's players_count changes when the profiles `before` (the real
+ * profile and a folded device profile, each possibly absent) become one
+ * profile carrying `after`. Tags whose count does not change are left out.
+ */
+export function tagCountDeltas(before: readonly (readonly string[])[], after: readonly string[]): Map<string, number> {
+  const deltas = new Map<string, number>();
+  const add = (tag: string, n: number) => deltas.set(tag, (deltas.get(tag) ?? 0) + n);
+  for (const tags of before) for (const tag of tags) add(tag, -1);
+  for (const tag of after) add(tag, 1);
+  for (const [tag, n] of deltas) if (n === 0) deltas.delete(tag);
+  return deltas;
+}

@@ -1,0 +1,312 @@
+import { KeyedLock } from "./keyed-lock.js";
+import type { TraitValue } from "./normalise.js";
+import {
+  applyOperations,
+  foldDevice,
+  inFieldOrder,
+  normaliseEntry,
+  playerLimitBroken,
+  tagCountDeltas,
+  type DroppedItem,
+  type EntryInput,
+  type Operations,
+  type PlayerState,
+} from "./operations.js";
+import type { PlayerStore, ProfileQuery, ProfileRecord, TagMetadata, TagRecord } from "./store.js";
+
+export const MAX_TAGS_PER_PROJECT = 500;
+export const MAX_TRAIT_KEYS_PER_PROJECT = 200;
+/** Compare-and-swap attempts per entry; only writers in other processes can make one fail. */
+const MAX_ATTEMPTS = 20;
+
+export type RejectCode = "player_tag_limit" | "player_trait_limit" | "project_tag_limit" | "project_trait_limit" | "missing_identity";
+
+export interface UpdateEntry extends EntryInput {
+  partnerUserId?: string;
+  deviceId?: string;
+}
+
+export type EntryOutcome =
+  | { applied: true; profile: ProfileRecord; dropped: DroppedItem[] }
+  | { applied: false; code: RejectCode; message: string };
+
+export interface LaunchVerified {
+  projectId: string;
+  platformUserId: string;
+  partnerUserId: string;
+  installationId: string;
+}
+
+/** Raised when an entry kept losing compare-and-swap races; the caller may retry the call. */
+export class ContentionError extends Error {}
+
+const REJECT_MESSAGES: Record<RejectCode, string> = {
+  player_tag_limit: "the player would carry more than 50 tags",
+  player_trait_limit: "the player would carry more than 50 traits",
+  project_tag_limit: `the project would have more than ${MAX_TAGS_PER_PROJECT} tags`,
+  project_trait_limit: `the project would have more than ${MAX_TRAIT_KEYS_PER_PROJECT} trait keys`,
+  missing_identity: "an entry needs partner_user_id or device_id",
+};
+
+const NO_OPERATIONS: Operations = normaliseEntry({ tagsAdd: [], tagsRemove: [], traitsIncrement: {}, traitsUnset: [] });
+
+interface Target {
+  projectId: string;
+  /** The profile written: "u:<partner>" or "d:<device>". */
+  identityKey: string;
+  partnerUserId: string | null;
+  /** A device whose own profile is folded into a partner profile by this write. */
+  foldDeviceId: string | null;
+  /** A device-only write; it must land on the real profile if the device got linked meanwhile. */
+  deviceOnlyId: string | null;
+}
+
+type Attempt = EntryOutcome | "conflict";
+
+const stateOf = (profile: ProfileRecord | null): PlayerState => ({
+  tags: profile?.tags ?? [],
+  traits: profile?.traits ?? new Map(),
+});
+
+/**
+ * Player tags and traits of every project. Writes to one profile are
+ * serialised in this process (KeyedLock) and guarded by the profile's
+ * version between processes; project limits are held by a count guard on the
+ * project's registry counter, taken before a new tag or trait key is used.
+ */
+export class Players {
+  private readonly locks = new KeyedLock();
+
+  constructor(
+    private readonly store: PlayerStore,
+    private readonly now: () => Date,
+  ) {}
+
+  /** Applies entries in request order; each applies whole or is rejected whole. */
+  async update(projectId: string, entries: readonly UpdateEntry[]): Promise<EntryOutcome[]> {
+    const outcomes: EntryOutcome[] = [];
+    for (const entry of entries) outcomes.push(await this.updateOne(projectId, entry));
+    return outcomes;
+  }
+
+  /**
+   * The launch-verify hook: the installation is the verified user's device.
+   * Links it, marks the partner profile linked to the platform user, and folds
+   * the device's profile into the partner's. Creates no profile for a player
+   * that has none.
+   */
+  async onLaunchVerified({ projectId, platformUserId, partnerUserId, installationId }: LaunchVerified): Promise<void> {
+    await this.store.linkAccount(projectId, partnerUserId, platformUserId, this.now());
+    const target: Target = {
+      projectId,
+      identityKey: `u:${partnerUserId}`,
+      partnerUserId,
+      foldDeviceId: installationId,
+      deviceOnlyId: null,
+    };
+    await this.withRetries(target, (current) => this.attemptFold(current, platformUserId));
+  }
+
+  async get(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ProfileRecord | null> {
+    if ("partnerUserId" in identity) return this.store.findProfile(projectId, `u:${identity.partnerUserId}`);
+    const owner = await this.store.findDeviceOwner(projectId, identity.deviceId);
+    return this.store.findProfile(projectId, owner ? `u:${owner}` : `d:${identity.deviceId}`);
+  }
+
+  search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
+    return this.store.searchProfiles(projectId, query, (page - 1) * pageSize, pageSize);
+  }
+
+  async listTags(projectId: string, query: { textPattern?: string; category?: string | null }, page: number, pageSize: number) {
+    const [{ tags, total }, categories] = await Promise.all([
+      this.store.listTags(projectId, query, (page - 1) * pageSize, pageSize),
+      this.store.categories(projectId),
+    ]);
+    return { tags, total, categories };
+  }
+
+  /** Null for a tag the project does not have. */
+  async updateTag(projectId: string, tag: string, metadata: TagMetadata): Promise<TagRecord | null> {
+    // Under the registry lock: on FerretDB a concurrent players_count $inc would otherwise be lost.
+    return this.locks.run([registryLock(projectId)], async () => {
+      if (!(await this.store.findTag(projectId, tag))) return null;
+      return this.store.updateTagMetadata(projectId, tag, metadata);
+    });
+  }
+
+  private async updateOne(projectId: string, entry: UpdateEntry): Promise<EntryOutcome> {
+    const { partnerUserId, deviceId } = entry;
+    if (partnerUserId === undefined && deviceId === undefined) return reject("missing_identity");
+    const ops = normaliseEntry(entry);
+    let target: Target;
+    if (partnerUserId !== undefined) {
+      target = { projectId, identityKey: `u:${partnerUserId}`, partnerUserId, foldDeviceId: deviceId ?? null, deviceOnlyId: null };
+    } else {
+      target = await this.resolveDevice(projectId, deviceId!);
+    }
+    return this.withRetries(target, (current) => this.attemptUpdate(current, ops));
+  }
+
+  private async resolveDevice(projectId: string, deviceId: string): Promise<Target> {
+    const owner = await this.store.findDeviceOwner(projectId, deviceId);
+    return owner
+      ? { projectId, identityKey: `u:${owner}`, partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
+      : { projectId, identityKey: `d:${deviceId}`, partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
+  }
+
+  private async withRetries<T>(initial: Target, attempt: (target: Target) => Promise<T | "conflict">): Promise<T> {
+    let target = initial;
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      const keys = [profileLock(target.projectId, target.identityKey)];
+      if (target.foldDeviceId !== null) keys.push(profileLock(target.projectId, `d:${target.foldDeviceId}`));
+      const result = await this.locks.run(keys, () => attempt(target));
+      if (result !== "conflict") return result;
+      if (target.deviceOnlyId !== null) target = await this.resolveDevice(target.projectId, target.deviceOnlyId);
+    }
+    throw new ContentionError("too many concurrent writers to one player; retry");
+  }
+
+  /** One compare-and-swap attempt of an update entry, run holding the profile locks. */
+  private async attemptUpdate(target: Target, ops: Operations): Promise<Attempt> {
+    const { projectId, deviceOnlyId } = target;
+    // A device folded into a real profile since it was resolved: write there instead.
+    if (deviceOnlyId !== null && (await this.store.findDeviceOwner(projectId, deviceOnlyId))) return "conflict";
+    const [current, device] = await this.readProfiles(target);
+    return this.write(target, current, device, ops, null);
+  }
+
+  /** One attempt of the launch-verify fold, run holding the profile locks. */
+  private async attemptFold(target: Target, platformUserId: string): Promise<"done" | "conflict"> {
+    const [current, device] = await this.readProfiles(target);
+    if (!device && (!current || current.platformUserId === platformUserId)) {
+      await this.store.linkDevice(target.projectId, target.foldDeviceId!, target.partnerUserId!, this.now());
+      return "done";
+    }
+    return (await this.write(target, current, device, NO_OPERATIONS, platformUserId)) === "conflict" ? "conflict" : "done";
+  }
+
+  private readProfiles({ projectId, identityKey, foldDeviceId }: Target): Promise<[ProfileRecord | null, ProfileRecord | null]> {
+    return Promise.all([
+      this.store.findProfile(projectId, identityKey),
+      foldDeviceId === null ? null : this.store.findProfile(projectId, `d:${foldDeviceId}`),
+    ]);
+  }
+
+  /**
+   * Computes the profile that `current` (with `device` folded in) becomes
+   * under `ops`, registers what is new to the project, and writes it if no
+   * other writer changed the profile since it was read.
+   */
+  private async write(
+    target: Target,
+    current: ProfileRecord | null,
+    device: ProfileRecord | null,
+    ops: Operations,
+    platformUserId: string | null,
+  ): Promise<Attempt> {
+    const { projectId, identityKey, partnerUserId, foldDeviceId, deviceOnlyId } = target;
+    const now = this.now();
+    const base = device ? foldDevice(stateOf(current), stateOf(device)) : stateOf(current);
+    const { state: next, dropped: droppedIncrements } = applyOperations(base, ops);
+    const playerLimit = playerLimitBroken(next);
+    if (playerLimit) return reject(playerLimit);
+
+    const newTags = next.tags.filter((tag) => !base.tags.includes(tag));
+    const newKeys = [...next.traits.keys()].filter((key) => !base.traits.has(key));
+    const registered = await this.locks.run([registryLock(projectId)], () =>
+      this.register(projectId, newTags, newKeys, ops.labels, now),
+    );
+    if (!registered.ok) return reject(registered.code);
+
+    const profile: ProfileRecord = {
+      projectId,
+      identityKey,
+      partnerUserId,
+      deviceId: partnerUserId === null ? deviceOnlyId : null,
+      platformUserId: platformUserId ?? (current ? current.platformUserId : await this.platformUserOf(projectId, partnerUserId)),
+      tags: next.tags,
+      traits: next.traits,
+      version: current?.version ?? 0,
+      firstSeenAt: earliest([current?.firstSeenAt, device?.firstSeenAt]) ?? now,
+      lastSeenAt: now,
+    };
+    const written = current ? await this.store.replaceProfile(profile) : await this.store.insertProfile(profile);
+    if (!written) {
+      await this.locks.run([registryLock(projectId)], () => this.unregister(projectId, registered.tags, registered.keys));
+      return "conflict";
+    }
+    if (device) await this.store.deleteProfile(device);
+    if (foldDeviceId !== null) await this.store.linkDevice(projectId, foldDeviceId, partnerUserId!, now);
+
+    const deltas = tagCountDeltas([current?.tags ?? [], device?.tags ?? []], next.tags);
+    const given = [...(ops.tags ?? []), ...ops.tagsAdd].filter((tag) => next.tags.includes(tag));
+    await this.locks.run([registryLock(projectId)], () => this.store.adjustTagCounts(projectId, deltas, given, now));
+    return { applied: true, profile: { ...profile, version: profile.version + 1 }, dropped: inFieldOrder([...ops.dropped, ...droppedIncrements]) };
+  }
+
+  /**
+   * Registers tags and trait keys new to the project, within its limits. The
+   * slots are taken first with a guarded `$inc` on the project's counter
+   * (atomic on MongoDB; serialised by the registry lock in this process), so
+   * two writers can never both take the 500th tag. A tag or key keeps its slot
+   * once registered, even when no player carries it any more: its record (id,
+   * label, category) lives on, and only a studio could decide to retire it.
+   */
+  private async register(
+    projectId: string,
+    tags: string[],
+    keys: string[],
+    labels: ReadonlyMap<string, string>,
+    now: Date,
+  ): Promise<{ ok: true; tags: string[]; keys: string[] } | { ok: false; code: RejectCode }> {
+    const knownTags = await this.store.findRegisteredTags(projectId, tags);
+    const knownKeys = await this.store.findRegisteredTraitKeys(projectId, keys);
+    const missingTags = tags.filter((tag) => !knownTags.has(tag));
+    const missingKeys = keys.filter((key) => !knownKeys.has(key));
+
+    let firstTagId = 0;
+    if (missingTags.length > 0) {
+      const reserved = await this.store.reserveTagSlots(projectId, missingTags.length, MAX_TAGS_PER_PROJECT);
+      if (reserved === null) return { ok: false, code: "project_tag_limit" };
+      firstTagId = reserved;
+    }
+    if (missingKeys.length > 0 && !(await this.store.reserveTraitKeySlots(projectId, missingKeys.length, MAX_TRAIT_KEYS_PER_PROJECT))) {
+      await this.store.releaseSlots(projectId, missingTags.length, 0);
+      return { ok: false, code: "project_trait_limit" };
+    }
+
+    const insertedTags: string[] = [];
+    for (const [i, tag] of missingTags.entries()) {
+      if (await this.store.insertTag(projectId, firstTagId + i, tag, labels.get(tag) ?? tag, now)) insertedTags.push(tag);
+    }
+    const insertedKeys: string[] = [];
+    for (const key of missingKeys) if (await this.store.insertTraitKey(projectId, key, now)) insertedKeys.push(key);
+    // Another process registered some of them first: give back the slots taken twice.
+    await this.store.releaseSlots(projectId, missingTags.length - insertedTags.length, missingKeys.length - insertedKeys.length);
+    return { ok: true, tags: insertedTags, keys: insertedKeys };
+  }
+
+  /** A new partner profile starts linked when a launch of that player was verified before it existed. */
+  private async platformUserOf(projectId: string, partnerUserId: string | null): Promise<string | null> {
+    return partnerUserId === null ? null : this.store.findPlatformUser(projectId, partnerUserId);
+  }
+
+  private async unregister(projectId: string, tags: string[], keys: string[]): Promise<void> {
+    await this.store.unregister(projectId, tags, keys);
+    await this.store.releaseSlots(projectId, tags.length, keys.length);
+  }
+}
+
+function reject(code: RejectCode): EntryOutcome {
+  return { applied: false, code, message: REJECT_MESSAGES[code] };
+}
+
+function earliest(dates: (Date | undefined)[]): Date | undefined {
+  const present = dates.filter((date): date is Date => date !== undefined);
+  return present.length === 0 ? undefined : new Date(Math.min(...present.map((date) => date.getTime())));
+}
+
+const profileLock = (projectId: string, identityKey: string) => `profile/${projectId}/${identityKey}`;
+const registryLock = (projectId: string) => `registry/${projectId}`;
+
+export type { TraitValue };
