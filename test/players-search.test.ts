@@ -1,0 +1,147 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "./support/service.js";
+
+let svc: TestService;
+let writeKey: string;
+let readKey: string;
+
+const post = (path: string, body: unknown, key = readKey) => svc.postJson(path, body, key);
+const update = (players: unknown[]) => post("/v1/players/update", { players }, writeKey);
+const search = async (body: object) => {
+  const res = await post("/v1/players/search", body);
+  expect(res.status).toBe(200);
+  return res.body;
+};
+const ids = (body: any) => body.players.map((p: any) => p.partner_user_id);
+
+beforeAll(async () => {
+  svc = await startTestService();
+  const project = await svc.createProject();
+  writeKey = project.publicKey;
+  readKey = project.privateKey;
+  // Written a second apart, oldest first: search answers newest first.
+  for (const [id, tags, traits] of [
+    ["p1", ["Team A", "vip"], { level: 5, region: "eu" }],
+    ["p2", ["team_a"], { level: 5, region: "us" }],
+    ["p3", ["vip"], { level: 7, region: "eu" }],
+    ["p4", ["other"], { level: "5", region: "eu" }],
+  ] as const) {
+    svc.clock.advance(1_000);
+    await update([{ partner_user_id: id, tags, traits }]);
+  }
+});
+afterAll(() => svc.stop());
+
+describe("players/search", () => {
+  it("matches any listed tag by default and all of them with tags_match all, normalising filter tags", async () => {
+    expect(ids(await search({ tags: ["Team A", "VIP"] }))).toEqual(["p3", "p2", "p1"]);
+    expect(ids(await search({ tags: ["team a", "vip"], tags_match: "any" }))).toEqual(["p3", "p2", "p1"]);
+    expect(ids(await search({ tags: ["Team A", "vip"], tags_match: "all" }))).toEqual(["p1"]);
+    expect(ids(await search({}))).toEqual(["p4", "p3", "p2", "p1"]);
+  });
+
+  it("ANDs traits with exact value matches (5 is not \"5\")", async () => {
+    expect(ids(await search({ traits: { level: 5 } }))).toEqual(["p2", "p1"]);
+    expect(ids(await search({ traits: { level: 5, region: "eu" } }))).toEqual(["p1"]);
+    expect(ids(await search({ traits: { level: "5" } }))).toEqual(["p4"]);
+    expect(ids(await search({ tags: ["vip"], traits: { region: "eu" } }))).toEqual(["p3", "p1"]);
+  });
+
+  it("pages from 1 with players_info, newest first then identity_key", async () => {
+    const first = await search({ page_size: 3 });
+    expect(ids(first)).toEqual(["p4", "p3", "p2"]);
+    expect(first.players_info).toEqual({ total: 4, pages: 2, page: 1 });
+    const second = await search({ page: 2, page_size: 3 });
+    expect(ids(second)).toEqual(["p1"]);
+    expect(second.players_info).toEqual({ total: 4, pages: 2, page: 2 });
+    const beyond = await search({ page: 3, page_size: 3 });
+    expect(beyond.players).toEqual([]);
+    expect(first.players[0]).toMatchObject({ identity_key: "u:p4", tags: ["other"], traits: { level: "5", region: "eu" }, linked: false });
+  });
+
+  it("refuses bad paging, an unknown tags_match and unnormalisable filters with 400", async () => {
+    for (const body of [{ page_size: 101 }, { page: -1 }, { tags_match: "some" }, { tags: ["bad!"] }, { traits: { "a.b": 1 } }, { traits: { x: { $gt: "" } } }]) {
+      const res = await post("/v1/players/search", body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.code).toBe("invalid_argument");
+    }
+  });
+
+  it("needs events:read", async () => {
+    expect((await post("/v1/players/search", {}, writeKey)).status).toBe(403);
+  });
+});
+
+describe("players/tags", () => {
+  it("lists every tag with its record and counts maintained on adds and removes", async () => {
+    const res = await post("/v1/players/tags", { page: 1 });
+    expect(res.status).toBe(200);
+    expect(res.body.tags.map((t: any) => [t.id, t.tag, t.label, t.players_count])).toEqual([
+      [1, "team_a", "Team A", 2],
+      [2, "vip", "vip", 2],
+      [3, "other", "other", 1],
+    ]);
+    expect(res.body.tags_info).toEqual({ total: 3, pages: 1, page: 1 });
+    expect(res.body.categories).toEqual([]);
+    const vip = res.body.tags[1];
+    expect(vip).toMatchObject({ is_hidden: false });
+    expect(vip.category).toBeUndefined();
+    expect(Date.parse(vip.last_seen_at)).toBeGreaterThan(Date.parse(vip.first_seen_at));
+
+    await update([{ partner_user_id: "p1", tags_remove: ["vip"] }, { partner_user_id: "p5", tags_add: ["vip", "new_one"] }]);
+    const after = await post("/v1/players/tags", { page: 1 });
+    expect(Object.fromEntries(after.body.tags.map((t: any) => [t.tag, t.players_count]))).toEqual({
+      team_a: 2,
+      vip: 2,
+      other: 1,
+      new_one: 1,
+    });
+  });
+
+  it("filters by text (case-insensitive, tag or label, regex characters literal) and by category", async () => {
+    await update([{ partner_user_id: "p6", tags_add: ["Season.1", "season-2"] }]);
+    let set = await post("/v1/players/tags/update", { tag: "season.1", category: "Seasons", description: "First season", label: "Season One" }, writeKey);
+    expect(set.status).toBe(200);
+    expect(set.body.tag).toMatchObject({ tag: "season.1", label: "Season One", category: "Seasons", description: "First season" });
+    set = await post("/v1/players/tags/update", { tag: "Season-2", category: "Seasons", is_hidden: true }, writeKey);
+    expect(set.body.tag).toMatchObject({ tag: "season-2", label: "season-2", category: "Seasons", is_hidden: true });
+
+    const byText = async (text: string) =>
+      (await post("/v1/players/tags", { page: 1, text })).body.tags.map((t: any) => t.tag);
+    expect(await byText("SEASON")).toEqual(["season.1", "season-2"]);
+    expect(await byText("SON ON")).toEqual(["season.1"]);
+    expect(await byText("n.1")).toEqual(["season.1"]);
+    expect(await byText(".*")).toEqual([]);
+    expect(await byText("(")).toEqual([]);
+    expect(await byText("[a-z]+")).toEqual([]);
+
+    const seasons = await post("/v1/players/tags", { page: 1, category: "Seasons" });
+    expect(seasons.body.tags.map((t: any) => t.tag)).toEqual(["season.1", "season-2"]);
+    expect(seasons.body.categories).toEqual(["Seasons"]);
+    const uncategorised = await post("/v1/players/tags", { page: 1, category: "" });
+    expect(uncategorised.body.tags.map((t: any) => t.tag)).not.toContain("season.1");
+
+    // An empty category clears it.
+    set = await post("/v1/players/tags/update", { tag: "season-2", category: "" }, writeKey);
+    expect(set.body.tag.category).toBeUndefined();
+  });
+
+  it("pages with page_size and refuses a missing page or a page_size over 100", async () => {
+    const page = await post("/v1/players/tags", { page: 2, page_size: 2 });
+    expect(page.body.tags).toHaveLength(2);
+    expect(page.body.tags_info).toMatchObject({ page: 2, pages: Math.ceil(page.body.tags_info.total / 2) });
+    expect((await post("/v1/players/tags", { page_size: 10 })).status).toBe(400);
+    const tooBig = await post("/v1/players/tags", { page: 1, page_size: 101 });
+    expect(tooBig.status).toBe(400);
+    expect(tooBig.body.message).toMatch(/^page_size/);
+  });
+
+  it("tags/update answers not_found for an unknown tag and needs events:write", async () => {
+    const res = await post("/v1/players/tags/update", { tag: "never_seen", label: "x" }, writeKey);
+    expect(res.status).toBe(404);
+    expect((await post("/v1/players/tags/update", { tag: "vip", label: "x" }, readKey)).status).toBe(200);
+    const readOnly = await svc.createKey("platform");
+    expect((await post("/v1/players/tags/update", { tag: "vip", label: "x" }, readOnly.key)).status).toBe(403);
+    expect((await post("/v1/players/tags/update", { tag: "vip", label: " " }, writeKey)).status).toBe(400);
+  });
+});
