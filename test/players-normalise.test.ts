@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { entryChains } from "../src/players/entry-chains.js";
 import { KeyedLock } from "../src/players/keyed-lock.js";
 import { escapeRegex, normaliseTag, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../src/players/normalise.js";
 import {
@@ -152,5 +153,13 @@ describe("KeyedLock", () => {
     const lock = new KeyedLock();
     await expect(lock.run(["k"], async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     await expect(lock.run(["k", "j"], async () => "ok")).resolves.toBe("ok");
+  });
+});
+
+describe("entryChains", () => {
+  it("keeps entries sharing an identity in one chain, in request order", () => {
+    expect(entryChains([["u:a"], ["d:x"], ["u:b", "d:x"], ["u:a"], ["u:c"], ["u:b"]])).toEqual([[0, 3], [1, 2, 5], [4]]);
+    expect(entryChains([["u:a"], ["u:b"], ["u:a", "u:b"]])).toEqual([[0, 1, 2]]);
+    expect(entryChains([[], []])).toEqual([[0], [1]]);
   });
 });

@@ -1,3 +1,4 @@
+import { entryChains, runLimited } from "./entry-chains.js";
 import { KeyedLock } from "./keyed-lock.js";
 import type { TraitValue } from "./normalise.js";
 import {
@@ -18,13 +19,17 @@ export const MAX_TAGS_PER_PROJECT = 500;
 export const MAX_TRAIT_KEYS_PER_PROJECT = 200;
 /** Compare-and-swap attempts per entry; only writers in other processes can make one fail. */
 const MAX_ATTEMPTS = 20;
+/** Entries of one call about different players in flight at once. */
+const ENTRY_CONCURRENCY = 8;
 
 export type RejectCode = "player_tag_limit" | "player_trait_limit" | "project_tag_limit" | "project_trait_limit" | "missing_identity";
 
-export interface UpdateEntry extends EntryInput {
+export interface Identity {
   partnerUserId?: string;
   deviceId?: string;
 }
+
+export type UpdateEntry = EntryInput & Identity;
 
 export type EntryOutcome =
   | { applied: true; profile: ProfileRecord; dropped: DroppedItem[] }
@@ -82,10 +87,36 @@ export class Players {
     private readonly now: () => Date,
   ) {}
 
-  /** Applies entries in request order; each applies whole or is rejected whole. */
+  /**
+   * Applies entries; each applies whole or is rejected whole. Entries about
+   * one player apply in request order; entries about different players run
+   * side by side (a few at a time).
+   */
   async update(projectId: string, entries: readonly UpdateEntry[]): Promise<EntryOutcome[]> {
-    const outcomes: EntryOutcome[] = [];
-    for (const entry of entries) outcomes.push(await this.updateOne(projectId, entry));
+    const deviceOnly = entries.filter((e) => e.partnerUserId === undefined && e.deviceId !== undefined).map((e) => e.deviceId!);
+    const owners = await this.store.findDeviceOwners(projectId, deviceOnly);
+    const targets = entries.map((entry) => targetOf(projectId, entry, owners));
+    const keys = entries.map((entry, i) => [
+      ...(entry.partnerUserId === undefined ? [] : [`u:${entry.partnerUserId}`]),
+      ...(entry.deviceId === undefined ? [] : [`d:${entry.deviceId}`]),
+      ...(targets[i] ? [targets[i].identityKey] : []),
+    ]);
+    const outcomes: EntryOutcome[] = new Array(entries.length);
+    const counts = new TagCountChanges();
+    try {
+      await runLimited(entryChains(keys), ENTRY_CONCURRENCY, async (chain) => {
+        for (const i of chain) {
+          const target = targets[i];
+          const ops = normaliseEntry(entries[i]);
+          outcomes[i] = target
+            ? await this.withRetries(target, (current) => this.attemptUpdate(current, ops, counts))
+            : reject("missing_identity");
+        }
+      });
+    } finally {
+      // One $inc per distinct change for the whole call, also for the entries written before a failure.
+      await this.applyCounts(projectId, counts);
+    }
     return outcomes;
   }
 
@@ -104,12 +135,17 @@ export class Players {
       foldDeviceId: installationId,
       deviceOnlyId: null,
     };
-    await this.withRetries(target, (current) => this.attemptFold(current, platformUserId));
+    const counts = new TagCountChanges();
+    try {
+      await this.withRetries(target, (current) => this.attemptFold(current, platformUserId, counts));
+    } finally {
+      await this.applyCounts(projectId, counts);
+    }
   }
 
   async get(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ProfileRecord | null> {
     if ("partnerUserId" in identity) return this.store.findProfile(projectId, `u:${identity.partnerUserId}`);
-    const owner = await this.store.findDeviceOwner(projectId, identity.deviceId);
+    const owner = (await this.store.findDeviceOwners(projectId, [identity.deviceId])).get(identity.deviceId);
     return this.store.findProfile(projectId, owner ? `u:${owner}` : `d:${identity.deviceId}`);
   }
 
@@ -134,24 +170,9 @@ export class Players {
     });
   }
 
-  private async updateOne(projectId: string, entry: UpdateEntry): Promise<EntryOutcome> {
-    const { partnerUserId, deviceId } = entry;
-    if (partnerUserId === undefined && deviceId === undefined) return reject("missing_identity");
-    const ops = normaliseEntry(entry);
-    let target: Target;
-    if (partnerUserId !== undefined) {
-      target = { projectId, identityKey: `u:${partnerUserId}`, partnerUserId, foldDeviceId: deviceId ?? null, deviceOnlyId: null };
-    } else {
-      target = await this.resolveDevice(projectId, deviceId!);
-    }
-    return this.withRetries(target, (current) => this.attemptUpdate(current, ops));
-  }
-
   private async resolveDevice(projectId: string, deviceId: string): Promise<Target> {
-    const owner = await this.store.findDeviceOwner(projectId, deviceId);
-    return owner
-      ? { projectId, identityKey: `u:${owner}`, partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
-      : { projectId, identityKey: `d:${deviceId}`, partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
+    const owners = await this.store.findDeviceOwners(projectId, [deviceId]);
+    return targetOf(projectId, { deviceId }, owners)!;
   }
 
   private async withRetries<T>(initial: Target, attempt: (target: Target) => Promise<T | "conflict">): Promise<T> {
@@ -167,22 +188,23 @@ export class Players {
   }
 
   /** One compare-and-swap attempt of an update entry, run holding the profile locks. */
-  private async attemptUpdate(target: Target, ops: Operations): Promise<Attempt> {
+  private async attemptUpdate(target: Target, ops: Operations, counts: TagCountChanges): Promise<Attempt> {
     const { projectId, deviceOnlyId } = target;
     // A device folded into a real profile since it was resolved: write there instead.
-    if (deviceOnlyId !== null && (await this.store.findDeviceOwner(projectId, deviceOnlyId))) return "conflict";
+    if (deviceOnlyId !== null && (await this.store.findDeviceOwners(projectId, [deviceOnlyId])).size > 0) return "conflict";
     const [current, device] = await this.readProfiles(target);
-    return this.write(target, current, device, ops, null);
+    return this.write(target, current, device, ops, null, counts);
   }
 
   /** One attempt of the launch-verify fold, run holding the profile locks. */
-  private async attemptFold(target: Target, platformUserId: string): Promise<"done" | "conflict"> {
+  private async attemptFold(target: Target, platformUserId: string, counts: TagCountChanges): Promise<"done" | "conflict"> {
     const [current, device] = await this.readProfiles(target);
     if (!device && (!current || current.platformUserId === platformUserId)) {
       await this.store.linkDevice(target.projectId, target.foldDeviceId!, target.partnerUserId!, this.now());
       return "done";
     }
-    return (await this.write(target, current, device, NO_OPERATIONS, platformUserId)) === "conflict" ? "conflict" : "done";
+    const written = await this.write(target, current, device, NO_OPERATIONS, platformUserId, counts);
+    return written === "conflict" ? "conflict" : "done";
   }
 
   private readProfiles({ projectId, identityKey, foldDeviceId }: Target): Promise<[ProfileRecord | null, ProfileRecord | null]> {
@@ -203,6 +225,7 @@ export class Players {
     device: ProfileRecord | null,
     ops: Operations,
     platformUserId: string | null,
+    counts: TagCountChanges,
   ): Promise<Attempt> {
     const { projectId, identityKey, partnerUserId, foldDeviceId, deviceOnlyId } = target;
     const now = this.now();
@@ -231,16 +254,16 @@ export class Players {
       lastSeenAt: now,
     };
     const written = current ? await this.store.replaceProfile(profile) : await this.store.insertProfile(profile);
-    if (!written) {
-      await this.locks.run([registryLock(projectId)], () => this.unregister(projectId, registered.tags, registered.keys));
-      return "conflict";
-    }
+    // Tags and keys registered for this attempt stay registered: the retry most likely needs them, and
+    // removing them could pull a registration from under another writer that started using it.
+    if (!written) return "conflict";
     if (device) await this.store.deleteProfile(device);
     if (foldDeviceId !== null) await this.store.linkDevice(projectId, foldDeviceId, partnerUserId!, now);
 
-    const deltas = tagCountDeltas([current?.tags ?? [], device?.tags ?? []], next.tags);
-    const given = [...(ops.tags ?? []), ...ops.tagsAdd].filter((tag) => next.tags.includes(tag));
-    await this.locks.run([registryLock(projectId)], () => this.store.adjustTagCounts(projectId, deltas, given, now));
+    counts.add(
+      tagCountDeltas([current?.tags ?? [], device?.tags ?? []], next.tags),
+      [...(ops.tags ?? []), ...ops.tagsAdd].filter((tag) => next.tags.includes(tag)),
+    );
     return { applied: true, profile: { ...profile, version: profile.version + 1 }, dropped: inFieldOrder([...ops.dropped, ...droppedIncrements]) };
   }
 
@@ -258,7 +281,7 @@ export class Players {
     keys: string[],
     labels: ReadonlyMap<string, string>,
     now: Date,
-  ): Promise<{ ok: true; tags: string[]; keys: string[] } | { ok: false; code: RejectCode }> {
+  ): Promise<{ ok: true } | { ok: false; code: RejectCode }> {
     const knownTags = await this.store.findRegisteredTags(projectId, tags);
     const knownKeys = await this.store.findRegisteredTraitKeys(projectId, keys);
     const missingTags = tags.filter((tag) => !knownTags.has(tag));
@@ -275,15 +298,12 @@ export class Players {
       return { ok: false, code: "project_trait_limit" };
     }
 
-    const insertedTags: string[] = [];
-    for (const [i, tag] of missingTags.entries()) {
-      if (await this.store.insertTag(projectId, firstTagId + i, tag, labels.get(tag) ?? tag, now)) insertedTags.push(tag);
-    }
-    const insertedKeys: string[] = [];
-    for (const key of missingKeys) if (await this.store.insertTraitKey(projectId, key, now)) insertedKeys.push(key);
+    const labelled = missingTags.map((tag) => ({ tag, label: labels.get(tag) ?? tag }));
+    const insertedTags = await this.store.insertTags(projectId, firstTagId, labelled, now);
+    const insertedKeys = await this.store.insertTraitKeys(projectId, missingKeys, now);
     // Another process registered some of them first: give back the slots taken twice.
     await this.store.releaseSlots(projectId, missingTags.length - insertedTags.length, missingKeys.length - insertedKeys.length);
-    return { ok: true, tags: insertedTags, keys: insertedKeys };
+    return { ok: true };
   }
 
   /** A new partner profile starts linked when a launch of that player was verified before it existed. */
@@ -291,9 +311,41 @@ export class Players {
     return partnerUserId === null ? null : this.store.findPlatformUser(projectId, partnerUserId);
   }
 
-  private async unregister(projectId: string, tags: string[], keys: string[]): Promise<void> {
-    await this.store.unregister(projectId, tags, keys);
-    await this.store.releaseSlots(projectId, tags.length, keys.length);
+  private async applyCounts(projectId: string, counts: TagCountChanges): Promise<void> {
+    if (counts.isEmpty()) return;
+    await this.locks.run([registryLock(projectId)], () => this.store.adjustTagCounts(projectId, counts.deltas, [...counts.given], this.now()));
+  }
+}
+
+/** The profile an entry writes: the partner's, the device's owner's, or the device's own; null without identity. */
+function targetOf(projectId: string, { partnerUserId, deviceId }: Identity, owners: ReadonlyMap<string, string>): Target | null {
+  if (partnerUserId !== undefined) {
+    return { projectId, identityKey: `u:${partnerUserId}`, partnerUserId, foldDeviceId: deviceId ?? null, deviceOnlyId: null };
+  }
+  if (deviceId === undefined) return null;
+  const owner = owners.get(deviceId);
+  return owner
+    ? { projectId, identityKey: `u:${owner}`, partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
+    : { projectId, identityKey: `d:${deviceId}`, partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
+}
+
+/** players_count changes of the entries of one call, applied together once they are written. */
+class TagCountChanges {
+  readonly deltas = new Map<string, number>();
+  /** Tags players were given (their last_seen_at moves). */
+  readonly given = new Set<string>();
+
+  add(deltas: ReadonlyMap<string, number>, given: readonly string[]): void {
+    for (const [tag, delta] of deltas) {
+      const total = (this.deltas.get(tag) ?? 0) + delta;
+      if (total === 0) this.deltas.delete(tag);
+      else this.deltas.set(tag, total);
+    }
+    for (const tag of given) this.given.add(tag);
+  }
+
+  isEmpty(): boolean {
+    return this.deltas.size === 0 && this.given.size === 0;
   }
 }
 

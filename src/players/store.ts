@@ -1,4 +1,12 @@
-import { MongoServerError, type Db, type Filter } from "mongodb";
+import {
+  MongoBulkWriteError,
+  MongoServerError,
+  type Collection,
+  type Db,
+  type Document,
+  type Filter,
+  type OptionalUnlessRequiredId,
+} from "mongodb";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
@@ -197,9 +205,12 @@ export class PlayerStore {
 
   // ---- device and account links ----
 
-  async findDeviceOwner(projectId: string, deviceId: string): Promise<string | null> {
-    const doc = await this.devices.findOne({ _id: idOf(projectId, deviceId) });
-    return doc?.partner_user_id ?? null;
+  /** Device id to the partner user it is linked to, for the linked ones among `deviceIds`. */
+  async findDeviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
+    if (deviceIds.length === 0) return new Map();
+    const ids = [...new Set(deviceIds)].map((deviceId) => idOf(projectId, deviceId));
+    const docs = await this.devices.find(ids.length === 1 ? { _id: ids[0] } : { _id: { $in: ids } }).toArray();
+    return new Map(docs.map((doc) => [doc.device_id, doc.partner_user_id]));
   }
 
   async linkDevice(projectId: string, deviceId: string, partnerUserId: string, now: Date): Promise<void> {
@@ -268,47 +279,33 @@ export class PlayerStore {
     await this.counters.updateOne({ _id: projectId }, { $inc: { tag_count: -tags, trait_key_count: -traitKeys } });
   }
 
-  /** Registers a tag; false when it was registered meanwhile (its slot must then be released). */
-  async insertTag(projectId: string, id: number, tag: string, label: string, now: Date): Promise<boolean> {
-    try {
-      await this.tags.insertOne({
-        _id: idOf(projectId, tag),
-        project_id: projectId,
-        id,
-        tag,
-        label,
-        category: null,
-        description: null,
-        is_hidden: false,
-        players_count: 0,
-        first_seen_at: now,
-        last_seen_at: now,
-      });
-      return true;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
+  /**
+   * Registers tags with ids from `firstId` on; returns those inserted. A tag
+   * missing from the answer was registered meanwhile by another writer, and
+   * its slot must be given back.
+   */
+  async insertTags(projectId: string, firstId: number, tags: readonly { tag: string; label: string }[], now: Date): Promise<string[]> {
+    const docs: TagDoc[] = tags.map(({ tag, label }, i) => ({
+      _id: idOf(projectId, tag),
+      project_id: projectId,
+      id: firstId + i,
+      tag,
+      label,
+      category: null,
+      description: null,
+      is_hidden: false,
+      players_count: 0,
+      first_seen_at: now,
+      last_seen_at: now,
+    }));
+    const failed = await insertAllNew(this.tags, docs);
+    return tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
   }
 
-  async insertTraitKey(projectId: string, key: string, now: Date): Promise<boolean> {
-    try {
-      await this.traitKeys.insertOne({ _id: idOf(projectId, key), project_id: projectId, key, first_seen_at: now });
-      return true;
-    } catch (error) {
-      if (isDuplicateKey(error)) return false;
-      throw error;
-    }
-  }
-
-  /** Removes registrations taken by an entry that was then rejected; a tag some player already carries stays. */
-  async unregister(projectId: string, tags: readonly string[], traitKeys: readonly string[]): Promise<void> {
-    if (tags.length > 0) {
-      await this.tags.deleteMany({ _id: { $in: tags.map((tag) => idOf(projectId, tag)) }, players_count: 0 });
-    }
-    if (traitKeys.length > 0) {
-      await this.traitKeys.deleteMany({ _id: { $in: traitKeys.map((key) => idOf(projectId, key)) } });
-    }
+  async insertTraitKeys(projectId: string, keys: readonly string[], now: Date): Promise<string[]> {
+    const docs: TraitKeyDoc[] = keys.map((key) => ({ _id: idOf(projectId, key), project_id: projectId, key, first_seen_at: now }));
+    const failed = await insertAllNew(this.traitKeys, docs);
+    return keys.filter((_, i) => !failed.has(i));
   }
 
   /** Applies players_count changes (with `$inc`, never by counting profiles) and stamps tags players were given. */
@@ -379,6 +376,20 @@ export class PlayerStore {
     if (metadata.isHidden !== undefined) set.is_hidden = metadata.isHidden;
     if (Object.keys(set).length > 0) await this.tags.updateOne({ _id: idOf(projectId, tag) }, { $set: set });
     return this.findTag(projectId, tag);
+  }
+}
+
+/** Inserts every document it can; returns the indexes of those refused as duplicates. */
+async function insertAllNew<T extends Document & { _id: string }>(collection: Collection<T>, docs: T[]): Promise<Set<number>> {
+  if (docs.length === 0) return new Set();
+  try {
+    await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
+    return new Set();
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError)) throw error;
+    const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (errors.some((e) => e.code !== 11000)) throw error;
+    return new Set(errors.map((e) => e.index));
   }
 }
 
