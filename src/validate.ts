@@ -12,3 +12,13 @@ export function requireGameId(value: number): number {
   if (value === 0) throw new ConnectError("game_id: required, a positive integer", Code.InvalidArgument);
   return value;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A required UUID, lowercased so that one id has one spelling. */
+export function requireUuid(field: string, value: string): string {
+  const text = value.trim();
+  if (text === "") throw new ConnectError(`${field}: required`, Code.InvalidArgument);
+  if (!UUID.test(text)) throw new ConnectError(`${field}: must be a UUID`, Code.InvalidArgument);
+  return text.toLowerCase();
+}

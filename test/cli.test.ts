@@ -27,7 +27,7 @@ describe("platformctl", () => {
     expect(key).toMatchObject({ type: "platform", scopes: ["launch:issue"], project_id: "" });
 
     const refund = JSON.parse(
-      (await platformctl(["entitlements", "set", "--user", "u-1", "--game-id", "4242", "--no-owns"])).stdout,
+      (await platformctl(["entitlements", "set", "--user", "7f1c2a4e-0000-4000-8000-0000000000aa", "--game-id", "4242", "--no-owns"])).stdout,
     );
     expect(refund.entitlement).toMatchObject({ owns: false, source: "STORE", game_id: 4242 });
   });

@@ -32,7 +32,7 @@ describe("authentication", () => {
 
   it("401 on the next request after a key is revoked, over JSON and gRPC", async () => {
     const { keyId, key } = await test.createKey("admin");
-    const before = await test.postJson("/v1/admin/entitlements", { platform_user_id: "u1", game_id: 5 }, key);
+    const before = await test.postJson("/v1/admin/entitlements", { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 5 }, key);
     expect(before.status).toBe(200);
 
     const revoked = await test.postJson("/v1/admin/api_keys/revoke", { key_id: keyId }, ADMIN_KEY);
@@ -40,10 +40,10 @@ describe("authentication", () => {
     expect(revoked.body.key_id).toBe(keyId);
     expect(Date.parse(revoked.body.revoked_at)).not.toBeNaN();
 
-    const after = await test.postJson("/v1/admin/entitlements", { platform_user_id: "u1", game_id: 5 }, key);
+    const after = await test.postJson("/v1/admin/entitlements", { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 5 }, key);
     expect(after.status).toBe(401);
     expectErrorShape(after.body, "unauthenticated");
-    const overGrpc = test.client(AdminService).setEntitlement({ platformUserId: "u1", gameId: 5 }, { headers: { "x-api-key": key } });
+    const overGrpc = test.client(AdminService).setEntitlement({ platformUserId: "7f1c2a4e-0000-4000-8000-0000000000aa", gameId: 5 }, { headers: { "x-api-key": key } });
     await expect(overGrpc).rejects.toMatchObject({ code: Code.Unauthenticated });
   });
 
@@ -102,6 +102,12 @@ describe("validation", () => {
     const res = await call({ game_id: 3 });
     expect(res.status).toBe(400);
     expect(res.body).toEqual({ code: "invalid_argument", message: "name: required" });
+  });
+
+  it("400 for a platform user id that is not a UUID", async () => {
+    const res = await test.postJson("/v1/admin/entitlements", { platform_user_id: "someone", game_id: 3 }, ADMIN_KEY);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ code: "invalid_argument", message: "platform_user_id: must be a UUID" });
   });
 
   it("400 for a body that is not a JSON object", async () => {

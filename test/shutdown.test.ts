@@ -28,7 +28,7 @@ describe("graceful shutdown", () => {
     const test = await startTestService();
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const port = test.service.port;
-    const body = JSON.stringify({ platform_user_id: "u-shutdown", game_id: 12 });
+    const body = JSON.stringify({ platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 12 });
 
     // A first request makes sure the connection is established and served before shutdown begins.
     expect((await post(agent, port, body).response).status).toBe(200);

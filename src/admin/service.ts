@@ -13,7 +13,7 @@ import {
 import { EntitlementSchema } from "../../gen/platform/v1/launch_pb.js";
 import { SCOPES_BY_TYPE, generateApiKey, hashApiKey, isApiKeyType, isProjectKeyType, type ApiKeyType } from "./api-keys.js";
 import { DuplicateGameError, type AdminStore } from "./store.js";
-import { requireGameId, requireText } from "../validate.js";
+import { requireGameId, requireText, requireUuid } from "../validate.js";
 
 export interface AdminServiceDeps {
   store: AdminStore;
@@ -77,7 +77,7 @@ export function createAdminService({ store, now }: AdminServiceDeps): AdminServi
     },
 
     async setEntitlement(req) {
-      const platformUserId = requireText("platform_user_id", req.platformUserId, 100);
+      const platformUserId = requireUuid("platform_user_id", req.platformUserId);
       const gameId = requireGameId(req.gameId);
       const entitlement = {
         owns: req.owns,

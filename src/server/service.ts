@@ -11,6 +11,8 @@ import { AdminStore } from "../admin/store.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
+import { createLaunch } from "../launch/capability.js";
+import type { LaunchServices } from "../launch/service.js";
 import { createPlayers, type PlayerServiceImpl } from "../players/service.js";
 import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor, requiredScope } from "./auth.js";
@@ -44,6 +46,14 @@ export async function startService({ config, database, log, now = () => new Date
   const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, now());
   const admin = createAdminService({ store: adminStore, now });
   const players = await createPlayers({ database, now });
+  const launch = await createLaunch({
+    config,
+    database,
+    adminStore,
+    now,
+    log,
+    onLaunchVerified: players.onLaunchVerified,
+  });
 
   const router = createConnectRouter({
     interceptors: [
@@ -56,23 +66,31 @@ export async function startService({ config, database, log, now = () => new Date
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     readMaxBytes: MAX_BODY_BYTES,
   });
-  registerServices(router, { admin, players: players.service });
+  registerServices(router, { admin, players: players.service, launch });
 
   const handler = createRequestHandler(router, database);
   const listener = await listen(handler, config.port, config.host);
-  return { ...listener, generatedAdminKey: generatedKey };
+  return {
+    port: listener.port,
+    generatedAdminKey: generatedKey,
+    async close(graceMs) {
+      launch.stop();
+      await listener.close(graceMs);
+    },
+  };
 }
 
 interface Implementations {
   admin: ReturnType<typeof createAdminService>;
   players: PlayerServiceImpl;
+  launch: LaunchServices;
 }
 
 /** Services without an implementation here answer `unimplemented`. */
-function registerServices(router: ConnectRouter, { admin, players }: Implementations): void {
-  router.service(AdminService, admin);
-  router.service(LaunchTokenService, {});
-  router.service(PlayerService, players);
+function registerServices(router: ConnectRouter, { admin, players, launch }: Implementations): void {
+  router.service(AdminService, { ...admin, rotateSigningKey: launch.rotateSigningKey });
+  router.service(LaunchTokenService, launch.launch);
+  router.service(PlayerService, { ...players, link: launch.link });
   router.service(EventService, {});
 }
 

@@ -1,0 +1,134 @@
+import type { AdminStore, EntitlementRecord } from "../admin/store.js";
+import type { Logger } from "../log.js";
+import type { Keyring } from "./keyring.js";
+import { pseudonymousPartnerId } from "./pseudonym.js";
+import type { IssuedToken, LaunchStore } from "./store.js";
+import { newTokenId, readLaunchToken, signLaunchToken } from "./tokens.js";
+
+export interface LaunchRequest {
+  platformUserId: string;
+  installationId: string;
+  gameId: number;
+  channelId: string;
+  buildVersion: string;
+}
+
+export type IssueOutcome =
+  | { ok: true; token: string; expiresAt: Date }
+  | { ok: false; reason: "unknown_game" | "not_owned" };
+
+export type VerifyError = "expired" | "invalid_token" | "unknown_token" | "already_used";
+
+export type VerifyOutcome =
+  | {
+      valid: true;
+      platformUserId: string;
+      partnerUserId: string;
+      installationId: string;
+      issuedAt: Date;
+      entitlement: { owns: boolean; source: string; gameId: number; channelId: string; buildVersion: string };
+    }
+  | { valid: false; error: VerifyError };
+
+/** What a successful verify tells the players capability, which folds the device's profile into the user's. */
+export interface LaunchVerified {
+  projectId: string;
+  platformUserId: string;
+  partnerUserId: string;
+  installationId: string;
+}
+
+export interface LaunchTokensDeps {
+  store: LaunchStore;
+  adminStore: AdminStore;
+  keyring: Keyring;
+  issuer: string;
+  ttlSeconds: number;
+  now: () => Date;
+  log: Logger;
+  onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
+}
+
+/** Issuing and verifying launch tokens: the decisions, apart from the transport. */
+export class LaunchTokens {
+  constructor(private readonly deps: LaunchTokensDeps) {}
+
+  async issue(launch: LaunchRequest): Promise<IssueOutcome> {
+    const { store, adminStore, keyring, issuer, ttlSeconds, now } = this.deps;
+    const project = await adminStore.findProjectByGame(launch.gameId);
+    if (!project) return { ok: false, reason: "unknown_game" };
+    const entitlement = await adminStore.findEntitlement(launch.platformUserId, launch.gameId);
+    if (!entitlement?.owns) return { ok: false, reason: "not_owned" };
+
+    const iat = Math.floor(now().getTime() / 1000);
+    const token: IssuedToken = {
+      jti: newTokenId(),
+      projectId: project.projectId,
+      ...launch,
+      issuedAt: new Date(iat * 1000),
+      expiresAt: new Date((iat + ttlSeconds) * 1000),
+    };
+    await store.insertToken(token);
+    const jwt = await signLaunchToken(
+      {
+        jti: token.jti,
+        sub: token.platformUserId,
+        aud: token.projectId,
+        iat,
+        exp: iat + ttlSeconds,
+        installation_id: token.installationId,
+        game_id: token.gameId,
+        channel_id: token.channelId,
+        build_version: token.buildVersion,
+      },
+      keyring,
+      issuer,
+    );
+    return { ok: true, token: jwt, expiresAt: token.expiresAt };
+  }
+
+  /** Verifies `jwt` for `projectId` (the caller's), consuming it on success. */
+  async verify(jwt: string, projectId: string): Promise<VerifyOutcome> {
+    const { store, adminStore, keyring, issuer, now } = this.deps;
+    const read = await readLaunchToken(jwt, keyring, issuer, now());
+    if (!read.ok) return { valid: false, error: read.error };
+    // Another project's token is unknown to this caller, whatever its state.
+    const token = read.claims.aud === projectId ? await store.findToken(read.claims.jti, projectId) : null;
+    if (!token) return { valid: false, error: "unknown_token" };
+    if (!(await store.consumeToken(token, now()))) return { valid: false, error: "already_used" };
+
+    const partnerUserId =
+      (await store.findPartnerLink(projectId, token.platformUserId)) ?? pseudonymousPartnerId(projectId, token.platformUserId);
+    // Ownership is read now, not at issue: a refund in between shows as owns: false.
+    const entitlement: EntitlementRecord | null = await adminStore.findEntitlement(token.platformUserId, token.gameId);
+    await this.notifyVerified({ projectId, platformUserId: token.platformUserId, partnerUserId, installationId: token.installationId });
+    return {
+      valid: true,
+      platformUserId: token.platformUserId,
+      partnerUserId,
+      installationId: token.installationId,
+      issuedAt: token.issuedAt,
+      entitlement: {
+        owns: entitlement?.owns ?? false,
+        source: entitlement?.source ?? "",
+        gameId: token.gameId,
+        channelId: token.channelId,
+        buildVersion: token.buildVersion,
+      },
+    };
+  }
+
+  /** Links the studio's id for a platform user in a project; verify answers with it from then on. */
+  async link(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
+    await this.deps.store.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.now());
+  }
+
+  /** The token is already consumed: a failure to fold the device profile must not turn the answer into an error. */
+  private async notifyVerified(event: LaunchVerified): Promise<void> {
+    try {
+      await this.deps.onLaunchVerified?.(event);
+    } catch (error) {
+      this.deps.log.error({ err: error, project_id: event.projectId }, "folding the device profile after a verify failed");
+    }
+  }
+}
