@@ -3,7 +3,7 @@ import type { Logger } from "../log.js";
 import type { Keyring } from "./keyring.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
 import type { IssuedToken, LaunchStore } from "./store.js";
-import { newTokenId, readLaunchToken, signLaunchToken } from "./tokens.js";
+import { newTokenId, checkLaunchToken, signLaunchToken } from "./tokens.js";
 
 export interface LaunchRequest {
   platformUserId: string;
@@ -90,7 +90,7 @@ export class LaunchTokens {
   /** Verifies `jwt` for `projectId` (the caller's), consuming it on success. */
   async verify(jwt: string, projectId: string): Promise<VerifyOutcome> {
     const { store, adminStore, keyring, issuer, now } = this.deps;
-    const read = await readLaunchToken(jwt, keyring, issuer, now());
+    const read = await checkLaunchToken(jwt, keyring, issuer, now());
     if (!read.ok) return { valid: false, error: read.error };
     // Another project's token is unknown to this caller, whatever its state.
     const token = read.claims.aud === projectId ? await store.findToken(read.claims.jti, projectId) : null;

@@ -1,0 +1,108 @@
+import { createHash } from "node:crypto";
+
+/** A verified launch, as the verify endpoint answers it. */
+export interface VerifiedLaunch {
+  platform_user_id: string;
+  partner_user_id: string;
+  installation_id: string;
+  issued_at: string;
+  entitlement: { owns: boolean; source: string; game_id: number; channel_id: string; build_version: string };
+}
+
+export type LaunchRejection = "expired" | "invalid_token" | "unknown_token" | "already_used";
+
+/** Every way a verification can end; `verify` never throws. */
+export type LaunchCheck =
+  | { status: "verified"; launch: VerifiedLaunch }
+  | { status: "rejected"; error: LaunchRejection }
+  /** No token, the service unreachable or failing, or a refused key: nothing was learned about the launch. */
+  | { status: "unavailable"; reason: string };
+
+export interface LaunchVerifierOptions {
+  /** Base URL of the service, e.g. "http://localhost:8080". */
+  baseUrl: string;
+  /** The project's private key (scope launch:verify). Keep it on the backend. */
+  privateKey: string;
+  /** Sessions remembered; the oldest are forgotten first. */
+  maxSessions?: number;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export interface LaunchVerifier {
+  verify(token: string | undefined): Promise<LaunchCheck>;
+}
+
+/**
+ * Verifies each launch token once and remembers the answer for the session:
+ * a game process and the processes it starts send the same inherited token,
+ * and all of them get the first answer instead of `already_used`. Concurrent
+ * calls with one token share one request. An `unavailable` answer is not
+ * remembered, so the next call tries again.
+ */
+export function createLaunchVerifier(options: LaunchVerifierOptions): LaunchVerifier {
+  const { baseUrl, privateKey, maxSessions = 10_000, timeoutMs = 5_000, fetch: fetchFn = fetch } = options;
+  const sessions = new Map<string, Promise<LaunchCheck>>();
+
+  async function call(token: string): Promise<LaunchCheck> {
+    let res: Response;
+    try {
+      res = await fetchFn(new URL("/v1/launch_tokens/verify", baseUrl), {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": privateKey },
+        body: JSON.stringify({ token }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      return { status: "unavailable", reason: `service unreachable: ${(error as Error).message}` };
+    }
+    const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
+    if (res.status !== 200 || !body) return { status: "unavailable", reason: `service answered HTTP ${res.status}` };
+    if (body.valid === true) return { status: "verified", launch: body as unknown as VerifiedLaunch };
+    return { status: "rejected", error: body.error as LaunchRejection };
+  }
+
+  return {
+    async verify(token) {
+      if (!token) return { status: "unavailable", reason: "no launch token" };
+      // Sessions are keyed by a hash so the cache never holds live tokens.
+      const key = createHash("sha256").update(token).digest("base64url");
+      let answer = sessions.get(key);
+      if (!answer) {
+        answer = call(token);
+        sessions.set(key, answer);
+        if (sessions.size > maxSessions) sessions.delete(sessions.keys().next().value!);
+      }
+      const check = await answer;
+      if (check.status === "unavailable") sessions.delete(key);
+      return check;
+    },
+  };
+}
+
+/** What the game may do, by the recommended partner policy. */
+export interface LaunchAccess {
+  /** Always true: the token is never required to boot the game. */
+  singlePlayer: boolean;
+  /** Online services, multiplayer and cloud saves: only for a verified launch of an owned game. */
+  online: boolean;
+  reason: "verified" | "not_owned" | LaunchRejection | "unavailable";
+}
+
+/**
+ * The recommended policy of INTERFACE.md section 1: on any failure (missing,
+ * expired, refused, service unreachable) allow single-player and deny online;
+ * allow online only when the launch verified and the user owns the game.
+ */
+export function launchAccess(check: LaunchCheck): LaunchAccess {
+  switch (check.status) {
+    case "verified":
+      return check.launch.entitlement.owns
+        ? { singlePlayer: true, online: true, reason: "verified" }
+        : { singlePlayer: true, online: false, reason: "not_owned" };
+    case "rejected":
+      return { singlePlayer: true, online: false, reason: check.error };
+    case "unavailable":
+      return { singlePlayer: true, online: false, reason: "unavailable" };
+  }
+}
