@@ -1,4 +1,4 @@
-import { Binary, MongoServerError, type Db } from "mongodb";
+import { MongoServerError, type Db } from "mongodb";
 import type { ApiKeyType, Scope } from "./api-keys.js";
 
 export interface ProjectRecord {
@@ -34,9 +34,14 @@ interface ProjectDoc {
   created_at: Date;
 }
 
+/**
+ * Keyed by the key's SHA-256 (hex), so authentication, which runs on every
+ * request, is an `_id` lookup: the one query FerretDB answers without
+ * evaluating a filter on every document.
+ */
 interface ApiKeyDoc {
   _id: string;
-  hash: Binary;
+  key_id: string;
   type: ApiKeyType;
   scopes: Scope[];
   project_id: string | null;
@@ -74,7 +79,7 @@ export class AdminStore {
 
   async createIndexes(): Promise<void> {
     await this.projects.createIndex({ game_id: 1 }, { unique: true });
-    await this.apiKeys.createIndex({ hash: 1 }, { unique: true });
+    await this.apiKeys.createIndex({ key_id: 1 }, { unique: true });
     await this.entitlements.createIndex({ platform_user_id: 1, game_id: 1 }, { unique: true });
   }
 
@@ -105,8 +110,8 @@ export class AdminStore {
 
   async insertApiKey(key: Omit<ApiKeyRecord, "revokedAt">, now: Date): Promise<void> {
     await this.apiKeys.insertOne({
-      _id: key.keyId,
-      hash: new Binary(key.hash),
+      _id: key.hash.toString("hex"),
+      key_id: key.keyId,
       type: key.type,
       scopes: key.scopes,
       project_id: key.projectId,
@@ -117,10 +122,12 @@ export class AdminStore {
 
   /** Stores `hash` as the bootstrap admin key, replacing an earlier one. */
   async setBootstrapAdminKey(hash: Buffer, now: Date): Promise<void> {
+    const id = hash.toString("hex");
+    await this.apiKeys.deleteMany({ key_id: BOOTSTRAP_ADMIN_KEY_ID, _id: { $ne: id } });
     await this.apiKeys.updateOne(
-      { _id: BOOTSTRAP_ADMIN_KEY_ID },
+      { _id: id },
       {
-        $set: { hash: new Binary(hash), type: "admin", scopes: ["admin"], project_id: null, revoked_at: null },
+        $set: { key_id: BOOTSTRAP_ADMIN_KEY_ID, type: "admin", scopes: ["admin"], project_id: null, revoked_at: null },
         $setOnInsert: { created_at: now },
       },
       { upsert: true },
@@ -128,27 +135,27 @@ export class AdminStore {
   }
 
   async hasBootstrapAdminKey(): Promise<boolean> {
-    return (await this.apiKeys.countDocuments({ _id: BOOTSTRAP_ADMIN_KEY_ID }, { limit: 1 })) > 0;
+    return (await this.apiKeys.countDocuments({ key_id: BOOTSTRAP_ADMIN_KEY_ID }, { limit: 1 })) > 0;
   }
 
   async findApiKeyByHash(hash: Buffer): Promise<ApiKeyRecord | null> {
-    const doc = await this.apiKeys.findOne({ hash: new Binary(hash) });
+    const doc = await this.apiKeys.findOne({ _id: hash.toString("hex") });
     return (
       doc && {
-        keyId: doc._id,
+        keyId: doc.key_id,
         type: doc.type,
         scopes: doc.scopes,
         projectId: doc.project_id,
         revokedAt: doc.revoked_at,
-        hash: Buffer.from(doc.hash.buffer),
+        hash: Buffer.from(doc._id, "hex"),
       }
     );
   }
 
   /** Marks the key revoked; returns when it was revoked, or null for an unknown key. */
   async revokeApiKey(keyId: string, now: Date): Promise<Date | null> {
-    await this.apiKeys.updateOne({ _id: keyId, revoked_at: null }, { $set: { revoked_at: now } });
-    const doc = await this.apiKeys.findOne({ _id: keyId });
+    await this.apiKeys.updateOne({ key_id: keyId, revoked_at: null }, { $set: { revoked_at: now } });
+    const doc = await this.apiKeys.findOne({ key_id: keyId });
     return doc?.revoked_at ?? null;
   }
 

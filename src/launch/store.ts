@@ -97,22 +97,24 @@ export class LaunchStore {
     });
   }
 
-  /** The token as issued to `projectId`, or null when the service never issued it to that project. */
+  /**
+   * The token as issued to `projectId`, or null when the service never issued it to that project.
+   * The filter is `_id` alone because FerretDB evaluates any other condition document by document.
+   */
   async findToken(jti: string, projectId: string): Promise<IssuedToken | null> {
-    const doc = await this.tokens.findOne({ _id: jti, project_id: projectId });
-    return (
-      doc && {
-        jti: doc._id,
-        projectId: doc.project_id,
-        platformUserId: doc.platform_user_id,
-        installationId: doc.installation_id,
-        gameId: doc.game_id,
-        channelId: doc.channel_id,
-        buildVersion: doc.build_version,
-        issuedAt: doc.issued_at,
-        expiresAt: doc.expires_at,
-      }
-    );
+    const doc = await this.tokens.findOne({ _id: jti });
+    if (!doc || doc.project_id !== projectId) return null;
+    return {
+      jti: doc._id,
+      projectId: doc.project_id,
+      platformUserId: doc.platform_user_id,
+      installationId: doc.installation_id,
+      gameId: doc.game_id,
+      channelId: doc.channel_id,
+      buildVersion: doc.build_version,
+      issuedAt: doc.issued_at,
+      expiresAt: doc.expires_at,
+    };
   }
 
   /**
