@@ -11,6 +11,8 @@ import { measure, round, startBenchService, type BenchService, type Measurement 
 
 const CONCURRENCIES = [1, 8, 32];
 const CALLS = 600;
+// Launches spread over this many players, as real launches are; one player's launches serialise on its profile.
+const PLAYERS = 64;
 
 export default async function benchmarkVerify() {
   const bench = await startBenchService();
@@ -21,14 +23,15 @@ export default async function benchmarkVerify() {
     const platform = { "x-api-key": launch.platformKey };
 
     const overJson = {
-      issue: async () => (await postJson(bench, "/v1/launch_tokens/issue", launch.request, launch.platformKey)).token as string,
+      issue: async (i: number) =>
+        (await postJson(bench, "/v1/launch_tokens/issue", launch.requests[i % PLAYERS], launch.platformKey)).token as string,
       verify: async (token: string) => {
         const answer = await postJson(bench, "/v1/launch_tokens/verify", { token }, launch.privateKey);
         if (!answer.valid) throw new Error(`verify failed: ${JSON.stringify(answer)}`);
       },
     };
     const overGrpc = {
-      issue: async () => (await grpc.issue(launch.grpcRequest, { headers: platform })).token,
+      issue: async (i: number) => (await grpc.issue(launch.grpcRequests[i % PLAYERS], { headers: platform })).token,
       verify: async (token: string) => {
         const answer = await grpc.verify({ token }, { headers: studio });
         if (!answer.valid) throw new Error(`verify failed: ${answer.error}`);
@@ -39,7 +42,7 @@ export default async function benchmarkVerify() {
     for (const [protocol, calls] of [["json", overJson], ["grpc", overGrpc]] as const) {
       for (const concurrency of CONCURRENCIES) {
         const tokens: string[] = [];
-        const issue = await measure({ concurrency, total: CALLS, run: async () => void tokens.push(await calls.issue()) });
+        const issue = await measure({ concurrency, total: CALLS, run: async (i) => void tokens.push(await calls.issue(i)) });
         const verify = await measure({ concurrency, total: CALLS, run: (i) => calls.verify(tokens[i]) });
         results[protocol][`c${concurrency}`] = { issue, verify };
       }
@@ -76,19 +79,26 @@ async function setUp(bench: BenchService) {
   const gameId = 4_000_000 + Math.floor(Math.random() * 1_000_000);
   const project = await postJson(bench, "/v1/admin/projects", { name: "Bench", game_id: gameId }, bench.adminKey);
   const platform = await postJson(bench, "/v1/admin/api_keys", { type: "platform" }, bench.adminKey);
-  const platformUserId = randomUUID();
-  await postJson(
-    bench,
-    "/v1/admin/entitlements",
-    { platform_user_id: platformUserId, game_id: gameId, owns: true, source: "STORE" },
-    bench.adminKey,
-  );
-  const installationId = randomUUID();
+  const players = Array.from({ length: PLAYERS }, () => ({ platformUserId: randomUUID(), installationId: randomUUID() }));
+  for (const { platformUserId } of players) {
+    await postJson(
+      bench,
+      "/v1/admin/entitlements",
+      { platform_user_id: platformUserId, game_id: gameId, owns: true, source: "STORE" },
+      bench.adminKey,
+    );
+  }
   return {
     privateKey: project.private_key as string,
     platformKey: platform.key as string,
-    request: { platform_user_id: platformUserId, installation_id: installationId, game_id: gameId, channel_id: "stable", build_version: "1.0" },
-    grpcRequest: { platformUserId, installationId, gameId, channelId: "stable", buildVersion: "1.0" },
+    requests: players.map((p) => ({
+      platform_user_id: p.platformUserId,
+      installation_id: p.installationId,
+      game_id: gameId,
+      channel_id: "stable",
+      build_version: "1.0",
+    })),
+    grpcRequests: players.map((p) => ({ ...p, gameId, channelId: "stable", buildVersion: "1.0" })),
   };
 }
 

@@ -1,4 +1,4 @@
-import type { AdminStore, EntitlementRecord } from "../admin/store.js";
+import type { AdminStore } from "../admin/store.js";
 import type { Logger } from "../log.js";
 import type { Keyring } from "./keyring.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
@@ -97,10 +97,12 @@ export class LaunchTokens {
     if (!token) return { valid: false, error: "unknown_token" };
     if (!(await store.consumeToken(token, now()))) return { valid: false, error: "already_used" };
 
-    const partnerUserId =
-      (await store.findPartnerLink(projectId, token.platformUserId)) ?? pseudonymousPartnerId(projectId, token.platformUserId);
     // Ownership is read now, not at issue: a refund in between shows as owns: false.
-    const entitlement: EntitlementRecord | null = await adminStore.findEntitlement(token.platformUserId, token.gameId);
+    const [linkedPartnerId, entitlement] = await Promise.all([
+      store.findPartnerLink(projectId, token.platformUserId),
+      adminStore.findEntitlement(token.platformUserId, token.gameId),
+    ]);
+    const partnerUserId = linkedPartnerId ?? pseudonymousPartnerId(projectId, token.platformUserId);
     await this.notifyVerified({ projectId, platformUserId: token.platformUserId, partnerUserId, installationId: token.installationId });
     return {
       valid: true,
