@@ -1,0 +1,41 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createLaunchFixture } from "./support/launch.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+let test: TestService;
+beforeAll(async () => {
+  test = await startTestService();
+});
+afterAll(() => test.stop());
+
+describe("a verified launch links the installation to the player", () => {
+  it("folds the device profile into the real one, routes later device updates to it, and counts its tags once", async () => {
+    const launch = await createLaunchFixture(test);
+    const update = (entry: object) => test.postJson("/v1/players/update", { players: [entry] }, launch.publicKey);
+    const get = (body: object) => test.postJson("/v1/players/get", body, launch.privateKey);
+
+    // Before signing in, the game tags its device.
+    expect((await update({ device_id: launch.installationId, tags_add: ["Tutorial Done"], traits: { difficulty: "hard" } })).status).toBe(200);
+    await test.postJson("/v1/players/link", { platform_user_id: launch.platformUserId, partner_user_id: "hero-7" }, launch.privateKey);
+    expect((await update({ partner_user_id: "hero-7", tags_add: ["vip"] })).status).toBe(200);
+
+    const { token } = await launch.issue();
+    const verified = await launch.verify(token);
+    expect(verified.body).toMatchObject({ valid: true, partner_user_id: "hero-7", installation_id: launch.installationId });
+
+    const real = await get({ partner_user_id: "hero-7" });
+    expect(real.body.found).toBe(true);
+    expect(real.body.profile).toMatchObject({ identity_key: "u:hero-7", linked: true, platform_user_id: launch.platformUserId });
+    expect(real.body.profile.tags.sort()).toEqual(["tutorial_done", "vip"]);
+    expect(real.body.profile.traits).toEqual({ difficulty: "hard" });
+
+    const later = await update({ device_id: launch.installationId, tags_add: ["boss_beaten"] });
+    expect(later.body.updated[0].identity_key).toBe("u:hero-7");
+    expect((await get({ device_id: launch.installationId })).body.profile.identity_key).toBe("u:hero-7");
+
+    const tags = await test.postJson("/v1/players/tags", { page: 1 }, launch.privateKey);
+    const count = (tag: string) => tags.body.tags.find((t: { tag: string }) => t.tag === tag)?.players_count;
+    expect(count("tutorial_done")).toBe(1);
+    expect(count("boss_beaten")).toBe(1);
+  });
+});
