@@ -6,7 +6,7 @@ import { EventService } from "../../gen/platform/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platform/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platform/v1/players_pb.js";
 import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
-import { createAdminService } from "../admin/service.js";
+import { createAdminService, type AdminServiceImpl } from "../admin/service.js";
 import { AdminStore } from "../admin/store.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
@@ -81,7 +81,7 @@ export async function startService({ config, database, log, now = () => new Date
 }
 
 interface Implementations {
-  admin: ReturnType<typeof createAdminService>;
+  admin: AdminServiceImpl;
   players: PlayerServiceImpl;
   launch: LaunchServices;
 }
