@@ -112,6 +112,9 @@ interface AccountLinkDoc {
   linked_at: Date;
 }
 
+export const PLAYER_PROFILES = "player_profiles";
+export const PLAYER_TAGS = "player_tags";
+
 // Project ids contain no "/", so "<project>/<anything>" ids never collide between projects.
 const idOf = (projectId: string, key: string) => `${projectId}/${key}`;
 
@@ -137,8 +140,8 @@ export class PlayerStore {
     db: Db,
     private readonly isFerretDb = false,
   ) {
-    this.profiles = db.collection<ProfileDoc>("player_profiles");
-    this.tags = db.collection<TagDoc>("player_tags");
+    this.profiles = db.collection<ProfileDoc>(PLAYER_PROFILES);
+    this.tags = db.collection<TagDoc>(PLAYER_TAGS);
     this.traitKeys = db.collection<TraitKeyDoc>("player_trait_keys");
     this.counters = db.collection<RegistryCounterDoc>("player_registry_counters");
     this.devices = db.collection<DeviceLinkDoc>("player_devices");
@@ -166,7 +169,7 @@ export class PlayerStore {
   /** Inserts a new profile (version 1); false when one with that identity appeared meanwhile. */
   async insertProfile(profile: ProfileRecord): Promise<boolean> {
     try {
-      await this.profiles.insertOne(toProfileDoc({ ...profile, version: 1 }));
+      await this.profiles.insertOne(profileDocument({ ...profile, version: 1 }));
       return true;
     } catch (error) {
       if (isDuplicateKey(error)) return false;
@@ -176,7 +179,7 @@ export class PlayerStore {
 
   /** Replaces the profile if it is still at `profile.version`; false when another writer got there first. */
   async replaceProfile(profile: ProfileRecord): Promise<boolean> {
-    const { _id, ...doc } = toProfileDoc({ ...profile, version: profile.version + 1 });
+    const { _id, ...doc } = profileDocument({ ...profile, version: profile.version + 1 });
     const result = await this.profiles.replaceOne(this.isFerretDb ? { _id } : { _id, version: profile.version }, doc);
     return result.matchedCount === 1;
   }
@@ -285,19 +288,9 @@ export class PlayerStore {
    * its slot must be given back.
    */
   async insertTags(projectId: string, firstId: number, tags: readonly { tag: string; label: string }[], now: Date): Promise<string[]> {
-    const docs: TagDoc[] = tags.map(({ tag, label }, i) => ({
-      _id: idOf(projectId, tag),
-      project_id: projectId,
-      id: firstId + i,
-      tag,
-      label,
-      category: null,
-      description: null,
-      is_hidden: false,
-      players_count: 0,
-      first_seen_at: now,
-      last_seen_at: now,
-    }));
+    const docs = tags.map(({ tag, label }, i) =>
+      tagDocument(projectId, { id: firstId + i, tag, label, category: null, description: null, isHidden: false, playersCount: 0, firstSeenAt: now, lastSeenAt: now }),
+    );
     const failed = await insertAllNew(this.tags, docs);
     return tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
   }
@@ -393,7 +386,8 @@ async function insertAllNew<T extends Document & { _id: string }>(collection: Co
   }
 }
 
-function toProfileDoc(profile: ProfileRecord): ProfileDoc {
+/** The stored shape of a profile (bulk loaders such as the benchmark write exactly this). */
+export function profileDocument(profile: ProfileRecord): ProfileDoc {
   return {
     _id: idOf(profile.projectId, profile.identityKey),
     project_id: profile.projectId,
@@ -408,6 +402,23 @@ function toProfileDoc(profile: ProfileRecord): ProfileDoc {
     version: profile.version,
     first_seen_at: profile.firstSeenAt,
     last_seen_at: profile.lastSeenAt,
+  };
+}
+
+/** The stored shape of a tag record. */
+export function tagDocument(projectId: string, tag: TagRecord): TagDoc {
+  return {
+    _id: idOf(projectId, tag.tag),
+    project_id: projectId,
+    id: tag.id,
+    tag: tag.tag,
+    label: tag.label,
+    category: tag.category,
+    description: tag.description,
+    is_hidden: tag.isHidden,
+    players_count: tag.playersCount,
+    first_seen_at: tag.firstSeenAt,
+    last_seen_at: tag.lastSeenAt,
   };
 }
 
