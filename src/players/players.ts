@@ -81,6 +81,13 @@ const stateOf = (profile: ProfileRecord | null): PlayerState => ({
  */
 export class Players {
   private readonly locks = new KeyedLock();
+  /**
+   * Tags and trait keys known to be registered, per project. Registrations are
+   * never removed, so what is in here stays true; it saves the registry lookups
+   * of most entries.
+   */
+  private readonly knownTags = new Map<string, Set<string>>();
+  private readonly knownKeys = new Map<string, Set<string>>();
 
   constructor(
     private readonly store: PlayerStore,
@@ -282,10 +289,14 @@ export class Players {
     labels: ReadonlyMap<string, string>,
     now: Date,
   ): Promise<{ ok: true } | { ok: false; code: RejectCode }> {
-    const knownTags = await this.store.findRegisteredTags(projectId, tags);
-    const knownKeys = await this.store.findRegisteredTraitKeys(projectId, keys);
-    const missingTags = tags.filter((tag) => !knownTags.has(tag));
-    const missingKeys = keys.filter((key) => !knownKeys.has(key));
+    const cachedTags = knownIn(this.knownTags, projectId);
+    const cachedKeys = knownIn(this.knownKeys, projectId);
+    const uncachedTags = tags.filter((tag) => !cachedTags.has(tag));
+    const uncachedKeys = keys.filter((key) => !cachedKeys.has(key));
+    for (const tag of await this.store.findRegisteredTags(projectId, uncachedTags)) cachedTags.add(tag);
+    for (const key of await this.store.findRegisteredTraitKeys(projectId, uncachedKeys)) cachedKeys.add(key);
+    const missingTags = uncachedTags.filter((tag) => !cachedTags.has(tag));
+    const missingKeys = uncachedKeys.filter((key) => !cachedKeys.has(key));
 
     let firstTagId = 0;
     if (missingTags.length > 0) {
@@ -303,6 +314,8 @@ export class Players {
     const insertedKeys = await this.store.insertTraitKeys(projectId, missingKeys, now);
     // Another process registered some of them first: give back the slots taken twice.
     await this.store.releaseSlots(projectId, missingTags.length - insertedTags.length, missingKeys.length - insertedKeys.length);
+    for (const tag of missingTags) cachedTags.add(tag);
+    for (const key of missingKeys) cachedKeys.add(key);
     return { ok: true };
   }
 
@@ -327,6 +340,12 @@ function targetOf(projectId: string, { partnerUserId, deviceId }: Identity, owne
   return owner
     ? { projectId, identityKey: `u:${owner}`, partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
     : { projectId, identityKey: `d:${deviceId}`, partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
+}
+
+function knownIn(cache: Map<string, Set<string>>, projectId: string): Set<string> {
+  let known = cache.get(projectId);
+  if (!known) cache.set(projectId, (known = new Set()));
+  return known;
 }
 
 /** players_count changes of the entries of one call, applied together once they are written. */
