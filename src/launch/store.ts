@@ -1,4 +1,5 @@
 import { MongoServerError, type Db } from "mongodb";
+import { projectScopedId } from "../db/ids.js";
 
 /** What the service remembers of an issued token, keyed by its `jti`. */
 export interface IssuedToken {
@@ -53,9 +54,6 @@ interface PartnerLinkDoc {
   partner_user_id: string;
   linked_at: Date;
 }
-
-// Project ids contain no "/", so "<project>/<id>" keys never collide between projects.
-const scoped = (projectId: string, id: string) => `${projectId}/${id}`;
 
 /** Storage of launch tokens, their single use, signing keys, and partner id links. */
 export class LaunchStore {
@@ -154,7 +152,7 @@ export class LaunchStore {
 
   async setPartnerLink(projectId: string, platformUserId: string, partnerUserId: string, now: Date): Promise<void> {
     await this.partnerLinks.updateOne(
-      { _id: scoped(projectId, platformUserId) },
+      { _id: projectScopedId(projectId, platformUserId) },
       {
         $set: { project_id: projectId, platform_user_id: platformUserId, partner_user_id: partnerUserId, linked_at: now },
       },
@@ -163,7 +161,7 @@ export class LaunchStore {
   }
 
   async findPartnerLink(projectId: string, platformUserId: string): Promise<string | null> {
-    const doc = await this.partnerLinks.findOne({ _id: scoped(projectId, platformUserId) });
+    const doc = await this.partnerLinks.findOne({ _id: projectScopedId(projectId, platformUserId) });
     return doc?.partner_user_id ?? null;
   }
 }

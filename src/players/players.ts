@@ -14,6 +14,7 @@ import {
   type PlayerState,
 } from "./operations.js";
 import type { PlayerStore, ProfileQuery, ProfileRecord, TagMetadata, TagRecord } from "./store.js";
+import type { LaunchVerified } from "../launch/launch-tokens.js";
 
 export const MAX_TAGS_PER_PROJECT = 500;
 export const MAX_TRAIT_KEYS_PER_PROJECT = 200;
@@ -34,13 +35,6 @@ export type UpdateEntry = EntryInput & Identity;
 export type EntryOutcome =
   | { applied: true; profile: ProfileRecord; dropped: DroppedItem[] }
   | { applied: false; code: RejectCode; message: string };
-
-export interface LaunchVerified {
-  projectId: string;
-  platformUserId: string;
-  partnerUserId: string;
-  installationId: string;
-}
 
 /** Raised when an entry kept losing compare-and-swap races; the caller may retry the call. */
 export class ContentionError extends Error {}

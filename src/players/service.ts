@@ -17,7 +17,8 @@ import {
 } from "../../gen/platform/v1/players_pb.js";
 import type { Database } from "../db/database.js";
 import { projectOf } from "../server/caller.js";
-import { ContentionError, Players, type LaunchVerified } from "./players.js";
+import type { LaunchVerified } from "../launch/launch-tokens.js";
+import { ContentionError, Players } from "./players.js";
 import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./requests.js";
 import { PlayerStore, type ProfileRecord, type TagRecord } from "./store.js";
 

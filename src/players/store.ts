@@ -8,6 +8,7 @@ import {
   type OptionalUnlessRequiredId,
 } from "mongodb";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
+import { projectScopedId } from "../db/ids.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
 export interface ProfileRecord {
@@ -115,9 +116,6 @@ interface AccountLinkDoc {
 export const PLAYER_PROFILES = "player_profiles";
 export const PLAYER_TAGS = "player_tags";
 
-// Project ids contain no "/", so "<project>/<anything>" ids never collide between projects.
-const idOf = (projectId: string, key: string) => `${projectId}/${key}`;
-
 function isDuplicateKey(error: unknown): boolean {
   return error instanceof MongoServerError && error.code === 11000;
 }
@@ -162,7 +160,7 @@ export class PlayerStore {
   // ---- profiles ----
 
   async findProfile(projectId: string, identityKey: string): Promise<ProfileRecord | null> {
-    const doc = await this.profiles.findOne({ _id: idOf(projectId, identityKey) });
+    const doc = await this.profiles.findOne({ _id: projectScopedId(projectId, identityKey) });
     return doc && toProfile(doc);
   }
 
@@ -185,7 +183,7 @@ export class PlayerStore {
   }
 
   async deleteProfile(profile: ProfileRecord): Promise<void> {
-    await this.profiles.deleteOne({ _id: idOf(profile.projectId, profile.identityKey), version: profile.version });
+    await this.profiles.deleteOne({ _id: projectScopedId(profile.projectId, profile.identityKey), version: profile.version });
   }
 
   /** One page of the profiles matching `query`, newest last_seen_at first, and the number of matches. */
@@ -211,27 +209,27 @@ export class PlayerStore {
   /** Device id to the partner user it is linked to, for the linked ones among `deviceIds`. */
   async findDeviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
     if (deviceIds.length === 0) return new Map();
-    const ids = [...new Set(deviceIds)].map((deviceId) => idOf(projectId, deviceId));
+    const ids = [...new Set(deviceIds)].map((deviceId) => projectScopedId(projectId, deviceId));
     const docs = await this.devices.find(ids.length === 1 ? { _id: ids[0] } : { _id: { $in: ids } }).toArray();
     return new Map(docs.map((doc) => [doc.device_id, doc.partner_user_id]));
   }
 
   async linkDevice(projectId: string, deviceId: string, partnerUserId: string, now: Date): Promise<void> {
     await this.devices.updateOne(
-      { _id: idOf(projectId, deviceId) },
+      { _id: projectScopedId(projectId, deviceId) },
       { $set: { project_id: projectId, device_id: deviceId, partner_user_id: partnerUserId, linked_at: now } },
       { upsert: true },
     );
   }
 
   async findPlatformUser(projectId: string, partnerUserId: string): Promise<string | null> {
-    const doc = await this.accounts.findOne({ _id: idOf(projectId, partnerUserId) });
+    const doc = await this.accounts.findOne({ _id: projectScopedId(projectId, partnerUserId) });
     return doc?.platform_user_id ?? null;
   }
 
   async linkAccount(projectId: string, partnerUserId: string, platformUserId: string, now: Date): Promise<void> {
     await this.accounts.updateOne(
-      { _id: idOf(projectId, partnerUserId) },
+      { _id: projectScopedId(projectId, partnerUserId) },
       {
         $set: { project_id: projectId, partner_user_id: partnerUserId, platform_user_id: platformUserId, linked_at: now },
       },
@@ -296,7 +294,7 @@ export class PlayerStore {
   }
 
   async insertTraitKeys(projectId: string, keys: readonly string[], now: Date): Promise<string[]> {
-    const docs: TraitKeyDoc[] = keys.map((key) => ({ _id: idOf(projectId, key), project_id: projectId, key, first_seen_at: now }));
+    const docs: TraitKeyDoc[] = keys.map((key) => ({ _id: projectScopedId(projectId, key), project_id: projectId, key, first_seen_at: now }));
     const failed = await insertAllNew(this.traitKeys, docs);
     return keys.filter((_, i) => !failed.has(i));
   }
@@ -332,7 +330,7 @@ export class PlayerStore {
   // ---- tag listing ----
 
   async findTag(projectId: string, tag: string): Promise<TagRecord | null> {
-    const doc = await this.tags.findOne({ _id: idOf(projectId, tag) });
+    const doc = await this.tags.findOne({ _id: projectScopedId(projectId, tag) });
     return doc && toTag(doc);
   }
 
@@ -367,7 +365,7 @@ export class PlayerStore {
     if (metadata.category !== undefined) set.category = metadata.category;
     if (metadata.description !== undefined) set.description = metadata.description;
     if (metadata.isHidden !== undefined) set.is_hidden = metadata.isHidden;
-    if (Object.keys(set).length > 0) await this.tags.updateOne({ _id: idOf(projectId, tag) }, { $set: set });
+    if (Object.keys(set).length > 0) await this.tags.updateOne({ _id: projectScopedId(projectId, tag) }, { $set: set });
     return this.findTag(projectId, tag);
   }
 }
@@ -389,7 +387,7 @@ async function insertAllNew<T extends Document & { _id: string }>(collection: Co
 /** The stored shape of a profile (bulk loaders such as the benchmark write exactly this). */
 export function profileDocument(profile: ProfileRecord): ProfileDoc {
   return {
-    _id: idOf(profile.projectId, profile.identityKey),
+    _id: projectScopedId(profile.projectId, profile.identityKey),
     project_id: profile.projectId,
     identity_key: profile.identityKey,
     partner_user_id: profile.partnerUserId,
@@ -408,7 +406,7 @@ export function profileDocument(profile: ProfileRecord): ProfileDoc {
 /** The stored shape of a tag record. */
 export function tagDocument(projectId: string, tag: TagRecord): TagDoc {
   return {
-    _id: idOf(projectId, tag.tag),
+    _id: projectScopedId(projectId, tag.tag),
     project_id: projectId,
     id: tag.id,
     tag: tag.tag,
