@@ -42,14 +42,21 @@ const optional = (value: string | null) => value ?? undefined;
 const pageInfo = (total: number, page: number, pageSize: number) =>
   create(PageInfoSchema, { total, pages: Math.ceil(total / pageSize), page });
 
-function profileMessage(profile: ProfileRecord) {
-  return create(PlayerProfileSchema, {
+/** Who the player is and their tags: what a profile and an update answer share. */
+function identityFields(profile: ProfileRecord) {
+  return {
     identityKey: profile.identityKey,
     partnerUserId: optional(profile.partnerUserId),
     deviceId: optional(profile.deviceId),
     platformUserId: optional(profile.platformUserId),
     linked: profile.platformUserId !== null,
     tags: profile.tags,
+  };
+}
+
+function profileMessage(profile: ProfileRecord) {
+  return create(PlayerProfileSchema, {
+    ...identityFields(profile),
     traits: Object.fromEntries(profile.traits),
     firstSeenAt: timestampFromDate(profile.firstSeenAt),
     lastSeenAt: timestampFromDate(profile.lastSeenAt),
@@ -88,12 +95,7 @@ function createPlayerService(players: Players, now: () => Date): PlayerServiceIm
           const { profile } = outcome;
           response.updated.push(
             create(UpdatedPlayerSchema, {
-              identityKey: profile.identityKey,
-              partnerUserId: optional(profile.partnerUserId),
-              deviceId: optional(profile.deviceId),
-              platformUserId: optional(profile.platformUserId),
-              linked: profile.platformUserId !== null,
-              tags: profile.tags,
+              ...identityFields(profile),
               dropped: outcome.dropped.map((item) => create(DroppedItemSchema, item)),
             }),
           );
