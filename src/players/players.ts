@@ -5,6 +5,8 @@ import {
   applyOperations,
   foldDevice,
   inFieldOrder,
+  MAX_TAGS_PER_PLAYER,
+  MAX_TRAITS_PER_PLAYER,
   normaliseEntry,
   playerLimitBroken,
   tagCountDeltas,
@@ -40,8 +42,8 @@ export type EntryOutcome =
 export class ContentionError extends Error {}
 
 const REJECT_MESSAGES: Record<RejectCode, string> = {
-  player_tag_limit: "the player would carry more than 50 tags",
-  player_trait_limit: "the player would carry more than 50 traits",
+  player_tag_limit: `the player would carry more than ${MAX_TAGS_PER_PLAYER} tags`,
+  player_trait_limit: `the player would carry more than ${MAX_TRAITS_PER_PLAYER} traits`,
   project_tag_limit: `the project would have more than ${MAX_TAGS_PER_PROJECT} tags`,
   project_trait_limit: `the project would have more than ${MAX_TRAIT_KEYS_PER_PROJECT} trait keys`,
   missing_identity: "an entry needs partner_user_id or device_id",
@@ -146,8 +148,8 @@ export class Players {
 
   async get(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ProfileRecord | null> {
     if ("partnerUserId" in identity) return this.store.findProfile(projectId, `u:${identity.partnerUserId}`);
-    const owner = (await this.store.findDeviceOwners(projectId, [identity.deviceId])).get(identity.deviceId);
-    return this.store.findProfile(projectId, owner ? `u:${owner}` : `d:${identity.deviceId}`);
+    const { identityKey } = await this.resolveDevice(projectId, identity.deviceId);
+    return this.store.findProfile(projectId, identityKey);
   }
 
   search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
