@@ -47,8 +47,7 @@ export function hashApiKey(key: string): Buffer {
   return createHash("sha256").update(key, "utf8").digest();
 }
 
-/** Constant-time comparison of a presented key with a stored hash. */
-export function apiKeyMatches(key: string, storedHash: Buffer): boolean {
-  const presented = hashApiKey(key);
-  return presented.length === storedHash.length && timingSafeEqual(presented, storedHash);
+/** Constant-time comparison of a presented key's hash with a stored hash. */
+export function apiKeyHashesMatch(presentedHash: Buffer, storedHash: Buffer): boolean {
+  return presentedHash.length === storedHash.length && timingSafeEqual(presentedHash, storedHash);
 }

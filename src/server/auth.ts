@@ -2,7 +2,7 @@ import { getOption } from "@bufbuild/protobuf";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { required_scope } from "../../gen/platform/v1/options_pb.js";
-import { apiKeyMatches, hashApiKey, type Scope } from "../admin/api-keys.js";
+import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
 import type { AdminStore } from "../admin/store.js";
 import { callerKey } from "./caller.js";
 
@@ -31,8 +31,9 @@ export function authInterceptor(store: AdminStore): Interceptor {
     if (scope === "public") return next(req);
     const key = req.header.get(API_KEY_HEADER);
     if (!key) throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
-    const record = await store.findApiKeyByHash(hashApiKey(key));
-    if (!record || !apiKeyMatches(key, record.hash) || record.revokedAt) {
+    const hash = hashApiKey(key);
+    const record = await store.findApiKeyByHash(hash);
+    if (!record || !apiKeyHashesMatch(hash, record.hash) || record.revokedAt) {
       throw new ConnectError("unknown or revoked API key", Code.Unauthenticated);
     }
     if (!record.scopes.includes(scope)) {
