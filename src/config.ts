@@ -29,6 +29,8 @@ export interface Config {
   rateLimitPerSecond: number;
   /** Requests a key may make at once after being idle. */
   rateLimitBurst: number;
+  /** How long an API key lookup is reused (0: every request reads the key); a revocation elsewhere takes this long. */
+  apiKeyCacheSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -83,6 +85,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimitPerSecond,
     rateLimitBurst: integer("RATE_LIMIT_BURST", 2 * rateLimitPerSecond, 1, 2_000_000),
+    apiKeyCacheSeconds: integer("API_KEY_CACHE_SECONDS", 5, 0, 300),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -11,19 +11,22 @@ import {
   SetEntitlementResponseSchema,
 } from "../../gen/platform/v1/admin_pb.js";
 import { EntitlementSchema } from "../../gen/platform/v1/launch_pb.js";
+import type { ApiKeyCache } from "./api-key-cache.js";
 import { SCOPES_BY_TYPE, generateApiKey, hashApiKey, isApiKeyType, isProjectKeyType, type ApiKeyType } from "./api-keys.js";
 import { DuplicateGameError, type AdminStore } from "./store.js";
 import { requireGameId, requireText, requireUuid } from "../validate.js";
 
 export interface AdminServiceDeps {
   store: AdminStore;
+  /** The authenticator's cache, told of each revocation. */
+  apiKeys: ApiKeyCache;
   now: () => Date;
 }
 
 /** AdminService minus RotateSigningKey, which the launch capability provides. */
 export type AdminServiceImpl = Omit<ServiceImpl<typeof AdminService>, "rotateSigningKey">;
 
-export function createAdminService({ store, now }: AdminServiceDeps): AdminServiceImpl {
+export function createAdminService({ store, apiKeys, now }: AdminServiceDeps): AdminServiceImpl {
   async function issueKey(type: ApiKeyType, projectId: string | null) {
     const { keyId, key } = generateApiKey(type);
     const scopes = [...SCOPES_BY_TYPE[type]];
@@ -73,6 +76,7 @@ export function createAdminService({ store, now }: AdminServiceDeps): AdminServi
       const keyId = requireText("key_id", req.keyId, 100);
       const revokedAt = await store.revokeApiKey(keyId, now());
       if (!revokedAt) throw new ConnectError(`key_id: no key ${keyId}`, Code.NotFound);
+      apiKeys.forget(keyId);
       return create(RevokeApiKeyResponseSchema, { keyId, revokedAt: timestampFromDate(revokedAt) });
     },
 

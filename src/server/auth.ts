@@ -3,7 +3,7 @@ import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { required_scope } from "../../gen/platform/v1/options_pb.js";
 import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
-import type { AdminStore } from "../admin/store.js";
+import type { ApiKeyCache } from "../admin/api-key-cache.js";
 import { callerKey } from "./caller.js";
 
 export const API_KEY_HEADER = "x-api-key";
@@ -22,17 +22,17 @@ export function requiredScope(method: DescMethod): Scope | "public" {
 /**
  * Authenticates the X-Api-Key header (gRPC: x-api-key metadata) for every
  * protocol and checks the scope the method declares. Keys are looked up by
- * their SHA-256 hash, never stored or compared in the clear, and a revoked key
- * is refused on the very next request because every call reads the key record.
+ * their SHA-256 hash, never stored or compared in the clear; the lookup is
+ * cached briefly (see ApiKeyCache for when a revocation takes effect).
  */
-export function authInterceptor(store: AdminStore): Interceptor {
+export function authInterceptor(apiKeys: ApiKeyCache): Interceptor {
   return (next) => async (req) => {
     const scope = requiredScope(req.method);
     if (scope === "public") return next(req);
     const key = req.header.get(API_KEY_HEADER);
     if (!key) throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
     const hash = hashApiKey(key);
-    const record = await store.findApiKeyByHash(hash);
+    const record = await apiKeys.findByHash(hash);
     if (!record || !apiKeyHashesMatch(hash, record.hash) || record.revokedAt) {
       throw new ConnectError("unknown or revoked API key", Code.Unauthenticated);
     }

@@ -5,6 +5,7 @@ import { AdminService } from "../../gen/platform/v1/admin_pb.js";
 import { EventService } from "../../gen/platform/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platform/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platform/v1/players_pb.js";
+import { ApiKeyCache } from "../admin/api-key-cache.js";
 import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
 import { createAdminService, type AdminServiceImpl } from "../admin/service.js";
 import { AdminStore } from "../admin/store.js";
@@ -44,7 +45,8 @@ export async function startService({ config, database, log, now = () => new Date
   const adminStore = new AdminStore(database.db);
   await adminStore.createIndexes();
   const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, now());
-  const admin = createAdminService({ store: adminStore, now });
+  const apiKeys = new ApiKeyCache(adminStore, config.apiKeyCacheSeconds * 1000);
+  const admin = createAdminService({ store: adminStore, apiKeys, now });
   const players = await createPlayers({ database, now });
   const launch = await createLaunch({
     config,
@@ -59,7 +61,7 @@ export async function startService({ config, database, log, now = () => new Date
     interceptors: [
       accessLogInterceptor(log),
       errorInterceptor(log),
-      authInterceptor(adminStore),
+      authInterceptor(apiKeys),
       rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }),
     ],
     // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
