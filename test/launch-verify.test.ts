@@ -236,7 +236,7 @@ describe("verify refuses forgeries as invalid_token", () => {
 });
 
 describe("verify answers unknown_token", () => {
-  it("for a well-signed token the service never issued", async () => {
+  it("for a well-signed token the service never issued, every time it is presented", async () => {
     const { kid, key } = await serverSigningKey();
     const now = Math.floor(Date.now() / 1000);
     const token = await new SignJWT({ installation_id: launch.installationId, game_id: launch.gameId, channel_id: "", build_version: "" })
@@ -248,6 +248,7 @@ describe("verify answers unknown_token", () => {
       .setIssuedAt(now)
       .setExpirationTime(now + 60)
       .sign(key);
+    expect((await launch.verify(token)).body).toEqual({ valid: false, error: "unknown_token" });
     expect((await launch.verify(token)).body).toEqual({ valid: false, error: "unknown_token" });
   });
 

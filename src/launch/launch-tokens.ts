@@ -87,35 +87,41 @@ export class LaunchTokens {
     return { ok: true, token: jwt, expiresAt: token.expiresAt };
   }
 
-  /** Verifies `jwt` for `projectId` (the caller's), consuming it on success. */
+  /**
+   * Verifies `jwt` for `projectId` (the caller's), spending it on success. The
+   * claims are ours (the signature says so), so a valid verify reads no token
+   * document: it spends the token, then reads the link and the entitlement.
+   */
   async verify(jwt: string, projectId: string): Promise<VerifyOutcome> {
     const { store, adminStore, keyring, issuer, now } = this.deps;
     const read = await checkLaunchToken(jwt, keyring, issuer, now());
     if (!read.ok) return { valid: false, error: read.error };
+    const { jti, sub: platformUserId, aud, iat, installation_id: installationId, game_id: gameId } = read.claims;
     // Another project's token is unknown to this caller, whatever its state.
-    const token = read.claims.aud === projectId ? await store.findToken(read.claims.jti, projectId) : null;
-    if (!token) return { valid: false, error: "unknown_token" };
-    if (!(await store.consumeToken(token, now()))) return { valid: false, error: "already_used" };
+    if (aud !== projectId) return { valid: false, error: "unknown_token" };
+    if (!(await store.spendToken(jti))) {
+      return { valid: false, error: (await store.isIssued(jti, projectId)) ? "already_used" : "unknown_token" };
+    }
 
     // Ownership is read now, not at issue: a refund in between shows as owns: false.
     const [linkedPartnerId, entitlement] = await Promise.all([
-      store.findPartnerLink(projectId, token.platformUserId),
-      adminStore.findEntitlement(token.platformUserId, token.gameId),
+      store.findPartnerLink(projectId, platformUserId),
+      adminStore.findEntitlement(platformUserId, gameId),
     ]);
-    const partnerUserId = linkedPartnerId ?? pseudonymousPartnerId(projectId, token.platformUserId);
-    await this.notifyVerified({ projectId, platformUserId: token.platformUserId, partnerUserId, installationId: token.installationId });
+    const partnerUserId = linkedPartnerId ?? pseudonymousPartnerId(projectId, platformUserId);
+    await this.notifyVerified({ projectId, platformUserId, partnerUserId, installationId });
     return {
       valid: true,
-      platformUserId: token.platformUserId,
+      platformUserId,
       partnerUserId,
-      installationId: token.installationId,
-      issuedAt: token.issuedAt,
+      installationId,
+      issuedAt: new Date(iat * 1000),
       entitlement: {
         owns: entitlement?.owns ?? false,
         source: entitlement?.source ?? "",
-        gameId: token.gameId,
-        channelId: token.channelId,
-        buildVersion: token.buildVersion,
+        gameId,
+        channelId: read.claims.channel_id,
+        buildVersion: read.claims.build_version,
       },
     };
   }

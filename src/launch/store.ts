@@ -1,4 +1,4 @@
-import { MongoServerError, type Db } from "mongodb";
+import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 
 /** What the service remembers of an issued token, keyed by its `jti`. */
@@ -33,11 +33,9 @@ interface TokenDoc {
   expires_at: Date;
 }
 
-/** One per verified token: its `_id` is the token id, so a second insert fails however close the race. */
-interface TokenUseDoc {
+/** One per issued token not yet verified; verify spends the token by deleting it. */
+interface UnspentTokenDoc {
   _id: string;
-  project_id: string;
-  consumed_at: Date;
   expires_at: Date;
 }
 
@@ -55,16 +53,24 @@ interface PartnerLinkDoc {
   linked_at: Date;
 }
 
-/** Storage of launch tokens, their single use, signing keys, and partner id links. */
+/**
+ * Storage of launch tokens, their single use, signing keys, and partner id links.
+ *
+ * An issued token has two documents under its `jti`: one in `launch_tokens`,
+ * the record that the service issued it, and one in `launch_tokens_unspent`,
+ * which verify deletes. A delete by `_id` removes the document for exactly one
+ * caller on MongoDB and on FerretDB alike, so the spend is one atomic write;
+ * only a failed spend reads the record, to tell `already_used` from `unknown_token`.
+ */
 export class LaunchStore {
   private readonly tokens;
-  private readonly uses;
+  private readonly unspent;
   private readonly signingKeys;
   private readonly partnerLinks;
 
   constructor(db: Db) {
     this.tokens = db.collection<TokenDoc>("launch_tokens");
-    this.uses = db.collection<TokenUseDoc>("launch_token_uses");
+    this.unspent = db.collection<UnspentTokenDoc>("launch_tokens_unspent");
     this.signingKeys = db.collection<SigningKeyDoc>("signing_keys");
     this.partnerLinks = db.collection<PartnerLinkDoc>("partner_links");
   }
@@ -75,14 +81,15 @@ export class LaunchStore {
    * runs periodically. Either way validity is decided by `exp`, not by removal.
    */
   async createIndexes({ ttl }: { ttl: boolean }): Promise<void> {
-    for (const collection of [this.tokens, this.uses]) {
+    for (const collection of [this.tokens, this.unspent]) {
       await collection.createIndex({ expires_at: 1 }, ttl ? { expireAfterSeconds: 0 } : {});
     }
     await this.signingKeys.createIndex({ created_at: 1 });
   }
 
   async insertToken(token: IssuedToken): Promise<void> {
-    await this.tokens.insertOne({
+    const unspent = this.unspent.insertOne({ _id: token.jti, expires_at: token.expiresAt });
+    const issued = this.tokens.insertOne({
       _id: token.jti,
       project_id: token.projectId,
       platform_user_id: token.platformUserId,
@@ -93,51 +100,26 @@ export class LaunchStore {
       issued_at: token.issuedAt,
       expires_at: token.expiresAt,
     });
+    await Promise.all([unspent, issued]);
   }
 
   /**
-   * The token as issued to `projectId`, or null when the service never issued it to that project.
+   * Whether the service issued this token to `projectId`.
    * The filter is `_id` alone because FerretDB evaluates any other condition document by document.
    */
-  async findToken(jti: string, projectId: string): Promise<IssuedToken | null> {
-    const doc = await this.tokens.findOne({ _id: jti });
-    if (!doc || doc.project_id !== projectId) return null;
-    return {
-      jti: doc._id,
-      projectId: doc.project_id,
-      platformUserId: doc.platform_user_id,
-      installationId: doc.installation_id,
-      gameId: doc.game_id,
-      channelId: doc.channel_id,
-      buildVersion: doc.build_version,
-      issuedAt: doc.issued_at,
-      expiresAt: doc.expires_at,
-    };
+  async isIssued(jti: string, projectId: string): Promise<boolean> {
+    const doc = await this.tokens.findOne({ _id: jti }, { projection: { project_id: 1 } });
+    return doc?.project_id === projectId;
   }
 
-  /**
-   * Marks the token used. True for exactly one caller per token: the write is
-   * an insert on the unique `_id`, which both MongoDB and FerretDB enforce
-   * atomically, unlike a conditional update that FerretDB 1.x does not isolate.
-   */
-  async consumeToken(token: IssuedToken, now: Date): Promise<boolean> {
-    try {
-      await this.uses.insertOne({
-        _id: token.jti,
-        project_id: token.projectId,
-        consumed_at: now,
-        expires_at: token.expiresAt,
-      });
-      return true;
-    } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) return false;
-      throw error;
-    }
+  /** True for exactly one caller per issued token: the one whose delete removed its unspent document. */
+  async spendToken(jti: string): Promise<boolean> {
+    return (await this.unspent.deleteOne({ _id: jti })).deletedCount === 1;
   }
 
   async deleteExpiredTokens(now: Date): Promise<void> {
     await this.tokens.deleteMany({ expires_at: { $lt: now } });
-    await this.uses.deleteMany({ expires_at: { $lt: now } });
+    await this.unspent.deleteMany({ expires_at: { $lt: now } });
   }
 
   async insertSigningKey(key: SigningKeyRecord): Promise<void> {
