@@ -1,6 +1,7 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLaunchFixture } from "./support/launch.js";
-import { startTestService, type TestService } from "./support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
+import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
 let test: TestService;
 beforeAll(async () => {
@@ -38,4 +39,40 @@ describe("a verified launch links the installation to the player", () => {
     expect(count("tutorial_done")).toBe(1);
     expect(count("boss_beaten")).toBe(1);
   });
+
+  it("a shared installation routes device updates to whoever launched on it last", async () => {
+    const launch = await createLaunchFixture(test);
+    const other = randomUUID();
+    const owns = await test.postJson("/v1/admin/entitlements", { platform_user_id: other, game_id: launch.gameId, owns: true }, ADMIN_KEY);
+    expect(owns.status).toBe(200);
+    for (const [user, partner] of [[launch.platformUserId, "ann"], [other, "bob"]]) {
+      await test.postJson("/v1/players/link", { platform_user_id: user, partner_user_id: partner }, launch.privateKey);
+    }
+
+    for (const [user, partner] of [[launch.platformUserId, "ann"], [other, "bob"], [launch.platformUserId, "ann"]]) {
+      const { token } = await launch.issue({ platform_user_id: user });
+      expect((await launch.verify(token)).body).toMatchObject({ valid: true, partner_user_id: partner });
+      expect(await deviceUpdateLandsOn(launch)).toBe(`u:${partner}`);
+    }
+  });
+
+  it("a new partner link takes the device along at the next verify", async () => {
+    const launch = await createLaunchFixture(test);
+    const verifyOnce = async () => (await launch.verify((await launch.issue()).token)).body;
+    const first = await verifyOnce();
+    expect(await deviceUpdateLandsOn(launch)).toBe(`u:${first.partner_user_id}`);
+
+    await test.postJson("/v1/players/link", { platform_user_id: launch.platformUserId, partner_user_id: "renamed" }, launch.privateKey);
+    expect(await verifyOnce()).toMatchObject({ valid: true, partner_user_id: "renamed" });
+    expect(await deviceUpdateLandsOn(launch)).toBe("u:renamed");
+    const profile = await test.postJson("/v1/players/get", { partner_user_id: "renamed" }, launch.privateKey);
+    expect(profile.body.profile).toMatchObject({ linked: true, platform_user_id: launch.platformUserId });
+  });
 });
+
+/** The profile an update by the fixture's installation id alone writes to. */
+async function deviceUpdateLandsOn(launch: LaunchFixture): Promise<string> {
+  const res = await test.postJson("/v1/players/update", { players: [{ device_id: launch.installationId, tags_add: ["seen"] }] }, launch.publicKey);
+  expect(res.status).toBe(200);
+  return res.body.updated[0].identity_key;
+}

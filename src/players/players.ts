@@ -128,8 +128,14 @@ export class Players {
    * Links it, marks the partner profile linked to the platform user, and folds
    * the device's profile into the partner's. Creates no profile for a player
    * that has none.
+   *
+   * A device already linked by a verify of the same user and partner id needs
+   * none of that: no device profile exists once the device is linked (updates by
+   * its id land on the partner's profile), so that launch costs one read.
    */
   async onLaunchVerified({ projectId, platformUserId, partnerUserId, installationId }: LaunchVerified): Promise<void> {
+    const link = await this.store.findDeviceLink(projectId, installationId);
+    if (link?.partnerUserId === partnerUserId && link.platformUserId === platformUserId) return;
     await this.store.linkAccount(projectId, partnerUserId, platformUserId, this.now());
     const target: Target = {
       projectId,
@@ -203,7 +209,7 @@ export class Players {
   private async attemptFold(target: Target, platformUserId: string, counts: TagCountChanges): Promise<"done" | "conflict"> {
     const [current, device] = await this.readProfiles(target);
     if (!device && (!current || current.platformUserId === platformUserId)) {
-      await this.store.linkDevice(target.projectId, target.foldDeviceId!, target.partnerUserId!, this.now());
+      await this.store.linkDevice(target.projectId, target.foldDeviceId!, { partnerUserId: target.partnerUserId!, platformUserId }, this.now());
       return "done";
     }
     const written = await this.write(target, current, device, NO_OPERATIONS, platformUserId, counts);
@@ -261,7 +267,9 @@ export class Players {
     // removing them could pull a registration from under another writer that started using it.
     if (!written) return "conflict";
     if (device) await this.store.deleteProfile(device);
-    if (foldDeviceId !== null) await this.store.linkDevice(projectId, foldDeviceId, partnerUserId!, now);
+    if (foldDeviceId !== null) {
+      await this.store.linkDevice(projectId, foldDeviceId, { partnerUserId: partnerUserId!, platformUserId: profile.platformUserId }, now);
+    }
 
     counts.add(
       tagCountDeltas([current?.tags ?? [], device?.tags ?? []], next.tags),

@@ -102,7 +102,15 @@ interface DeviceLinkDoc {
   project_id: string;
   device_id: string;
   partner_user_id: string;
+  /** The platform user whose verified launch linked the device; null when an update entry linked it. */
+  platform_user_id: string | null;
   linked_at: Date;
+}
+
+/** Whom a device is linked to. */
+export interface DeviceLink {
+  partnerUserId: string;
+  platformUserId: string | null;
 }
 
 interface AccountLinkDoc {
@@ -214,10 +222,23 @@ export class PlayerStore {
     return new Map(docs.map((doc) => [doc.device_id, doc.partner_user_id]));
   }
 
-  async linkDevice(projectId: string, deviceId: string, partnerUserId: string, now: Date): Promise<void> {
+  async findDeviceLink(projectId: string, deviceId: string): Promise<DeviceLink | null> {
+    const doc = await this.devices.findOne({ _id: projectScopedId(projectId, deviceId) });
+    return doc && { partnerUserId: doc.partner_user_id, platformUserId: doc.platform_user_id ?? null };
+  }
+
+  async linkDevice(projectId: string, deviceId: string, link: DeviceLink, now: Date): Promise<void> {
     await this.devices.updateOne(
       { _id: projectScopedId(projectId, deviceId) },
-      { $set: { project_id: projectId, device_id: deviceId, partner_user_id: partnerUserId, linked_at: now } },
+      {
+        $set: {
+          project_id: projectId,
+          device_id: deviceId,
+          partner_user_id: link.partnerUserId,
+          platform_user_id: link.platformUserId,
+          linked_at: now,
+        },
+      },
       { upsert: true },
     );
   }
