@@ -59,6 +59,11 @@ export interface Measurement {
   ops_per_sec: number;
   p50_ms: number;
   p99_ms: number;
+  /**
+   * CPU time of this Node process per operation. The benchmark client and the service share the process, so on
+   * a small machine this, not the database, is often what bounds throughput.
+   */
+  node_cpu_ms_per_op: number;
 }
 
 /** Runs `run(i)` for i in [0, total) with `concurrency` calls in flight and reports throughput and latency percentiles. */
@@ -71,6 +76,7 @@ export async function measure(options: {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   await Promise.all(
     Array.from({ length: Math.min(concurrency, total) }, async () => {
       while (next < total) {
@@ -82,12 +88,14 @@ export async function measure(options: {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   latencies.sort((a, b) => a - b);
   const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
   return {
     ops_per_sec: round(total / seconds),
     p50_ms: round(at(0.5), 3),
     p99_ms: round(at(0.99), 3),
+    node_cpu_ms_per_op: round((cpu.user + cpu.system) / 1000 / total, 3),
   };
 }
 

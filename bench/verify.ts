@@ -48,25 +48,25 @@ export default async function benchmarkVerify() {
       }
     }
 
+    const noopRpc = await measure({ concurrency: 32, total: 3_000, run: async () => void (await grpc.getJwks({})) });
     const baselines = {
       crypto_verify_per_sec: cryptoVerifyRate(),
       driver_insert_one_per_sec: (await measure({ concurrency: 8, total: 2_000, run: (i) => insertOne(bench, i) })).ops_per_sec,
-      noop_rpc_grpc_per_sec: (await measure({ concurrency: 32, total: 3_000, run: async () => void (await grpc.getJwks({})) })).ops_per_sec,
+      noop_rpc_grpc_per_sec: noopRpc.ops_per_sec,
     };
     // Not one of the baselines: what one lookup by _id costs on this engine at the run's data size,
-    // to explain verify's figure (a verify makes several such lookups).
-    const tokenIds = (await bench.database.db.collection("launch_tokens").find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
-    const findByIdPerSec = (
-      await measure({
-        concurrency: 8,
-        total: 1_000,
-        run: async (i) => void (await bench.database.db.collection("launch_tokens").findOne({ _id: tokenIds[i % tokenIds.length] })),
-      })
-    ).ops_per_sec;
+    // in throughput and in this process's CPU, to explain verify's figure (a verify makes four database calls).
+    const tokens = bench.database.db.collection("launch_tokens");
+    const tokenIds = (await tokens.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    const findById = await measure({
+      concurrency: 8,
+      total: 1_000,
+      run: async (i) => void (await tokens.findOne({ _id: tokenIds[i % tokenIds.length] })),
+    });
     const slowest = Math.min(...Object.values(baselines));
-    const bestVerify = Math.max(
-      ...Object.values(results).flatMap((byConcurrency) => Object.values(byConcurrency).map((r) => r.verify.ops_per_sec)),
-    );
+    const verifies = Object.values(results).flatMap((byConcurrency) => Object.values(byConcurrency).map((r) => r.verify));
+    const best = verifies.reduce((a, b) => (b.ops_per_sec > a.ops_per_sec ? b : a));
+    const bestVerify = best.ops_per_sec;
     return {
       database: bench.database.isFerretDb ? "ferretdb" : "mongodb",
       calls_per_measurement: CALLS,
@@ -81,8 +81,13 @@ export default async function benchmarkVerify() {
       target: { best_verify_at_least: "0.6 x slowest baseline", met: bestVerify >= 0.6 * slowest },
       diagnostics: {
         token_documents: tokenIds.length,
-        driver_find_one_by_id_per_sec: findByIdPerSec,
-        best_verify_to_find_one_by_id: round(bestVerify / findByIdPerSec, 3),
+        driver_find_one_by_id_per_sec: findById.ops_per_sec,
+        best_verify_to_find_one_by_id: round(bestVerify / findById.ops_per_sec, 3),
+        node_cpu_ms: {
+          best_verify: best.node_cpu_ms_per_op,
+          noop_rpc: noopRpc.node_cpu_ms_per_op,
+          driver_find_one_by_id: findById.node_cpu_ms_per_op,
+        },
       },
     };
   } finally {

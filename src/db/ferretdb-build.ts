@@ -55,7 +55,9 @@ export async function ensureFerretDbBinary(log: Logger): Promise<string> {
     await rename(path.join(work, "ferretdb"), binary);
   } finally {
     clearInterval(progress);
-    await rm(work, { recursive: true, force: true });
+    await rm(work, { recursive: true, force: true }).catch((err: unknown) =>
+      log.warn({ err, dir: work }, "could not remove the FerretDB build folder"),
+    );
   }
   log.info({ seconds: Math.round((Date.now() - started) / 1000) }, "FerretDB built");
   return binary;

@@ -1,7 +1,8 @@
 // Command ferretdb runs FerretDB 1.24 with its SQLite backend for the
 // service's embedded database. It wraps FerretDB's embeddable package because
 // `go install .../cmd/ferretdb` cannot run from a module proxy build (its
-// version file is generated from git at release time).
+// version file is generated from git at release time). src/db/ferretdb-build.ts
+// builds it against a copy of the module with one fix (README, "Database notes").
 package main
 
 import (
