@@ -74,9 +74,14 @@ export function createAdminService({ store, apiKeys, now }: AdminServiceDeps): A
 
     async revokeApiKey(req) {
       const keyId = requireText("key_id", req.keyId, 100);
-      const revokedAt = await store.revokeApiKey(keyId, now());
+      let revokedAt: Date | null;
+      try {
+        revokedAt = await store.revokeApiKey(keyId, now());
+      } finally {
+        // Also when the store failed after its write: a key that may be revoked must not stay cached.
+        apiKeys.forget(keyId);
+      }
       if (!revokedAt) throw new ConnectError(`key_id: no key ${keyId}`, Code.NotFound);
-      apiKeys.forget(keyId);
       return create(RevokeApiKeyResponseSchema, { keyId, revokedAt: timestampFromDate(revokedAt) });
     },
 

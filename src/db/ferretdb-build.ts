@@ -1,9 +1,11 @@
+import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, cp, mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import type { Logger } from "../log.js";
 import { runCommand } from "./process.js";
 
@@ -24,6 +26,7 @@ const ID_INDEX_PATCH = {
   to: `IDColumn = DefaultColumn + "->\\"_id\\""`,
 };
 
+const execFileAsync = promisify(execFile);
 const GO_ENV = { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
 
 /**
@@ -82,9 +85,9 @@ async function buildPatched(work: string, onLine: (line: string) => void): Promi
 
 /** The folder of the pinned FerretDB module in Go's module cache, downloading it if needed. */
 async function downloadModule(work: string): Promise<string> {
-  let json = "";
-  await runCommand("go", ["mod", "download", "-json", FERRETDB_MODULE], { cwd: work, env: GO_ENV, onLine: (line) => (json += line) });
-  const { Dir } = JSON.parse(json) as { Dir?: string };
+  // stdout only: go may also report on stderr (a toolchain download, say).
+  const { stdout } = await execFileAsync("go", ["mod", "download", "-json", FERRETDB_MODULE], { cwd: work, env: GO_ENV });
+  const { Dir } = JSON.parse(stdout) as { Dir?: string };
   if (!Dir) throw new Error(`go mod download gave no folder for ${FERRETDB_MODULE}`);
   return Dir;
 }

@@ -2,7 +2,7 @@ import type { AdminStore } from "../admin/store.js";
 import type { Logger } from "../log.js";
 import type { Keyring } from "./keyring.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
-import type { IssuedToken, LaunchStore } from "./store.js";
+import type { LaunchStore } from "./store.js";
 import { newTokenId, checkLaunchToken, signLaunchToken } from "./tokens.js";
 
 export interface LaunchRequest {
@@ -61,30 +61,26 @@ export class LaunchTokens {
     if (!entitlement?.owns) return { ok: false, reason: "not_owned" };
 
     const iat = Math.floor(now().getTime() / 1000);
-    const token: IssuedToken = {
-      jti: newTokenId(),
-      projectId: project.projectId,
-      ...launch,
-      issuedAt: new Date(iat * 1000),
-      expiresAt: new Date((iat + ttlSeconds) * 1000),
-    };
-    await store.insertToken(token);
+    const exp = iat + ttlSeconds;
+    const jti = newTokenId();
+    const expiresAt = new Date(exp * 1000);
+    await store.insertToken({ jti, projectId: project.projectId, issuedAt: new Date(iat * 1000), expiresAt });
     const jwt = await signLaunchToken(
       {
-        jti: token.jti,
-        sub: token.platformUserId,
-        aud: token.projectId,
+        jti,
+        sub: launch.platformUserId,
+        aud: project.projectId,
         iat,
-        exp: iat + ttlSeconds,
-        installation_id: token.installationId,
-        game_id: token.gameId,
-        channel_id: token.channelId,
-        build_version: token.buildVersion,
+        exp,
+        installation_id: launch.installationId,
+        game_id: launch.gameId,
+        channel_id: launch.channelId,
+        build_version: launch.buildVersion,
       },
       keyring,
       issuer,
     );
-    return { ok: true, token: jwt, expiresAt: token.expiresAt };
+    return { ok: true, token: jwt, expiresAt };
   }
 
   /**
@@ -131,7 +127,7 @@ export class LaunchTokens {
     await this.deps.store.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.now());
   }
 
-  /** The token is already consumed: a failure to fold the device profile must not turn the answer into an error. */
+  /** The token is already spent: a failure to fold the device profile must not turn the answer into an error. */
   private async notifyVerified(event: LaunchVerified): Promise<void> {
     try {
       await this.deps.onLaunchVerified?.(event);

@@ -1,15 +1,13 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 
-/** What the service remembers of an issued token, keyed by its `jti`. */
+/**
+ * What the service keeps of an issued token: that it issued it, to which
+ * project, until when. Everything else a verify needs is in the signed claims.
+ */
 export interface IssuedToken {
   jti: string;
   projectId: string;
-  platformUserId: string;
-  installationId: string;
-  gameId: number;
-  channelId: string;
-  buildVersion: string;
   issuedAt: Date;
   expiresAt: Date;
 }
@@ -24,11 +22,6 @@ export interface SigningKeyRecord {
 interface TokenDoc {
   _id: string;
   project_id: string;
-  platform_user_id: string;
-  installation_id: string;
-  game_id: number;
-  channel_id: string;
-  build_version: string;
   issued_at: Date;
   expires_at: Date;
 }
@@ -92,11 +85,6 @@ export class LaunchStore {
     const issued = this.tokens.insertOne({
       _id: token.jti,
       project_id: token.projectId,
-      platform_user_id: token.platformUserId,
-      installation_id: token.installationId,
-      game_id: token.gameId,
-      channel_id: token.channelId,
-      build_version: token.buildVersion,
       issued_at: token.issuedAt,
       expires_at: token.expiresAt,
     });
