@@ -55,7 +55,7 @@ export default async function benchmarkVerify() {
       noop_rpc_grpc_per_sec: noopRpc.ops_per_sec,
     };
     // Not one of the baselines: what one lookup by _id costs on this engine at the run's data size,
-    // in throughput and in this process's CPU, to explain verify's figure (a verify makes four database calls).
+    // in throughput and in this process's CPU, to explain verify's figure (a verify makes five database calls).
     const tokens = bench.database.db.collection("launch_tokens");
     const tokenIds = (await tokens.find({}, { projection: { _id: 1 } }).toArray()).map((d) => d._id);
     const findById = await measure({

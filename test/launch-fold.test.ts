@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PlayerStore } from "../src/players/store.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
@@ -67,6 +68,46 @@ describe("a verified launch links the installation to the player", () => {
     expect(await deviceUpdateLandsOn(launch)).toBe("u:renamed");
     const profile = await test.postJson("/v1/players/get", { partner_user_id: "renamed" }, launch.privateKey);
     expect(profile.body.profile).toMatchObject({ linked: true, platform_user_id: launch.platformUserId });
+  });
+});
+
+describe("a launch from an installation already linked to the player", () => {
+  it("writes nothing", async () => {
+    const launch = await createLaunchFixture(test);
+    await launch.verify((await launch.issue()).token);
+    const links = async () => ({
+      device: await test.database.db.collection("player_devices").findOne({ device_id: launch.installationId }),
+      accounts: await test.database.db.collection("player_accounts").find({ project_id: launch.projectId }).toArray(),
+    });
+    const before = await links();
+    expect(before.device).not.toBeNull();
+
+    test.clock.advance(60_000);
+    expect((await launch.verify((await launch.issue()).token)).body.valid).toBe(true);
+    expect(await links()).toEqual(before);
+  });
+
+  it("still folds a device profile left beside the link, as a racing update on another instance can leave one", async () => {
+    const launch = await createLaunchFixture(test);
+    const first = (await launch.verify((await launch.issue()).token)).body;
+    await new PlayerStore(test.database.db).insertProfile({
+      projectId: launch.projectId,
+      identityKey: `d:${launch.installationId}`,
+      partnerUserId: null,
+      deviceId: launch.installationId,
+      platformUserId: null,
+      tags: [],
+      traits: new Map([["late", true]]),
+      version: 0,
+      firstSeenAt: new Date(),
+      lastSeenAt: new Date(),
+    });
+
+    expect((await launch.verify((await launch.issue()).token)).body.valid).toBe(true);
+    const profile = await test.postJson("/v1/players/get", { partner_user_id: first.partner_user_id }, launch.privateKey);
+    expect(profile.body.profile.traits).toEqual({ late: true });
+    const stray = await test.database.db.collection("player_profiles").countDocuments({ identity_key: `d:${launch.installationId}` });
+    expect(stray).toBe(0);
   });
 });
 

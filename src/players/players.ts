@@ -129,13 +129,17 @@ export class Players {
    * the device's profile into the partner's. Creates no profile for a player
    * that has none.
    *
-   * A device already linked by a verify of the same user and partner id needs
-   * none of that: no device profile exists once the device is linked (updates by
-   * its id land on the partner's profile), so that launch costs one read.
+   * A device already linked by a verify of the same user and partner id, with
+   * no profile of its own, needs none of that: the launch costs two reads. A
+   * device profile can outlive the link only when an update on another
+   * instance raced the verify that linked it; this verify folds it then.
    */
   async onLaunchVerified({ projectId, platformUserId, partnerUserId, installationId }: LaunchVerified): Promise<void> {
-    const link = await this.store.findDeviceLink(projectId, installationId);
-    if (link?.partnerUserId === partnerUserId && link.platformUserId === platformUserId) return;
+    const [link, deviceProfile] = await Promise.all([
+      this.store.findDeviceLink(projectId, installationId),
+      this.store.findProfile(projectId, `d:${installationId}`),
+    ]);
+    if (!deviceProfile && link?.partnerUserId === partnerUserId && link.platformUserId === platformUserId) return;
     await this.store.linkAccount(projectId, partnerUserId, platformUserId, this.now());
     const target: Target = {
       projectId,

@@ -102,7 +102,7 @@ interface DeviceLinkDoc {
   project_id: string;
   device_id: string;
   partner_user_id: string;
-  /** The platform user whose verified launch linked the device; null when an update entry linked it. */
+  /** The platform user of the profile the device was linked to, when that profile had one. */
   platform_user_id: string | null;
   linked_at: Date;
 }
