@@ -59,7 +59,7 @@ apiKeys
   });
 apiKeys
   .command("revoke <key_id>")
-  .description("revoke a key; it fails from the next request on")
+  .description("revoke a key; refused from the next request on (by other instances within API_KEY_CACHE_SECONDS)")
   .action(async (keyId: string) => {
     const { client, headers } = admin();
     await print(RevokeApiKeyResponseSchema, client.revokeApiKey({ keyId }, { headers }));
