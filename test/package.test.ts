@@ -11,7 +11,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 let test: TestService;
 beforeAll(async () => {
   // The package's JavaScript, as `npm install` builds it (prepare), fresh for this run.
-  await run(process.execPath, ["node_modules/typescript/bin/tsc", "-p", "tsconfig.build.json"], { cwd: ROOT });
+  await run("npm", ["run", "build"], { cwd: ROOT });
   test = await startTestService();
 }, 120_000);
 afterAll(() => test.stop());
