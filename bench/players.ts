@@ -33,7 +33,11 @@ async function createProject(bench: BenchService, gameId: number) {
     body: JSON.stringify({ name: `bench ${gameId}`, game_id: gameId }),
   });
   const body = (await res.json()) as any;
-  return { projectId: body.project.project_id as string, privateKey: body.private_key as string, publicKey: body.public_key as string };
+  return {
+    projectId: body.project.project_id as string,
+    privateKey: body.private_key as string,
+    publicKey: body.public_key as string,
+  };
 }
 
 async function post(bench: BenchService, path: string, key: string, body: unknown): Promise<any> {
@@ -47,7 +51,9 @@ async function post(bench: BenchService, path: string, key: string, body: unknow
 }
 
 function tagsOf(i: number): string[] {
-  return [TAG_POOL[i % 200], TAG_POOL[(i * 7) % 200], TAG_POOL[(i * 13) % 50]].filter((t, k, all) => all.indexOf(t) === k);
+  return [TAG_POOL[i % 200], TAG_POOL[(i * 7) % 200], TAG_POOL[(i * 13) % 50]].filter(
+    (t, k, all) => all.indexOf(t) === k,
+  );
 }
 
 /** Profiles in their stored shape, inserted in bulk (the API path is measured separately above). */
@@ -117,7 +123,12 @@ export default async function playersBenchmark() {
         const c = call++ % (UPDATE_CALLS / 2);
         const players = Array.from({ length: ENTRIES_PER_CALL }, (_, k) => {
           const i = c * ENTRIES_PER_CALL + k;
-          return { partner_user_id: `p-${i}`, tags_add: tagsOf(i), traits: { level: i % 100, region: "eu" }, traits_increment: { sessions: 1 } };
+          return {
+            partner_user_id: `p-${i}`,
+            tags_add: tagsOf(i),
+            traits: { level: i % 100, region: "eu" },
+            traits_increment: { sessions: 1 },
+          };
         });
         const body = await post(bench, "/v1/players/update", writer.publicKey, { players });
         if (body.updated.length !== ENTRIES_PER_CALL) throw new Error(`update: ${JSON.stringify(body.rejected[0])}`);
@@ -159,32 +170,50 @@ export default async function playersBenchmark() {
     const searchTag = await measure({
       concurrency: 4,
       total: QUERIES,
-      run: async (i) => void (await post(bench, "/v1/players/search", reader.privateKey, { tags: [TAG_POOL[i % 200]], page_size: 50 })),
+      run: async (i) =>
+        void (await post(bench, "/v1/players/search", reader.privateKey, { tags: [TAG_POOL[i % 200]], page_size: 50 })),
     });
     const bareFindTag = await measure({
       concurrency: 4,
       total: QUERIES,
       run: async (i) => {
         const filter = { project_id: reader.projectId, tags: { $in: [TAG_POOL[i % 200]] } };
-        await Promise.all([profiles.find(filter).sort({ last_seen_at: -1, identity_key: 1 }).limit(50).toArray(), profiles.countDocuments(filter)]);
+        await Promise.all([
+          profiles.find(filter).sort({ last_seen_at: -1, identity_key: 1 }).limit(50).toArray(),
+          profiles.countDocuments(filter),
+        ]);
       },
     });
     const searchTrait = await measure({
       concurrency: 4,
       total: QUERIES,
-      run: async (i) => void (await post(bench, "/v1/players/search", reader.privateKey, { traits: { level: i % 100, region: "eu" } })),
+      run: async (i) =>
+        void (await post(bench, "/v1/players/search", reader.privateKey, { traits: { level: i % 100, region: "eu" } })),
     });
     const listTags = await measure({
       concurrency: 4,
       total: QUERIES,
-      run: async (i) => void (await post(bench, "/v1/players/tags", reader.privateKey, { page: 1 + (i % 4), page_size: 50, category: "even" })),
+      run: async (i) =>
+        void (await post(bench, "/v1/players/tags", reader.privateKey, {
+          page: 1 + (i % 4),
+          page_size: 50,
+          category: "even",
+        })),
     });
     const bareFindTags = await measure({
       concurrency: 4,
       total: QUERIES,
       run: async (i) => {
         const filter = { project_id: reader.projectId, category: "even" };
-        await Promise.all([tags.find(filter).sort({ id: 1 }).skip((i % 4) * 50).limit(50).toArray(), tags.countDocuments(filter)]);
+        await Promise.all([
+          tags
+            .find(filter)
+            .sort({ id: 1 })
+            .skip((i % 4) * 50)
+            .limit(50)
+            .toArray(),
+          tags.countDocuments(filter),
+        ]);
       },
     });
 

@@ -2,7 +2,7 @@ import { generateKeyPairSync, randomUUID, sign, verify } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { LaunchTokenService } from "../gen/platform/v1/launch_pb.js";
+import { LaunchTokenService } from "../gen/platformapi/v1/launch_pb.js";
 import { measure, round, startBenchService, type BenchService, type Measurement } from "./support.js";
 
 // Launch token issue and verify, over /v1 JSON (HTTP/1.1 keep-alive) and gRPC (HTTP/2),
@@ -24,7 +24,8 @@ export default async function benchmarkVerify() {
 
     const overJson = {
       issue: async (i: number) =>
-        (await postJson(bench, "/v1/launch_tokens/issue", launch.requests[i % PLAYERS], launch.platformKey)).token as string,
+        (await postJson(bench, "/v1/launch_tokens/issue", launch.requests[i % PLAYERS], launch.platformKey))
+          .token as string,
       verify: async (token: string) => {
         const answer = await postJson(bench, "/v1/launch_tokens/verify", { token }, launch.privateKey);
         if (!answer.valid) throw new Error(`verify failed: ${JSON.stringify(answer)}`);
@@ -39,10 +40,17 @@ export default async function benchmarkVerify() {
     };
 
     const results: Record<string, Record<string, { issue: Measurement; verify: Measurement }>> = { json: {}, grpc: {} };
-    for (const [protocol, calls] of [["json", overJson], ["grpc", overGrpc]] as const) {
+    for (const [protocol, calls] of [
+      ["json", overJson],
+      ["grpc", overGrpc],
+    ] as const) {
       for (const concurrency of CONCURRENCIES) {
         const tokens: string[] = [];
-        const issue = await measure({ concurrency, total: CALLS, run: async (i) => void tokens.push(await calls.issue(i)) });
+        const issue = await measure({
+          concurrency,
+          total: CALLS,
+          run: async (i) => void tokens.push(await calls.issue(i)),
+        });
         const verify = await measure({ concurrency, total: CALLS, run: (i) => calls.verify(tokens[i]) });
         results[protocol][`c${concurrency}`] = { issue, verify };
       }
@@ -51,7 +59,8 @@ export default async function benchmarkVerify() {
     const noopRpc = await measure({ concurrency: 32, total: 3_000, run: async () => void (await grpc.getJwks({})) });
     const baselines = {
       crypto_verify_per_sec: cryptoVerifyRate(),
-      driver_insert_one_per_sec: (await measure({ concurrency: 8, total: 2_000, run: (i) => insertOne(bench, i) })).ops_per_sec,
+      driver_insert_one_per_sec: (await measure({ concurrency: 8, total: 2_000, run: (i) => insertOne(bench, i) }))
+        .ops_per_sec,
       noop_rpc_grpc_per_sec: noopRpc.ops_per_sec,
     };
     // Not one of the issue's baselines: what one lookup by _id costs on this engine at the run's data size,
@@ -64,7 +73,9 @@ export default async function benchmarkVerify() {
       run: async (i) => void (await tokens.findOne({ _id: tokenIds[i % tokenIds.length] })),
     });
     const slowest = Math.min(...Object.values(baselines));
-    const verifies = Object.values(results).flatMap((byConcurrency) => Object.values(byConcurrency).map((r) => r.verify));
+    const verifies = Object.values(results).flatMap((byConcurrency) =>
+      Object.values(byConcurrency).map((r) => r.verify),
+    );
     const best = verifies.reduce((a, b) => (b.ops_per_sec > a.ops_per_sec ? b : a));
     const bestVerify = best.ops_per_sec;
     return {
@@ -99,7 +110,10 @@ async function setUp(bench: BenchService) {
   const gameId = 4_000_000 + Math.floor(Math.random() * 1_000_000);
   const project = await postJson(bench, "/v1/admin/projects", { name: "Bench", game_id: gameId }, bench.adminKey);
   const platform = await postJson(bench, "/v1/admin/api_keys", { type: "platform" }, bench.adminKey);
-  const players = Array.from({ length: PLAYERS }, () => ({ platformUserId: randomUUID(), installationId: randomUUID() }));
+  const players = Array.from({ length: PLAYERS }, () => ({
+    platformUserId: randomUUID(),
+    installationId: randomUUID(),
+  }));
   for (const { platformUserId } of players) {
     await postJson(
       bench,
@@ -147,5 +161,7 @@ function cryptoVerifyRate(): number {
 }
 
 async function insertOne(bench: BenchService, i: number): Promise<void> {
-  await bench.database.db.collection("bench_baseline").insertOne({ _id: `${i}-${randomUUID()}` as never, at: new Date(), i });
+  await bench.database.db
+    .collection("bench_baseline")
+    .insertOne({ _id: `${i}-${randomUUID()}` as never, at: new Date(), i });
 }

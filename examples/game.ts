@@ -3,7 +3,9 @@
 import { readLaunchToken, redactLaunchToken } from "../src/index.js";
 
 const token = readLaunchToken();
-process.stdout.write(`game: environment as a crash report would show it: ${JSON.stringify(redactLaunchToken({ env: process.env }).env.PLATFORM_LAUNCH_TOKEN)}\n`);
+process.stdout.write(
+  `game: environment as a crash report would show it: ${JSON.stringify(redactLaunchToken({ env: process.env }).env.PLATFORM_LAUNCH_TOKEN)}\n`,
+);
 if (!token) {
   process.stdout.write("game: no usable launch token: single-player only\n");
 } else {

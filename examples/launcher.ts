@@ -11,7 +11,13 @@ if (!platformUserId || !gameId || !platformKey) {
 
 const game = await launchGame(
   { baseUrl: process.env.PLATFORM_URL ?? "http://localhost:8080", platformKey },
-  { platformUserId, installationId: process.env.INSTALLATION_ID ?? randomUUID(), gameId: Number(gameId), channelId: "stable", buildVersion: "1.0.0" },
+  {
+    platformUserId,
+    installationId: process.env.INSTALLATION_ID ?? randomUUID(),
+    gameId: Number(gameId),
+    channelId: "stable",
+    buildVersion: "1.0.0",
+  },
   process.execPath,
   ["--import", "tsx", new URL("game.ts", import.meta.url).pathname],
   { stdio: "inherit" },

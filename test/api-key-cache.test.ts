@@ -18,7 +18,10 @@ const TTL_MS = 5_000;
 async function storedKey() {
   const { keyId, key } = generateApiKey("private");
   const hash = hashApiKey(key);
-  await store.insertApiKey({ keyId, type: "private", scopes: ["launch:verify"], projectId: "prj_cache", hash }, new Date());
+  await store.insertApiKey(
+    { keyId, type: "private", scopes: ["launch:verify"], projectId: "prj_cache", hash },
+    new Date(),
+  );
   return { keyId, hash, revokeInDatabase: () => store.revokeApiKey(keyId, new Date()) };
 }
 
@@ -64,7 +67,10 @@ describe("ApiKeyCache", () => {
     const { key } = generateApiKey("private");
     const hash = hashApiKey(key);
     expect(await cache.findByHash(hash)).toBeNull();
-    await store.insertApiKey({ keyId: "key_late", type: "private", scopes: [], projectId: "prj_cache", hash }, new Date());
+    await store.insertApiKey(
+      { keyId: "key_late", type: "private", scopes: [], projectId: "prj_cache", hash },
+      new Date(),
+    );
     expect((await cache.findByHash(hash))?.keyId).toBe("key_late");
   });
 

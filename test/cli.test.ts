@@ -19,7 +19,9 @@ function platformctl(args: string[], env: Record<string, string> = {}) {
 
 describe("platformctl", () => {
   it("creates a project, a platform key and an entitlement, printing /v1 JSON", async () => {
-    const project = JSON.parse((await platformctl(["projects", "create", "--name", "CLI", "--game-id", "4242"])).stdout);
+    const project = JSON.parse(
+      (await platformctl(["projects", "create", "--name", "CLI", "--game-id", "4242"])).stdout,
+    );
     expect(project.project).toMatchObject({ name: "CLI", game_id: 4242 });
     expect(project.private_key).toMatch(/^sk_/);
 
@@ -27,7 +29,17 @@ describe("platformctl", () => {
     expect(key).toMatchObject({ type: "platform", scopes: ["launch:issue"], project_id: "" });
 
     const refund = JSON.parse(
-      (await platformctl(["entitlements", "set", "--user", "7f1c2a4e-0000-4000-8000-0000000000aa", "--game-id", "4242", "--no-owns"])).stdout,
+      (
+        await platformctl([
+          "entitlements",
+          "set",
+          "--user",
+          "7f1c2a4e-0000-4000-8000-0000000000aa",
+          "--game-id",
+          "4242",
+          "--no-owns",
+        ])
+      ).stdout,
     );
     expect(refund.entitlement).toMatchObject({ owns: false, source: "STORE", game_id: 4242 });
   });

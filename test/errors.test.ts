@@ -1,6 +1,6 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService } from "../gen/platform/v1/admin_pb.js";
+import { AdminService } from "../gen/platformapi/v1/admin_pb.js";
 import { MAX_BODY_BYTES } from "../src/server/http-gateway.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
@@ -32,7 +32,11 @@ describe("authentication", () => {
 
   it("401 on the next request after a key is revoked, over JSON and gRPC", async () => {
     const { keyId, key } = await test.createKey("admin");
-    const before = await test.postJson("/v1/admin/entitlements", { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 5 }, key);
+    const before = await test.postJson(
+      "/v1/admin/entitlements",
+      { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 5 },
+      key,
+    );
     expect(before.status).toBe(200);
 
     const revoked = await test.postJson("/v1/admin/api_keys/revoke", { key_id: keyId }, ADMIN_KEY);
@@ -40,10 +44,19 @@ describe("authentication", () => {
     expect(revoked.body.key_id).toBe(keyId);
     expect(Date.parse(revoked.body.revoked_at)).not.toBeNaN();
 
-    const after = await test.postJson("/v1/admin/entitlements", { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 5 }, key);
+    const after = await test.postJson(
+      "/v1/admin/entitlements",
+      { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 5 },
+      key,
+    );
     expect(after.status).toBe(401);
     expectErrorShape(after.body, "unauthenticated");
-    const overGrpc = test.client(AdminService).setEntitlement({ platformUserId: "7f1c2a4e-0000-4000-8000-0000000000aa", gameId: 5 }, { headers: { "x-api-key": key } });
+    const overGrpc = test
+      .client(AdminService)
+      .setEntitlement(
+        { platformUserId: "7f1c2a4e-0000-4000-8000-0000000000aa", gameId: 5 },
+        { headers: { "x-api-key": key } },
+      );
     await expect(overGrpc).rejects.toMatchObject({ code: Code.Unauthenticated });
   });
 
@@ -60,7 +73,9 @@ describe("authentication", () => {
       expect(res.status).toBe(403);
       expectErrorShape(res.body, "permission_denied");
     }
-    const overGrpc = test.client(AdminService).createProject({ name: "x", gameId: 77 }, { headers: { "x-api-key": privateKey } });
+    const overGrpc = test
+      .client(AdminService)
+      .createProject({ name: "x", gameId: 77 }, { headers: { "x-api-key": privateKey } });
     await expect(overGrpc).rejects.toSatisfy((e) => e instanceof ConnectError && e.code === Code.PermissionDenied);
   });
 
@@ -165,7 +180,11 @@ describe("routing", () => {
   });
 
   it("501 for a method whose behaviour is not built yet", async () => {
-    const res = await test.postJson("/v1/events/trends", { from: "2026-01-01", to: "2026-01-02" }, (await test.createProject()).privateKey);
+    const res = await test.postJson(
+      "/v1/events/trends",
+      { from: "2026-01-01", to: "2026-01-02" },
+      (await test.createProject()).privateKey,
+    );
     expect(res.status).toBe(501);
     expectErrorShape(res.body, "unimplemented");
   });

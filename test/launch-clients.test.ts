@@ -31,11 +31,26 @@ describe("launchAccess: the recommended policy", () => {
   it.each([
     [verified(true), { singlePlayer: true, online: true, reason: "verified" }],
     [verified(false), { singlePlayer: true, online: false, reason: "not_owned" }],
-    [{ status: "rejected", error: "expired" }, { singlePlayer: true, online: false, reason: "expired" }],
-    [{ status: "rejected", error: "invalid_token" }, { singlePlayer: true, online: false, reason: "invalid_token" }],
-    [{ status: "rejected", error: "unknown_token" }, { singlePlayer: true, online: false, reason: "unknown_token" }],
-    [{ status: "rejected", error: "already_used" }, { singlePlayer: true, online: false, reason: "already_used" }],
-    [{ status: "unavailable", reason: "no launch token" }, { singlePlayer: true, online: false, reason: "unavailable" }],
+    [
+      { status: "rejected", error: "expired" },
+      { singlePlayer: true, online: false, reason: "expired" },
+    ],
+    [
+      { status: "rejected", error: "invalid_token" },
+      { singlePlayer: true, online: false, reason: "invalid_token" },
+    ],
+    [
+      { status: "rejected", error: "unknown_token" },
+      { singlePlayer: true, online: false, reason: "unknown_token" },
+    ],
+    [
+      { status: "rejected", error: "already_used" },
+      { singlePlayer: true, online: false, reason: "already_used" },
+    ],
+    [
+      { status: "unavailable", reason: "no launch token" },
+      { singlePlayer: true, online: false, reason: "unavailable" },
+    ],
   ] as [LaunchCheck, object][])("%j -> %j", (check, access) => {
     expect(launchAccess(check)).toEqual(access);
   });
@@ -96,7 +111,12 @@ describe("launcher, game and studio backend end to end", () => {
 
     const game = await launchGame(
       { baseUrl: test.baseUrl, platformKey: launch.platformKey },
-      { platformUserId: launch.platformUserId, installationId: launch.installationId, gameId: launch.gameId, channelId: "stable" },
+      {
+        platformUserId: launch.platformUserId,
+        installationId: launch.installationId,
+        gameId: launch.gameId,
+        channelId: "stable",
+      },
       process.execPath,
       ["-e", gameScript],
       {
@@ -116,7 +136,11 @@ describe("launcher, game and studio backend end to end", () => {
     expect(lines).toHaveLength(2);
     expect(lines[0].who).toBe("game");
     expect(lines[0].expires_at).toMatch(/Z$/);
-    expect(lines[0].answer).toMatchObject({ valid: true, platform_user_id: launch.platformUserId, entitlement: { channel_id: "stable" } });
+    expect(lines[0].answer).toMatchObject({
+      valid: true,
+      platform_user_id: launch.platformUserId,
+      entitlement: { channel_id: "stable" },
+    });
     expect(lines[1]).toEqual({ who: "child", answer: { valid: false, error: "already_used" } });
   });
 

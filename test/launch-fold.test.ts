@@ -17,17 +17,32 @@ describe("a verified launch links the installation to the player", () => {
     const get = (body: object) => test.postJson("/v1/players/get", body, launch.privateKey);
 
     // Before signing in, the game tags its device.
-    expect((await update({ device_id: launch.installationId, tags_add: ["Tutorial Done"], traits: { difficulty: "hard" } })).status).toBe(200);
-    await test.postJson("/v1/players/link", { platform_user_id: launch.platformUserId, partner_user_id: "hero-7" }, launch.privateKey);
+    expect(
+      (await update({ device_id: launch.installationId, tags_add: ["Tutorial Done"], traits: { difficulty: "hard" } }))
+        .status,
+    ).toBe(200);
+    await test.postJson(
+      "/v1/players/link",
+      { platform_user_id: launch.platformUserId, partner_user_id: "hero-7" },
+      launch.privateKey,
+    );
     expect((await update({ partner_user_id: "hero-7", tags_add: ["vip"] })).status).toBe(200);
 
     const { token } = await launch.issue();
     const verified = await launch.verify(token);
-    expect(verified.body).toMatchObject({ valid: true, partner_user_id: "hero-7", installation_id: launch.installationId });
+    expect(verified.body).toMatchObject({
+      valid: true,
+      partner_user_id: "hero-7",
+      installation_id: launch.installationId,
+    });
 
     const real = await get({ partner_user_id: "hero-7" });
     expect(real.body.found).toBe(true);
-    expect(real.body.profile).toMatchObject({ identity_key: "u:hero-7", linked: true, platform_user_id: launch.platformUserId });
+    expect(real.body.profile).toMatchObject({
+      identity_key: "u:hero-7",
+      linked: true,
+      platform_user_id: launch.platformUserId,
+    });
     expect(real.body.profile.tags.sort()).toEqual(["tutorial_done", "vip"]);
     expect(real.body.profile.traits).toEqual({ difficulty: "hard" });
 
@@ -44,13 +59,24 @@ describe("a verified launch links the installation to the player", () => {
   it("a shared installation routes device updates to whoever launched on it last", async () => {
     const launch = await createLaunchFixture(test);
     const other = randomUUID();
-    const owns = await test.postJson("/v1/admin/entitlements", { platform_user_id: other, game_id: launch.gameId, owns: true }, ADMIN_KEY);
+    const owns = await test.postJson(
+      "/v1/admin/entitlements",
+      { platform_user_id: other, game_id: launch.gameId, owns: true },
+      ADMIN_KEY,
+    );
     expect(owns.status).toBe(200);
-    for (const [user, partner] of [[launch.platformUserId, "ann"], [other, "bob"]]) {
+    for (const [user, partner] of [
+      [launch.platformUserId, "ann"],
+      [other, "bob"],
+    ]) {
       await test.postJson("/v1/players/link", { platform_user_id: user, partner_user_id: partner }, launch.privateKey);
     }
 
-    for (const [user, partner] of [[launch.platformUserId, "ann"], [other, "bob"], [launch.platformUserId, "ann"]]) {
+    for (const [user, partner] of [
+      [launch.platformUserId, "ann"],
+      [other, "bob"],
+      [launch.platformUserId, "ann"],
+    ]) {
       const { token } = await launch.issue({ platform_user_id: user });
       expect((await launch.verify(token)).body).toMatchObject({ valid: true, partner_user_id: partner });
       expect(await deviceUpdateLandsOn(launch)).toBe(`u:${partner}`);
@@ -63,7 +89,11 @@ describe("a verified launch links the installation to the player", () => {
     const first = await verifyOnce();
     expect(await deviceUpdateLandsOn(launch)).toBe(`u:${first.partner_user_id}`);
 
-    await test.postJson("/v1/players/link", { platform_user_id: launch.platformUserId, partner_user_id: "renamed" }, launch.privateKey);
+    await test.postJson(
+      "/v1/players/link",
+      { platform_user_id: launch.platformUserId, partner_user_id: "renamed" },
+      launch.privateKey,
+    );
     expect(await verifyOnce()).toMatchObject({ valid: true, partner_user_id: "renamed" });
     expect(await deviceUpdateLandsOn(launch)).toBe("u:renamed");
     const profile = await test.postJson("/v1/players/get", { partner_user_id: "renamed" }, launch.privateKey);
@@ -104,16 +134,26 @@ describe("a launch from an installation already linked to the player", () => {
     });
 
     expect((await launch.verify((await launch.issue()).token)).body.valid).toBe(true);
-    const profile = await test.postJson("/v1/players/get", { partner_user_id: first.partner_user_id }, launch.privateKey);
+    const profile = await test.postJson(
+      "/v1/players/get",
+      { partner_user_id: first.partner_user_id },
+      launch.privateKey,
+    );
     expect(profile.body.profile.traits).toEqual({ late: true });
-    const stray = await test.database.db.collection("player_profiles").countDocuments({ identity_key: `d:${launch.installationId}` });
+    const stray = await test.database.db
+      .collection("player_profiles")
+      .countDocuments({ identity_key: `d:${launch.installationId}` });
     expect(stray).toBe(0);
   });
 });
 
 /** The profile an update by the fixture's installation id alone writes to. */
 async function deviceUpdateLandsOn(launch: LaunchFixture): Promise<string> {
-  const res = await test.postJson("/v1/players/update", { players: [{ device_id: launch.installationId, tags_add: ["seen"] }] }, launch.publicKey);
+  const res = await test.postJson(
+    "/v1/players/update",
+    { players: [{ device_id: launch.installationId, tags_add: ["seen"] }] },
+    launch.publicKey,
+  );
   expect(res.status).toBe(200);
   return res.body.updated[0].identity_key;
 }

@@ -15,7 +15,9 @@ beforeAll(async () => {
 });
 afterAll(() => test.stop());
 
-async function jwks(): Promise<{ keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[] }> {
+async function jwks(): Promise<{
+  keys: { kty: string; crv: string; x: string; kid: string; alg: string; use: string }[];
+}> {
   const res = await fetch(`${test.baseUrl}/v1/.well-known/jwks.json`);
   expect(res.status).toBe(200);
   return res.json();
@@ -41,7 +43,14 @@ describe("signing keys", () => {
     const { keys } = await jwks();
     expect(keys.length).toBeGreaterThanOrEqual(1);
     for (const key of keys) {
-      expect(key).toEqual({ kty: "OKP", crv: "Ed25519", x: expect.stringMatching(/^[\w-]{43}$/), kid: expect.any(String), alg: "EdDSA", use: "sig" });
+      expect(key).toEqual({
+        kty: "OKP",
+        crv: "Ed25519",
+        x: expect.stringMatching(/^[\w-]{43}$/),
+        kid: expect.any(String),
+        alg: "EdDSA",
+        use: "sig",
+      });
     }
     expect(JSON.stringify(keys)).not.toMatch(/"d"/);
   });
@@ -91,9 +100,13 @@ describe("signing keys", () => {
 
   it("platformctl keys rotate rotates", async () => {
     const before = new Set((await jwks()).keys.map((k) => k.kid));
-    const { stdout } = await promisify(execFile)("node", ["bin/platformctl.js", "--url", test.baseUrl, "keys", "rotate"], {
-      env: { ...process.env, PLATFORM_ADMIN_KEY: ADMIN_KEY },
-    });
+    const { stdout } = await promisify(execFile)(
+      "node",
+      ["bin/platformctl.js", "--url", test.baseUrl, "keys", "rotate"],
+      {
+        env: { ...process.env, PLATFORM_ADMIN_KEY: ADMIN_KEY },
+      },
+    );
     const { kid } = JSON.parse(stdout);
     expect(before.has(kid)).toBe(false);
     expect((await jwks()).keys.map((k) => k.kid)).toContain(kid);

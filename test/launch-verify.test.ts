@@ -1,7 +1,7 @@
 import { createPrivateKey, randomUUID } from "node:crypto";
 import { SignJWT, base64url, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LaunchTokenService } from "../gen/platform/v1/launch_pb.js";
+import { LaunchTokenService } from "../gen/platformapi/v1/launch_pb.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 
@@ -22,7 +22,11 @@ function flip(text: string, index: number): string {
 
 /** The service's current signing key, read from its database as an attacker with the key could sign. */
 async function serverSigningKey() {
-  const doc = await test.database.db.collection<{ _id: string; private_key_pem: string }>("signing_keys").find().sort({ created_at: -1 }).next();
+  const doc = await test.database.db
+    .collection<{ _id: string; private_key_pem: string }>("signing_keys")
+    .find()
+    .sort({ created_at: -1 })
+    .next();
   return { kid: doc!._id, key: createPrivateKey(doc!.private_key_pem) };
 }
 
@@ -114,7 +118,12 @@ describe("verify", () => {
     expect(first.valid).toBe(true);
     expect(first.platformUserId).toBe(launch.platformUserId);
     expect(first.installationId).toBe(launch.installationId);
-    expect(first.entitlement).toMatchObject({ owns: true, gameId: launch.gameId, channelId: "beta", buildVersion: "1.2.3" });
+    expect(first.entitlement).toMatchObject({
+      owns: true,
+      gameId: launch.gameId,
+      channelId: "beta",
+      buildVersion: "1.2.3",
+    });
     const second = await client.verify({ token }, { headers });
     expect(second).toMatchObject({ valid: false, error: "already_used" });
     expect(second.platformUserId).toBeUndefined();
@@ -134,7 +143,9 @@ describe("verify", () => {
     test.clock.advance(61_000);
     try {
       expect((await launch.verify(token)).body).toEqual({ valid: false, error: "expired" });
-      const overGrpc = await test.client(LaunchTokenService).verify({ token: other }, { headers: { "x-api-key": launch.privateKey } });
+      const overGrpc = await test
+        .client(LaunchTokenService)
+        .verify({ token: other }, { headers: { "x-api-key": launch.privateKey } });
       expect(overGrpc).toMatchObject({ valid: false, error: "expired" });
     } finally {
       test.clock.advance(-61_000);
@@ -227,7 +238,9 @@ describe("verify refuses forgeries as invalid_token", () => {
       const { token } = await launch.issue();
       const forged = await forge(token);
       expect((await launch.verify(forged)).body).toEqual({ valid: false, error: "invalid_token" });
-      const overGrpc = await test.client(LaunchTokenService).verify({ token: forged }, { headers: { "x-api-key": launch.privateKey } });
+      const overGrpc = await test
+        .client(LaunchTokenService)
+        .verify({ token: forged }, { headers: { "x-api-key": launch.privateKey } });
       expect(overGrpc).toMatchObject({ valid: false, error: "invalid_token" });
       // The genuine token was not spent by the forgeries.
       expect((await launch.verify(token)).body.valid).toBe(true);
@@ -239,7 +252,12 @@ describe("verify answers unknown_token", () => {
   it("for a well-signed token the service never issued, every time it is presented", async () => {
     const { kid, key } = await serverSigningKey();
     const now = Math.floor(Date.now() / 1000);
-    const token = await new SignJWT({ installation_id: launch.installationId, game_id: launch.gameId, channel_id: "", build_version: "" })
+    const token = await new SignJWT({
+      installation_id: launch.installationId,
+      game_id: launch.gameId,
+      channel_id: "",
+      build_version: "",
+    })
       .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid })
       .setIssuer("platform")
       .setSubject(launch.platformUserId)
@@ -256,7 +274,9 @@ describe("verify answers unknown_token", () => {
     const other = await createLaunchFixture(test);
     const { token } = await other.issue();
     expect((await launch.verify(token)).body).toEqual({ valid: false, error: "unknown_token" });
-    const overGrpc = await test.client(LaunchTokenService).verify({ token }, { headers: { "x-api-key": launch.privateKey } });
+    const overGrpc = await test
+      .client(LaunchTokenService)
+      .verify({ token }, { headers: { "x-api-key": launch.privateKey } });
     expect(overGrpc).toMatchObject({ valid: false, error: "unknown_token" });
     expect((await other.verify(token)).body.valid).toBe(true);
   });

@@ -11,9 +11,11 @@ async function project() {
   const { publicKey, privateKey } = await svc.createProject();
   return {
     update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey),
-    get: async (partnerUserId: string) => (await svc.postJson("/v1/players/get", { partner_user_id: partnerUserId }, privateKey)).body,
+    get: async (partnerUserId: string) =>
+      (await svc.postJson("/v1/players/get", { partner_user_id: partnerUserId }, privateKey)).body,
     tags: async () => (await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey)).body,
-    tagPage: async (page: number) => (await svc.postJson("/v1/players/tags", { page, page_size: 100 }, privateKey)).body,
+    tagPage: async (page: number) =>
+      (await svc.postJson("/v1/players/tags", { page, page_size: 100 }, privateKey)).body,
   };
 }
 
@@ -34,7 +36,9 @@ describe("concurrent players/update", () => {
     // Each "device" links itself to the player while adding its own tag and trait.
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        p.update([{ partner_user_id: "shared", device_id: `device-${i}`, tags_add: [`d${i}`], traits: { [`t${i}`]: i } }]),
+        p.update([
+          { partner_user_id: "shared", device_id: `device-${i}`, tags_add: [`d${i}`], traits: { [`t${i}`]: i } },
+        ]),
       ),
     );
     expect(results.every((r) => r.status === 200 && r.body.rejected.length === 0)).toBe(true);
@@ -46,7 +50,9 @@ describe("concurrent players/update", () => {
     expect(tags).toHaveLength(31);
 
     // Then the devices write alone: each lands on the real profile.
-    await Promise.all(Array.from({ length: 30 }, (_, i) => p.update([{ device_id: `device-${i}`, traits_increment: { visits: 1 } }])));
+    await Promise.all(
+      Array.from({ length: 30 }, (_, i) => p.update([{ device_id: `device-${i}`, traits_increment: { visits: 1 } }])),
+    );
     expect((await p.get("shared")).profile.traits.visits).toBe(30);
   });
 

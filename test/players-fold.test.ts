@@ -18,7 +18,8 @@ async function project() {
   const { publicKey, privateKey, projectId } = created;
   return {
     projectId,
-    update: async (entries: unknown[]) => (await svc.postJson("/v1/players/update", { players: entries }, publicKey)).body,
+    update: async (entries: unknown[]) =>
+      (await svc.postJson("/v1/players/update", { players: entries }, publicKey)).body,
     get: async (body: object) => (await svc.postJson("/v1/players/get", body, privateKey)).body,
     tagCounts: async () => {
       const res = await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
@@ -36,10 +37,20 @@ describe("device folding on a verified launch", () => {
     await p.update([{ partner_user_id: "alice", tags_add: ["shared", "paid"], traits: { level: 2 } }]);
     expect(await p.tagCounts()).toEqual({ guest: 1, shared: 2, paid: 1 });
 
-    await players.onLaunchVerified({ projectId: p.projectId, platformUserId: "plat-1", partnerUserId: "alice", installationId: "inst-1" });
+    await players.onLaunchVerified({
+      projectId: p.projectId,
+      platformUserId: "plat-1",
+      partnerUserId: "alice",
+      installationId: "inst-1",
+    });
 
     const { profile } = await p.get({ partner_user_id: "alice" });
-    expect(profile).toMatchObject({ identity_key: "u:alice", partner_user_id: "alice", platform_user_id: "plat-1", linked: true });
+    expect(profile).toMatchObject({
+      identity_key: "u:alice",
+      partner_user_id: "alice",
+      platform_user_id: "plat-1",
+      linked: true,
+    });
     expect(profile.tags).toEqual(["shared", "paid", "guest"]);
     expect(profile.traits).toEqual({ level: 2, device_only: "yes" });
     // The device's first sighting (an hour earlier) is the player's first sighting.
@@ -58,11 +69,21 @@ describe("device folding on a verified launch", () => {
   it("turns a device-only profile into the partner profile when the partner had none, and creates none from nothing", async () => {
     const p = await project();
     await p.update([{ device_id: "inst-2", tags_add: ["guest"] }]);
-    await players.onLaunchVerified({ projectId: p.projectId, platformUserId: "plat-2", partnerUserId: "bob", installationId: "inst-2" });
+    await players.onLaunchVerified({
+      projectId: p.projectId,
+      platformUserId: "plat-2",
+      partnerUserId: "bob",
+      installationId: "inst-2",
+    });
     expect((await p.get({ partner_user_id: "bob" })).profile).toMatchObject({ tags: ["guest"], linked: true });
     expect(await p.tagCounts()).toEqual({ guest: 1 });
 
-    await players.onLaunchVerified({ projectId: p.projectId, platformUserId: "plat-3", partnerUserId: "carol", installationId: "inst-3" });
+    await players.onLaunchVerified({
+      projectId: p.projectId,
+      platformUserId: "plat-3",
+      partnerUserId: "carol",
+      installationId: "inst-3",
+    });
     expect((await p.get({ partner_user_id: "carol" })).found).toBe(false);
     // A profile created after the verify starts linked to the platform user.
     const res = await p.update([{ partner_user_id: "carol", tags_add: ["later"] }]);
@@ -76,7 +97,12 @@ describe("device folding on a verified launch", () => {
     const p = await project();
     await p.update([{ partner_user_id: "dave", tags: Array.from({ length: 49 }, (_, i) => `own${i}`) }]);
     await p.update([{ device_id: "inst-4", tags: ["dev_a", "dev_b", "own0"] }]);
-    await players.onLaunchVerified({ projectId: p.projectId, platformUserId: "plat-4", partnerUserId: "dave", installationId: "inst-4" });
+    await players.onLaunchVerified({
+      projectId: p.projectId,
+      platformUserId: "plat-4",
+      partnerUserId: "dave",
+      installationId: "inst-4",
+    });
     const { profile } = await p.get({ partner_user_id: "dave" });
     expect(profile.tags).toHaveLength(50);
     expect(profile.tags).toContain("dev_a");
@@ -89,9 +115,21 @@ describe("an update entry carrying both identities", () => {
   it("links the device and folds its profile before applying the entry, counting its tags once", async () => {
     const p = await project();
     await p.update([{ device_id: "phone", tags_add: ["guest", "tutorial_done"], traits: { sessions: 3 } }]);
-    const res = await p.update([{ partner_user_id: "erin", device_id: "phone", tags_add: ["signed_in"], tags_remove: ["guest"], traits_increment: { sessions: 1 } }]);
+    const res = await p.update([
+      {
+        partner_user_id: "erin",
+        device_id: "phone",
+        tags_add: ["signed_in"],
+        tags_remove: ["guest"],
+        traits_increment: { sessions: 1 },
+      },
+    ]);
     expect(res.rejected).toEqual([]);
-    expect(res.updated[0]).toMatchObject({ identity_key: "u:erin", tags: ["tutorial_done", "signed_in"], linked: false });
+    expect(res.updated[0]).toMatchObject({
+      identity_key: "u:erin",
+      tags: ["tutorial_done", "signed_in"],
+      linked: false,
+    });
     expect((await p.get({ partner_user_id: "erin" })).profile.traits).toEqual({ sessions: 4 });
     expect((await p.get({ device_id: "phone" })).profile.identity_key).toBe("u:erin");
     expect(await p.tagCounts()).toEqual({ guest: 0, tutorial_done: 1, signed_in: 1 });

@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { entryChains } from "../src/players/entry-chains.js";
 import { KeyedLock } from "../src/players/keyed-lock.js";
-import { escapeRegex, normaliseTag, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../src/players/normalise.js";
+import {
+  escapeRegex,
+  normaliseTag,
+  normaliseTraitKey,
+  normaliseTraitValue,
+  traitIndexEntry,
+} from "../src/players/normalise.js";
 import {
   applyOperations,
   foldDevice,
@@ -12,7 +18,13 @@ import {
   type PlayerState,
 } from "../src/players/operations.js";
 
-const entry = (fields: Partial<EntryInput>): EntryInput => ({ tagsAdd: [], tagsRemove: [], traitsIncrement: {}, traitsUnset: [], ...fields });
+const entry = (fields: Partial<EntryInput>): EntryInput => ({
+  tagsAdd: [],
+  tagsRemove: [],
+  traitsIncrement: {},
+  traitsUnset: [],
+  ...fields,
+});
 const state = (tags: string[], traits: Record<string, string | number | boolean> = {}): PlayerState => ({
   tags,
   traits: new Map(Object.entries(traits)),
@@ -20,7 +32,8 @@ const state = (tags: string[], traits: Record<string, string | number | boolean>
 
 describe("normaliseTag", () => {
   it("trims, lowercases and turns each whitespace character into _", () => {
-    for (const raw of ["Team A", "team a", "team_a", "  TEAM A\t"]) expect(normaliseTag(raw)).toEqual({ ok: true, value: "team_a" });
+    for (const raw of ["Team A", "team a", "team_a", "  TEAM A\t"])
+      expect(normaliseTag(raw)).toEqual({ ok: true, value: "team_a" });
     expect(normaliseTag("a\tb  c")).toEqual({ ok: true, value: "a_b__c" });
     expect(normaliseTag("Season-1.2:x")).toEqual({ ok: true, value: "season-1.2:x" });
     expect(normaliseTag("Équipe")).toEqual({ ok: true, value: "équipe" });
@@ -57,7 +70,8 @@ describe("normaliseTraitKey and normaliseTraitValue", () => {
     expect(normaliseTraitValue(-1.5)).toEqual({ ok: true, value: -1.5 });
     expect(normaliseTraitValue(false)).toEqual({ ok: true, value: false });
     expect(normaliseTraitValue(Infinity)).toEqual({ ok: false, reason: "not_finite" });
-    for (const raw of [null, { $gt: "" }, [1], undefined]) expect(normaliseTraitValue(raw)).toEqual({ ok: false, reason: "invalid_value" });
+    for (const raw of [null, { $gt: "" }, [1], undefined])
+      expect(normaliseTraitValue(raw)).toEqual({ ok: false, reason: "invalid_value" });
   });
 
   it("encodes a trait for the index so that key and value cannot run into each other", () => {
@@ -97,7 +111,9 @@ describe("normaliseEntry and applyOperations", () => {
   });
 
   it("lists dropped items and remembers each tag's first raw form", () => {
-    const ops = normaliseEntry(entry({ tags: [7, "Team A"], tagsAdd: ["team a", "no!"], traits: { _x: 1 }, traitsIncrement: { k: NaN } }));
+    const ops = normaliseEntry(
+      entry({ tags: [7, "Team A"], tagsAdd: ["team a", "no!"], traits: { _x: 1 }, traitsIncrement: { k: NaN } }),
+    );
     expect(ops.labels.get("team_a")).toBe("Team A");
     expect(ops.dropped).toEqual([
       { field: "tags", item: "7", reason: "not_a_string" },
@@ -125,7 +141,13 @@ describe("foldDevice and tagCountDeltas", () => {
   });
 
   it("counts a tag once after a fold and leaves unchanged tags out", () => {
-    const deltas = tagCountDeltas([["a", "b"], ["b", "c", "d"]], ["a", "b", "c", "e"]);
+    const deltas = tagCountDeltas(
+      [
+        ["a", "b"],
+        ["b", "c", "d"],
+      ],
+      ["a", "b", "c", "e"],
+    );
     expect(Object.fromEntries(deltas)).toEqual({ b: -1, d: -1, e: 1 });
   });
 });
@@ -158,7 +180,11 @@ describe("KeyedLock", () => {
 
 describe("entryChains", () => {
   it("keeps entries sharing an identity in one chain, in request order", () => {
-    expect(entryChains([["u:a"], ["d:x"], ["u:b", "d:x"], ["u:a"], ["u:c"], ["u:b"]])).toEqual([[0, 3], [1, 2, 5], [4]]);
+    expect(entryChains([["u:a"], ["d:x"], ["u:b", "d:x"], ["u:a"], ["u:c"], ["u:b"]])).toEqual([
+      [0, 3],
+      [1, 2, 5],
+      [4],
+    ]);
     expect(entryChains([["u:a"], ["u:b"], ["u:a", "u:b"]])).toEqual([[0, 1, 2]]);
     expect(entryChains([[], []])).toEqual([[0], [1]]);
   });

@@ -40,7 +40,7 @@ describe("players/search", () => {
     expect(ids(await search({}))).toEqual(["p4", "p3", "p2", "p1"]);
   });
 
-  it("ANDs traits with exact value matches (5 is not \"5\")", async () => {
+  it('ANDs traits with exact value matches (5 is not "5")', async () => {
     expect(ids(await search({ traits: { level: 5 } }))).toEqual(["p2", "p1"]);
     expect(ids(await search({ traits: { level: 5, region: "eu" } }))).toEqual(["p1"]);
     expect(ids(await search({ traits: { level: "5" } }))).toEqual(["p4"]);
@@ -56,11 +56,23 @@ describe("players/search", () => {
     expect(second.players_info).toEqual({ total: 4, pages: 2, page: 2 });
     const beyond = await search({ page: 3, page_size: 3 });
     expect(beyond.players).toEqual([]);
-    expect(first.players[0]).toMatchObject({ identity_key: "u:p4", tags: ["other"], traits: { level: "5", region: "eu" }, linked: false });
+    expect(first.players[0]).toMatchObject({
+      identity_key: "u:p4",
+      tags: ["other"],
+      traits: { level: "5", region: "eu" },
+      linked: false,
+    });
   });
 
   it("refuses bad paging, an unknown tags_match and unnormalisable filters with 400", async () => {
-    for (const body of [{ page_size: 101 }, { page: -1 }, { tags_match: "some" }, { tags: ["bad!"] }, { traits: { "a.b": 1 } }, { traits: { x: { $gt: "" } } }]) {
+    for (const body of [
+      { page_size: 101 },
+      { page: -1 },
+      { tags_match: "some" },
+      { tags: ["bad!"] },
+      { traits: { "a.b": 1 } },
+      { traits: { x: { $gt: "" } } },
+    ]) {
       const res = await post("/v1/players/search", body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe("invalid_argument");
@@ -88,7 +100,10 @@ describe("players/tags", () => {
     expect(vip.category).toBeUndefined();
     expect(Date.parse(vip.last_seen_at)).toBeGreaterThan(Date.parse(vip.first_seen_at));
 
-    await update([{ partner_user_id: "p1", tags_remove: ["vip"] }, { partner_user_id: "p5", tags_add: ["vip", "new_one"] }]);
+    await update([
+      { partner_user_id: "p1", tags_remove: ["vip"] },
+      { partner_user_id: "p5", tags_add: ["vip", "new_one"] },
+    ]);
     const after = await post("/v1/players/tags", { page: 1 });
     expect(Object.fromEntries(after.body.tags.map((t: any) => [t.tag, t.players_count]))).toEqual({
       team_a: 2,
@@ -100,9 +115,18 @@ describe("players/tags", () => {
 
   it("filters by text (case-insensitive, tag or label, regex characters literal) and by category", async () => {
     await update([{ partner_user_id: "p6", tags_add: ["Season.1", "season-2"] }]);
-    let set = await post("/v1/players/tags/update", { tag: "season.1", category: "Seasons", description: "First season", label: "Season One" }, writeKey);
+    let set = await post(
+      "/v1/players/tags/update",
+      { tag: "season.1", category: "Seasons", description: "First season", label: "Season One" },
+      writeKey,
+    );
     expect(set.status).toBe(200);
-    expect(set.body.tag).toMatchObject({ tag: "season.1", label: "Season One", category: "Seasons", description: "First season" });
+    expect(set.body.tag).toMatchObject({
+      tag: "season.1",
+      label: "Season One",
+      category: "Seasons",
+      description: "First season",
+    });
     set = await post("/v1/players/tags/update", { tag: "Season-2", category: "Seasons", is_hidden: true }, writeKey);
     expect(set.body.tag).toMatchObject({ tag: "season-2", label: "season-2", category: "Seasons", is_hidden: true });
 

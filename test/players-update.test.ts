@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerService } from "../gen/platform/v1/players_pb.js";
+import { PlayerService } from "../gen/platformapi/v1/players_pb.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -37,7 +37,13 @@ describe("players/update over /v1 JSON", () => {
     expect(res.body.success).toBe(true);
     expect(res.body.rejected).toEqual([]);
     expect(res.body.updated).toHaveLength(1);
-    expect(res.body.updated[0]).toMatchObject({ identity_key: `u:${id}`, partner_user_id: id, linked: false, tags: ["team_a"], dropped: [] });
+    expect(res.body.updated[0]).toMatchObject({
+      identity_key: `u:${id}`,
+      partner_user_id: id,
+      linked: false,
+      tags: ["team_a"],
+      dropped: [],
+    });
     expect(Date.parse(res.body.server_time)).toBeGreaterThan(0);
 
     const tags = await svc.postJson("/v1/players/tags", { page: 1, text: "team_a" }, readKey);
@@ -128,7 +134,11 @@ describe("players/update over /v1 JSON", () => {
   it("keeps values exactly as sent and drops over-long strings and non-finite increments", async () => {
     const id = player();
     const res = await update([
-      { partner_user_id: id, traits: { Name: "  Mixed Case  ", long: "x".repeat(1025) }, traits_increment: { n: "NaN" } },
+      {
+        partner_user_id: id,
+        traits: { Name: "  Mixed Case  ", long: "x".repeat(1025) },
+        traits_increment: { n: "NaN" },
+      },
     ]);
     expect(res.body.updated[0].dropped).toEqual([
       { field: "traits", item: "long", reason: "value_too_long" },
@@ -141,9 +151,7 @@ describe("players/update over /v1 JSON", () => {
     const id = player();
     const res = await update([{ tags_add: ["lost"] }, { partner_user_id: id, tags_add: ["kept"] }]);
     expect(res.status).toBe(200);
-    expect(res.body.rejected).toEqual([
-      { index: 0, code: "missing_identity", message: expect.any(String) },
-    ]);
+    expect(res.body.rejected).toEqual([{ index: 0, code: "missing_identity", message: expect.any(String) }]);
     expect(res.body.updated.map((u: any) => u.identity_key)).toEqual([`u:${id}`]);
   });
 
@@ -164,7 +172,10 @@ describe("players/update over /v1 JSON", () => {
     expect(res.body.updated[0]).toMatchObject({ identity_key: `d:${device}`, device_id: device, tags: ["guest"] });
     expect(res.body.updated[0].partner_user_id).toBeUndefined();
     const got = await svc.postJson("/v1/players/get", { device_id: device }, readKey);
-    expect(got.body).toMatchObject({ found: true, profile: { identity_key: `d:${device}`, tags: ["guest"], linked: false } });
+    expect(got.body).toMatchObject({
+      found: true,
+      profile: { identity_key: `d:${device}`, tags: ["guest"], linked: false },
+    });
     expect(got.body.profile.first_seen_at).toBe(got.body.profile.last_seen_at);
     const unknown = await svc.postJson("/v1/players/get", { partner_user_id: "nobody" }, readKey);
     expect(unknown).toMatchObject({ status: 200, body: { found: false } });
@@ -196,7 +207,9 @@ describe("players/update over /v1 JSON", () => {
 
   it("treats hostile strings as plain data", async () => {
     const id = player();
-    const res = await update([{ partner_user_id: id, traits: { q: { $gt: "" }, s: "$gt", r: ".*" }, tags_add: ["$where", "a.b:c-d"] }]);
+    const res = await update([
+      { partner_user_id: id, traits: { q: { $gt: "" }, s: "$gt", r: ".*" }, tags_add: ["$where", "a.b:c-d"] },
+    ]);
     expect(res.body.updated[0].tags).toEqual(["a.b:c-d"]);
     expect((await getPlayer(id)).profile.traits).toEqual({ s: "$gt", r: ".*" });
     // A partner id that looks like an operator is just an id.
@@ -220,7 +233,13 @@ describe("player limits", () => {
       { partner_user_id: id, tags_add: ["one_more"] },
       { partner_user_id: other, tags_add: ["fine"] },
       { partner_user_id: id, traits: { extra: 1 } },
-      { partner_user_id: id, tags_add: ["one_more"], tags_remove: ["lim0"], traits: { extra: 1 }, traits_unset: ["lim0"] },
+      {
+        partner_user_id: id,
+        tags_add: ["one_more"],
+        tags_remove: ["lim0"],
+        traits: { extra: 1 },
+        traits_unset: ["lim0"],
+      },
     ]);
     expect(res.body.rejected).toEqual([
       { index: 0, partner_user_id: id, code: "player_tag_limit", message: expect.any(String) },
@@ -263,15 +282,24 @@ describe("players/update over gRPC", () => {
     const emptyList = create(ListValueSchema, { values: [] });
     const cleared = await client.update({ players: [{ partnerUserId: id, tags: emptyList }] }, { headers });
     expect(cleared.updated[0].tags).toEqual([]);
-    const numberTag = create(ListValueSchema, { values: [create(ValueSchema, { kind: { case: "numberValue", value: 7 } })] });
+    const numberTag = create(ListValueSchema, {
+      values: [create(ValueSchema, { kind: { case: "numberValue", value: 7 } })],
+    });
     const dropped = await client.update({ players: [{ partnerUserId: id, tags: numberTag }] }, { headers });
-    expect(dropped.updated[0].dropped).toEqual([expect.objectContaining({ field: "tags", item: "7", reason: "not_a_string" })]);
+    expect(dropped.updated[0].dropped).toEqual([
+      expect.objectContaining({ field: "tags", item: "7", reason: "not_a_string" }),
+    ]);
 
     const got = await client.get({ partnerUserId: id }, { headers: { "x-api-key": readKey } });
     expect(got.profile?.traits).toEqual({ level: 4, coins: 4 });
 
-    const tooMany = client.update({ players: Array.from({ length: 101 }, (_, i) => ({ partnerUserId: `g${i}` })) }, { headers });
-    await expect(tooMany).rejects.toSatisfy((error: unknown) => error instanceof ConnectError && error.code === Code.InvalidArgument);
+    const tooMany = client.update(
+      { players: Array.from({ length: 101 }, (_, i) => ({ partnerUserId: `g${i}` })) },
+      { headers },
+    );
+    await expect(tooMany).rejects.toSatisfy(
+      (error: unknown) => error instanceof ConnectError && error.code === Code.InvalidArgument,
+    );
 
     const rejected = await client.update({ players: [{ tagsAdd: ["x"] }] }, { headers });
     expect(rejected.rejected[0]).toMatchObject({ index: 0, code: "missing_identity" });

@@ -1,6 +1,6 @@
 import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AdminService } from "../gen/platform/v1/admin_pb.js";
+import { AdminService } from "../gen/platformapi/v1/admin_pb.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
 let test: TestService;
@@ -42,7 +42,9 @@ describe("one admin call over every protocol", () => {
     const viaJson = await test.postJson("/v1/admin/entitlements", { ...entitlement, game_id: 1001 }, ADMIN_KEY);
     const viaHttp2 = await postJsonHttp2("/v1/admin/entitlements", { ...entitlement, game_id: 1002 });
     const request = { platformUserId: entitlement.platform_user_id, owns: true, source: "STORE" };
-    const viaGrpc = await test.client(AdminService, "grpc").setEntitlement({ ...request, gameId: 1003 }, { headers: adminHeaders });
+    const viaGrpc = await test
+      .client(AdminService, "grpc")
+      .setEntitlement({ ...request, gameId: 1003 }, { headers: adminHeaders });
     const viaGrpcWeb = await test
       .client(AdminService, "grpc-web")
       .setEntitlement({ ...request, gameId: 1004 }, { headers: adminHeaders });
@@ -69,7 +71,7 @@ describe("one admin call over every protocol", () => {
   });
 
   it("speaks Connect JSON with proto field names and accepts camelCase input", async () => {
-    const res = await fetch(`${test.baseUrl}/platform.v1.AdminService/CreateProject`, {
+    const res = await fetch(`${test.baseUrl}/platformapi.v1.AdminService/CreateProject`, {
       method: "POST",
       headers: { "content-type": "application/json", ...adminHeaders },
       body: JSON.stringify({ name: "Camel", gameId: 2001 }),

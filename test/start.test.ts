@@ -81,7 +81,10 @@ describe("npm start", () => {
   });
 
   it("refuses to start with invalid configuration, naming the variable", async () => {
-    const child = spawn(TSX, ["src/main.ts"], { env: { ...process.env, PORT: "eighty" }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(TSX, ["src/main.ts"], {
+      env: { ...process.env, PORT: "eighty" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let stderr = "";
     child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const [code] = (await once(child, "exit")) as [number | null];

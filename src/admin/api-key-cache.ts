@@ -32,7 +32,8 @@ export class ApiKeyCache {
     const revocations = this.revocations;
     const record = await this.store.findApiKeyByHash(hash);
     this.entries.delete(id);
-    if (record && this.ttlMs > 0 && revocations === this.revocations) this.entries.set(id, { record, expiresAt: now + this.ttlMs });
+    if (record && this.ttlMs > 0 && revocations === this.revocations)
+      this.entries.set(id, { record, expiresAt: now + this.ttlMs });
     for (const [key, entry] of this.entries) {
       if (entry.expiresAt > now) break;
       this.entries.delete(key);

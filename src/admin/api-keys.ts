@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
-/** What an API key may do; each RPC declares the one it needs in the proto (platform.v1.required_scope). */
+/** What an API key may do; each RPC declares the one it needs in the proto (platformapi.v1.required_scope). */
 export type Scope = "launch:issue" | "launch:verify" | "events:write" | "events:read" | "admin";
 
 export type ApiKeyType = "private" | "public" | "platform" | "admin";

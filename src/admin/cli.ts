@@ -2,7 +2,14 @@ import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf"
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { Command, InvalidArgumentError } from "commander";
-import { AdminService, CreateApiKeyResponseSchema, CreateProjectResponseSchema, RevokeApiKeyResponseSchema, RotateSigningKeyResponseSchema, SetEntitlementResponseSchema } from "../../gen/platform/v1/admin_pb.js";
+import {
+  AdminService,
+  CreateApiKeyResponseSchema,
+  CreateProjectResponseSchema,
+  RevokeApiKeyResponseSchema,
+  RotateSigningKeyResponseSchema,
+  SetEntitlementResponseSchema,
+} from "../../gen/platformapi/v1/admin_pb.js";
 
 // platformctl: a thin command-line client of AdminService. It prints each answer as the /v1 JSON API would.
 
@@ -14,7 +21,11 @@ function gameId(value: string): number {
 
 const program = new Command("platformctl")
   .description("Administer the platform backend: projects, API keys, entitlements, signing keys")
-  .option("--url <url>", "base URL of the service (env PLATFORM_URL)", process.env.PLATFORM_URL ?? "http://localhost:8080")
+  .option(
+    "--url <url>",
+    "base URL of the service (env PLATFORM_URL)",
+    process.env.PLATFORM_URL ?? "http://localhost:8080",
+  )
   // No default shown for the key: --help must never print a secret.
   .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)");
 
@@ -22,7 +33,9 @@ function admin() {
   const options = program.opts<{ url: string; adminKey?: string }>();
   const url = options.url;
   const adminKey: string =
-    options.adminKey ?? process.env.PLATFORM_ADMIN_KEY ?? program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
+    options.adminKey ??
+    process.env.PLATFORM_ADMIN_KEY ??
+    program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
   const client = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
   return { client, headers: { "x-api-key": adminKey } };
 }
@@ -75,18 +88,20 @@ program
   .option("--source <source>", "how it was obtained", "STORE")
   .option("--channel <channel_id>", "release channel", "")
   .option("--build <build_version>", "build version", "")
-  .action(async (o: { user: string; gameId: number; owns: boolean; source: string; channel: string; build: string }) => {
-    const { client, headers } = admin();
-    const request = {
-      platformUserId: o.user,
-      gameId: o.gameId,
-      owns: o.owns,
-      source: o.source,
-      channelId: o.channel,
-      buildVersion: o.build,
-    };
-    await print(SetEntitlementResponseSchema, client.setEntitlement(request, { headers }));
-  });
+  .action(
+    async (o: { user: string; gameId: number; owns: boolean; source: string; channel: string; build: string }) => {
+      const { client, headers } = admin();
+      const request = {
+        platformUserId: o.user,
+        gameId: o.gameId,
+        owns: o.owns,
+        source: o.source,
+        channelId: o.channel,
+        buildVersion: o.build,
+      };
+      await print(SetEntitlementResponseSchema, client.setEntitlement(request, { headers }));
+    },
+  );
 
 program
   .command("keys")

@@ -9,10 +9,17 @@ import {
   ProjectSchema,
   RevokeApiKeyResponseSchema,
   SetEntitlementResponseSchema,
-} from "../../gen/platform/v1/admin_pb.js";
-import { EntitlementSchema } from "../../gen/platform/v1/launch_pb.js";
+} from "../../gen/platformapi/v1/admin_pb.js";
+import { EntitlementSchema } from "../../gen/platformapi/v1/launch_pb.js";
 import type { ApiKeyCache } from "./api-key-cache.js";
-import { SCOPES_BY_TYPE, generateApiKey, hashApiKey, isApiKeyType, isProjectKeyType, type ApiKeyType } from "./api-keys.js";
+import {
+  SCOPES_BY_TYPE,
+  generateApiKey,
+  hashApiKey,
+  isApiKeyType,
+  isProjectKeyType,
+  type ApiKeyType,
+} from "./api-keys.js";
 import { DuplicateGameError, type AdminStore } from "./store.js";
 import { requireGameId, requireText, requireUuid } from "../validate.js";
 

@@ -1,4 +1,5 @@
-import { MongoServerError, type Db } from "mongodb";
+import type { Db } from "mongodb";
+import { isDuplicateKey } from "../db/errors.js";
 import type { ApiKeyType, Scope } from "./api-keys.js";
 
 export interface ProjectRecord {
@@ -93,7 +94,7 @@ export class AdminStore {
         created_at: now,
       });
     } catch (error) {
-      if (error instanceof MongoServerError && error.code === 11000) throw new DuplicateGameError();
+      if (isDuplicateKey(error)) throw new DuplicateGameError();
       throw error;
     }
   }

@@ -76,17 +76,25 @@ async function buildPatched(work: string, onLine: (line: string) => void): Promi
 
   const target = path.join(copy, ID_INDEX_PATCH.file);
   const source = await readFile(target, "utf8");
-  if (!source.includes(ID_INDEX_PATCH.from)) throw new Error(`FerretDB source changed: ${ID_INDEX_PATCH.file} lacks the _id filter expression`);
+  if (!source.includes(ID_INDEX_PATCH.from))
+    throw new Error(`FerretDB source changed: ${ID_INDEX_PATCH.file} lacks the _id filter expression`);
   await writeFile(target, source.replace(ID_INDEX_PATCH.from, ID_INDEX_PATCH.to));
 
-  await runCommand("go", ["mod", "edit", `-replace=${FERRETDB_MODULE}=./ferretdb-module`], { cwd: work, env: GO_ENV, onLine });
+  await runCommand("go", ["mod", "edit", `-replace=${FERRETDB_MODULE}=./ferretdb-module`], {
+    cwd: work,
+    env: GO_ENV,
+    onLine,
+  });
   await runCommand("go", ["build", "-o", "ferretdb", "."], { cwd: work, env: GO_ENV, onLine });
 }
 
 /** The folder of the pinned FerretDB module in Go's module cache, downloading it if needed. */
 async function downloadModule(work: string): Promise<string> {
   // stdout only: go may also report on stderr (a toolchain download, say).
-  const { stdout } = await execFileAsync("go", ["mod", "download", "-json", FERRETDB_MODULE], { cwd: work, env: GO_ENV });
+  const { stdout } = await execFileAsync("go", ["mod", "download", "-json", FERRETDB_MODULE], {
+    cwd: work,
+    env: GO_ENV,
+  });
   const { Dir } = JSON.parse(stdout) as { Dir?: string };
   if (!Dir) throw new Error(`go mod download gave no folder for ${FERRETDB_MODULE}`);
   return Dir;

@@ -37,7 +37,8 @@ export async function waitForMongo(uri: string, child: ChildProcess): Promise<vo
   const deadline = Date.now() + 60_000;
   try {
     for (;;) {
-      if (exitCode !== undefined) throw new Error(`database process exited with ${exitCode} before accepting connections`);
+      if (exitCode !== undefined)
+        throw new Error(`database process exited with ${exitCode} before accepting connections`);
       // Each attempt is bounded by the driver's server selection timeout, so this loop needs no sleep.
       const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, directConnection: true });
       try {

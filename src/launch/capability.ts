@@ -42,7 +42,9 @@ export async function createLaunch(deps: {
   let sweeper: NodeJS.Timeout | undefined;
   if (database.isFerretDb) {
     sweeper = setInterval(() => {
-      store.deleteExpiredTokens(now()).catch((err: unknown) => log.warn({ err }, "sweeping expired launch tokens failed"));
+      store
+        .deleteExpiredTokens(now())
+        .catch((err: unknown) => log.warn({ err }, "sweeping expired launch tokens failed"));
     }, SWEEP_INTERVAL_MS);
     sweeper.unref();
   }

@@ -14,8 +14,7 @@ export interface LaunchRequest {
 }
 
 export type IssueOutcome =
-  | { ok: true; token: string; expiresAt: Date }
-  | { ok: false; reason: "unknown_game" | "not_owned" };
+  { ok: true; token: string; expiresAt: Date } | { ok: false; reason: "unknown_game" | "not_owned" };
 
 export type VerifyError = "expired" | "invalid_token" | "unknown_token" | "already_used";
 
@@ -132,7 +131,10 @@ export class LaunchTokens {
     try {
       await this.deps.onLaunchVerified?.(event);
     } catch (error) {
-      this.deps.log.error({ err: error, project_id: event.projectId }, "folding the device profile after a verify failed");
+      this.deps.log.error(
+        { err: error, project_id: event.projectId },
+        "folding the device profile after a verify failed",
+      );
     }
   }
 }

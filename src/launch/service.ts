@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { type AdminService, RotateSigningKeyResponseSchema } from "../../gen/platform/v1/admin_pb.js";
+import { type AdminService, RotateSigningKeyResponseSchema } from "../../gen/platformapi/v1/admin_pb.js";
 import {
   EntitlementSchema,
   GetJwksResponseSchema,
@@ -9,8 +9,8 @@ import {
   JwkSchema,
   type LaunchTokenService,
   VerifyResponseSchema,
-} from "../../gen/platform/v1/launch_pb.js";
-import { LinkResponseSchema, type PlayerService } from "../../gen/platform/v1/players_pb.js";
+} from "../../gen/platformapi/v1/launch_pb.js";
+import { LinkResponseSchema, type PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { projectOf } from "../server/caller.js";
 import { requireGameId, requireText, requireUuid } from "../validate.js";
 import type { Keyring } from "./keyring.js";
@@ -67,7 +67,9 @@ export function createLaunchServices(tokens: LaunchTokens, keyring: Keyring): La
         return create(GetJwksResponseSchema, {
           keys: keyring
             .verificationKeys()
-            .map((key) => create(JwkSchema, { kty: "OKP", crv: "Ed25519", x: key.x, kid: key.kid, alg: "EdDSA", use: "sig" })),
+            .map((key) =>
+              create(JwkSchema, { kty: "OKP", crv: "Ed25519", x: key.x, kid: key.kid, alg: "EdDSA", use: "sig" }),
+            ),
         });
       },
     },

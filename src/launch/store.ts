@@ -124,7 +124,12 @@ export class LaunchStore {
     await this.partnerLinks.updateOne(
       { _id: projectScopedId(projectId, platformUserId) },
       {
-        $set: { project_id: projectId, platform_user_id: platformUserId, partner_user_id: partnerUserId, linked_at: now },
+        $set: {
+          project_id: projectId,
+          platform_user_id: platformUserId,
+          partner_user_id: partnerUserId,
+          linked_at: now,
+        },
       },
       { upsert: true },
     );

@@ -45,7 +45,12 @@ export async function signLaunchToken(claims: LaunchClaims, keyring: Keyring, is
  * unparseable, unsigned, signed otherwise than EdDSA, or signed by a key we do
  * not hold is `invalid_token`; a well-signed token past `exp` is `expired`.
  */
-export async function checkLaunchToken(token: string, keyring: Keyring, issuer: string, now: Date): Promise<ReadResult> {
+export async function checkLaunchToken(
+  token: string,
+  keyring: Keyring,
+  issuer: string,
+  now: Date,
+): Promise<ReadResult> {
   if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { ok: false, error: "invalid_token" };
   try {
     const { payload } = await jwtVerify(

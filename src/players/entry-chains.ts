@@ -18,7 +18,11 @@ export function entryChains(keysPerEntry: readonly (readonly string[])[]): numbe
 }
 
 /** Runs `work` on every item with at most `limit` in flight. */
-export async function runLimited<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function runLimited<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < items.length) await work(items[next++]);

@@ -55,7 +55,8 @@ export function normaliseTraitKey(raw: unknown): Normalised<string> {
 /** Values are kept exactly as sent when they are a string, a finite number or a boolean. */
 export function normaliseTraitValue(raw: unknown): Normalised<TraitValue> {
   if (typeof raw === "boolean") return { ok: true, value: raw };
-  if (typeof raw === "number") return Number.isFinite(raw) ? { ok: true, value: raw } : { ok: false, reason: "not_finite" };
+  if (typeof raw === "number")
+    return Number.isFinite(raw) ? { ok: true, value: raw } : { ok: false, reason: "not_finite" };
   if (typeof raw === "string") {
     return charCount(raw) > MAX_TRAIT_STRING_CHARS ? { ok: false, reason: "value_too_long" } : { ok: true, value: raw };
   }

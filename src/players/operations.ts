@@ -107,7 +107,8 @@ export function normaliseEntry(input: EntryInput): Operations {
     for (const [rawKey, amount] of Object.entries(object)) {
       const key = normaliseTraitKey(rawKey);
       if (!key.ok) dropped.push({ field: "traits_increment", item: rawKey, reason: key.reason });
-      else if (!Number.isFinite(amount)) dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
+      else if (!Number.isFinite(amount))
+        dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
       else pairs.push([key.value, amount]);
     }
     return pairs;

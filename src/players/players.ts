@@ -25,7 +25,8 @@ const MAX_ATTEMPTS = 20;
 /** Entries of one call about different players in flight at once. */
 const ENTRY_CONCURRENCY = 8;
 
-export type RejectCode = "player_tag_limit" | "player_trait_limit" | "project_tag_limit" | "project_trait_limit" | "missing_identity";
+export type RejectCode =
+  "player_tag_limit" | "player_trait_limit" | "project_tag_limit" | "project_trait_limit" | "missing_identity";
 
 export interface Identity {
   partnerUserId?: string;
@@ -96,7 +97,9 @@ export class Players {
    * side by side (a few at a time).
    */
   async update(projectId: string, entries: readonly UpdateEntry[]): Promise<EntryOutcome[]> {
-    const deviceOnly = entries.filter((e) => e.partnerUserId === undefined && e.deviceId !== undefined).map((e) => e.deviceId!);
+    const deviceOnly = entries
+      .filter((e) => e.partnerUserId === undefined && e.deviceId !== undefined)
+      .map((e) => e.deviceId!);
     const owners = await this.store.findDeviceOwners(projectId, deviceOnly);
     const targets = entries.map((entry) => targetOf(projectId, entry, owners));
     const keys = entries.map((entry, i) => [
@@ -156,7 +159,10 @@ export class Players {
     }
   }
 
-  async get(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ProfileRecord | null> {
+  async get(
+    projectId: string,
+    identity: { partnerUserId: string } | { deviceId: string },
+  ): Promise<ProfileRecord | null> {
     if ("partnerUserId" in identity) return this.store.findProfile(projectId, `u:${identity.partnerUserId}`);
     const { identityKey } = await this.resolveDevice(projectId, identity.deviceId);
     return this.store.findProfile(projectId, identityKey);
@@ -166,7 +172,12 @@ export class Players {
     return this.store.searchProfiles(projectId, query, (page - 1) * pageSize, pageSize);
   }
 
-  async listTags(projectId: string, query: { textPattern?: string; category?: string | null }, page: number, pageSize: number) {
+  async listTags(
+    projectId: string,
+    query: { textPattern?: string; category?: string | null },
+    page: number,
+    pageSize: number,
+  ) {
     const [{ tags, total }, categories] = await Promise.all([
       this.store.listTags(projectId, query, (page - 1) * pageSize, pageSize),
       this.store.categories(projectId),
@@ -204,23 +215,37 @@ export class Players {
   private async attemptUpdate(target: Target, ops: Operations, counts: TagCountChanges): Promise<Attempt> {
     const { projectId, deviceOnlyId } = target;
     // A device folded into a real profile since it was resolved: write there instead.
-    if (deviceOnlyId !== null && (await this.store.findDeviceOwners(projectId, [deviceOnlyId])).size > 0) return "conflict";
+    if (deviceOnlyId !== null && (await this.store.findDeviceOwners(projectId, [deviceOnlyId])).size > 0)
+      return "conflict";
     const [current, device] = await this.readProfiles(target);
     return this.write(target, current, device, ops, null, counts);
   }
 
   /** One attempt of the launch-verify fold, run holding the profile locks. */
-  private async attemptFold(target: Target, platformUserId: string, counts: TagCountChanges): Promise<"done" | "conflict"> {
+  private async attemptFold(
+    target: Target,
+    platformUserId: string,
+    counts: TagCountChanges,
+  ): Promise<"done" | "conflict"> {
     const [current, device] = await this.readProfiles(target);
     if (!device && (!current || current.platformUserId === platformUserId)) {
-      await this.store.linkDevice(target.projectId, target.foldDeviceId!, { partnerUserId: target.partnerUserId!, platformUserId }, this.now());
+      await this.store.linkDevice(
+        target.projectId,
+        target.foldDeviceId!,
+        { partnerUserId: target.partnerUserId!, platformUserId },
+        this.now(),
+      );
       return "done";
     }
     const written = await this.write(target, current, device, NO_OPERATIONS, platformUserId, counts);
     return written === "conflict" ? "conflict" : "done";
   }
 
-  private readProfiles({ projectId, identityKey, foldDeviceId }: Target): Promise<[ProfileRecord | null, ProfileRecord | null]> {
+  private readProfiles({
+    projectId,
+    identityKey,
+    foldDeviceId,
+  }: Target): Promise<[ProfileRecord | null, ProfileRecord | null]> {
     return Promise.all([
       this.store.findProfile(projectId, identityKey),
       foldDeviceId === null ? null : this.store.findProfile(projectId, `d:${foldDeviceId}`),
@@ -259,7 +284,8 @@ export class Players {
       identityKey,
       partnerUserId,
       deviceId: partnerUserId === null ? deviceOnlyId : null,
-      platformUserId: platformUserId ?? (current ? current.platformUserId : await this.platformUserOf(projectId, partnerUserId)),
+      platformUserId:
+        platformUserId ?? (current ? current.platformUserId : await this.platformUserOf(projectId, partnerUserId)),
       tags: next.tags,
       traits: next.traits,
       version: current?.version ?? 0,
@@ -272,14 +298,23 @@ export class Players {
     if (!written) return "conflict";
     if (device) await this.store.deleteProfile(device);
     if (foldDeviceId !== null) {
-      await this.store.linkDevice(projectId, foldDeviceId, { partnerUserId: partnerUserId!, platformUserId: profile.platformUserId }, now);
+      await this.store.linkDevice(
+        projectId,
+        foldDeviceId,
+        { partnerUserId: partnerUserId!, platformUserId: profile.platformUserId },
+        now,
+      );
     }
 
     counts.add(
       tagCountDeltas([current?.tags ?? [], device?.tags ?? []], next.tags),
       [...(ops.tags ?? []), ...ops.tagsAdd].filter((tag) => next.tags.includes(tag)),
     );
-    return { applied: true, profile: { ...profile, version: profile.version + 1 }, dropped: inFieldOrder([...ops.dropped, ...droppedIncrements]) };
+    return {
+      applied: true,
+      profile: { ...profile, version: profile.version + 1 },
+      dropped: inFieldOrder([...ops.dropped, ...droppedIncrements]),
+    };
   }
 
   /**
@@ -312,7 +347,10 @@ export class Players {
       if (reserved === null) return { ok: false, code: "project_tag_limit" };
       firstTagId = reserved;
     }
-    if (missingKeys.length > 0 && !(await this.store.reserveTraitKeySlots(projectId, missingKeys.length, MAX_TRAIT_KEYS_PER_PROJECT))) {
+    if (
+      missingKeys.length > 0 &&
+      !(await this.store.reserveTraitKeySlots(projectId, missingKeys.length, MAX_TRAIT_KEYS_PER_PROJECT))
+    ) {
       await this.store.releaseSlots(projectId, missingTags.length, 0);
       return { ok: false, code: "project_trait_limit" };
     }
@@ -321,7 +359,11 @@ export class Players {
     const insertedTags = await this.store.insertTags(projectId, firstTagId, labelled, now);
     const insertedKeys = await this.store.insertTraitKeys(projectId, missingKeys, now);
     // Another process registered some of them first: give back the slots taken twice.
-    await this.store.releaseSlots(projectId, missingTags.length - insertedTags.length, missingKeys.length - insertedKeys.length);
+    await this.store.releaseSlots(
+      projectId,
+      missingTags.length - insertedTags.length,
+      missingKeys.length - insertedKeys.length,
+    );
     for (const tag of missingTags) cachedTags.add(tag);
     for (const key of missingKeys) cachedKeys.add(key);
     return { ok: true };
@@ -334,14 +376,26 @@ export class Players {
 
   private async applyCounts(projectId: string, counts: TagCountChanges): Promise<void> {
     if (counts.isEmpty()) return;
-    await this.locks.run([registryLock(projectId)], () => this.store.adjustTagCounts(projectId, counts.deltas, [...counts.given], this.now()));
+    await this.locks.run([registryLock(projectId)], () =>
+      this.store.adjustTagCounts(projectId, counts.deltas, [...counts.given], this.now()),
+    );
   }
 }
 
 /** The profile an entry writes: the partner's, the device's owner's, or the device's own; null without identity. */
-function targetOf(projectId: string, { partnerUserId, deviceId }: Identity, owners: ReadonlyMap<string, string>): Target | null {
+function targetOf(
+  projectId: string,
+  { partnerUserId, deviceId }: Identity,
+  owners: ReadonlyMap<string, string>,
+): Target | null {
   if (partnerUserId !== undefined) {
-    return { projectId, identityKey: `u:${partnerUserId}`, partnerUserId, foldDeviceId: deviceId ?? null, deviceOnlyId: null };
+    return {
+      projectId,
+      identityKey: `u:${partnerUserId}`,
+      partnerUserId,
+      foldDeviceId: deviceId ?? null,
+      deviceOnlyId: null,
+    };
   }
   if (deviceId === undefined) return null;
   const owner = owners.get(deviceId);

@@ -1,7 +1,12 @@
 import { toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { ListTagsRequest, PlayerUpdate, SearchRequest, UpdateTagRequest } from "../../gen/platform/v1/players_pb.js";
+import type {
+  ListTagsRequest,
+  PlayerUpdate,
+  SearchRequest,
+  UpdateTagRequest,
+} from "../../gen/platformapi/v1/players_pb.js";
 import { escapeRegex, normaliseTag, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "./normalise.js";
 import type { UpdateEntry } from "./players.js";
 import type { ProfileQuery, TagMetadata } from "./store.js";
@@ -54,7 +59,10 @@ export function updateEntries(players: readonly PlayerUpdate[]): UpdateEntry[] {
   }));
 }
 
-export function getIdentity(req: { partnerUserId: string; deviceId: string }): { partnerUserId: string } | { deviceId: string } {
+export function getIdentity(req: {
+  partnerUserId: string;
+  deviceId: string;
+}): { partnerUserId: string } | { deviceId: string } {
   const partnerUserId = identity("partner_user_id", req.partnerUserId);
   const deviceId = identity("device_id", req.deviceId);
   if ((partnerUserId === undefined) === (deviceId === undefined)) {

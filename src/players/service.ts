@@ -1,7 +1,7 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { PageInfoSchema } from "../../gen/platform/v1/common_pb.js";
+import { PageInfoSchema } from "../../gen/platformapi/v1/common_pb.js";
 import {
   DroppedItemSchema,
   GetResponseSchema,
@@ -14,7 +14,7 @@ import {
   UpdateResponseSchema,
   UpdateTagResponseSchema,
   type PlayerService,
-} from "../../gen/platform/v1/players_pb.js";
+} from "../../gen/platformapi/v1/players_pb.js";
 import type { Database } from "../db/database.js";
 import { projectOf } from "../server/caller.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
@@ -31,7 +31,13 @@ export interface PlayersCapability {
   onLaunchVerified(event: LaunchVerified): Promise<void>;
 }
 
-export async function createPlayers({ database, now }: { database: Database; now: () => Date }): Promise<PlayersCapability> {
+export async function createPlayers({
+  database,
+  now,
+}: {
+  database: Database;
+  now: () => Date;
+}): Promise<PlayersCapability> {
   const store = new PlayerStore(database.db, database.isFerretDb);
   await store.createIndexes();
   const players = new Players(store, now);

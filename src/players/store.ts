@@ -1,6 +1,5 @@
 import {
   MongoBulkWriteError,
-  MongoServerError,
   type Collection,
   type Db,
   type Document,
@@ -8,6 +7,7 @@ import {
   type OptionalUnlessRequiredId,
 } from "mongodb";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
+import { isDuplicateKey } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
@@ -124,10 +124,6 @@ interface AccountLinkDoc {
 export const PLAYER_PROFILES = "player_profiles";
 export const PLAYER_TAGS = "player_tags";
 
-function isDuplicateKey(error: unknown): boolean {
-  return error instanceof MongoServerError && error.code === 11000;
-}
-
 /** Storage of player profiles, the project tag and trait-key registries, and device/account links. */
 export class PlayerStore {
   private readonly profiles;
@@ -191,7 +187,10 @@ export class PlayerStore {
   }
 
   async deleteProfile(profile: ProfileRecord): Promise<void> {
-    await this.profiles.deleteOne({ _id: projectScopedId(profile.projectId, profile.identityKey), version: profile.version });
+    await this.profiles.deleteOne({
+      _id: projectScopedId(profile.projectId, profile.identityKey),
+      version: profile.version,
+    });
   }
 
   /** One page of the profiles matching `query`, newest last_seen_at first, and the number of matches. */
@@ -252,7 +251,12 @@ export class PlayerStore {
     await this.accounts.updateOne(
       { _id: projectScopedId(projectId, partnerUserId) },
       {
-        $set: { project_id: projectId, partner_user_id: partnerUserId, platform_user_id: platformUserId, linked_at: now },
+        $set: {
+          project_id: projectId,
+          partner_user_id: partnerUserId,
+          platform_user_id: platformUserId,
+          linked_at: now,
+        },
       },
       { upsert: true },
     );
@@ -262,13 +266,17 @@ export class PlayerStore {
 
   async findRegisteredTags(projectId: string, tags: readonly string[]): Promise<Set<string>> {
     if (tags.length === 0) return new Set();
-    const docs = await this.tags.find({ project_id: projectId, tag: { $in: [...tags] } }, { projection: { tag: 1 } }).toArray();
+    const docs = await this.tags
+      .find({ project_id: projectId, tag: { $in: [...tags] } }, { projection: { tag: 1 } })
+      .toArray();
     return new Set(docs.map((doc) => doc.tag));
   }
 
   async findRegisteredTraitKeys(projectId: string, keys: readonly string[]): Promise<Set<string>> {
     if (keys.length === 0) return new Set();
-    const docs = await this.traitKeys.find({ project_id: projectId, key: { $in: [...keys] } }, { projection: { key: 1 } }).toArray();
+    const docs = await this.traitKeys
+      .find({ project_id: projectId, key: { $in: [...keys] } }, { projection: { key: 1 } })
+      .toArray();
     return new Set(docs.map((doc) => doc.key));
   }
 
@@ -306,28 +314,55 @@ export class PlayerStore {
    * missing from the answer was registered meanwhile by another writer, and
    * its slot must be given back.
    */
-  async insertTags(projectId: string, firstId: number, tags: readonly { tag: string; label: string }[], now: Date): Promise<string[]> {
+  async insertTags(
+    projectId: string,
+    firstId: number,
+    tags: readonly { tag: string; label: string }[],
+    now: Date,
+  ): Promise<string[]> {
     const docs = tags.map(({ tag, label }, i) =>
-      tagDocument(projectId, { id: firstId + i, tag, label, category: null, description: null, isHidden: false, playersCount: 0, firstSeenAt: now, lastSeenAt: now }),
+      tagDocument(projectId, {
+        id: firstId + i,
+        tag,
+        label,
+        category: null,
+        description: null,
+        isHidden: false,
+        playersCount: 0,
+        firstSeenAt: now,
+        lastSeenAt: now,
+      }),
     );
     const failed = await insertAllNew(this.tags, docs);
     return tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
   }
 
   async insertTraitKeys(projectId: string, keys: readonly string[], now: Date): Promise<string[]> {
-    const docs: TraitKeyDoc[] = keys.map((key) => ({ _id: projectScopedId(projectId, key), project_id: projectId, key, first_seen_at: now }));
+    const docs: TraitKeyDoc[] = keys.map((key) => ({
+      _id: projectScopedId(projectId, key),
+      project_id: projectId,
+      key,
+      first_seen_at: now,
+    }));
     const failed = await insertAllNew(this.traitKeys, docs);
     return keys.filter((_, i) => !failed.has(i));
   }
 
   /** Applies players_count changes (with `$inc`, never by counting profiles) and stamps tags players were given. */
-  async adjustTagCounts(projectId: string, deltas: ReadonlyMap<string, number>, given: readonly string[], now: Date): Promise<void> {
+  async adjustTagCounts(
+    projectId: string,
+    deltas: ReadonlyMap<string, number>,
+    given: readonly string[],
+    now: Date,
+  ): Promise<void> {
     const byDelta = new Map<number, string[]>();
     for (const [tag, delta] of deltas) byDelta.set(delta, [...(byDelta.get(delta) ?? []), tag]);
     for (const [delta, tags] of byDelta) {
       await this.tags.updateMany(
         { project_id: projectId, tag: { $in: tags } },
-        delta > 0 ? { $inc: { players_count: delta }, $set: { last_seen_at: now } } : { $inc: { players_count: delta } },
+        delta > 0
+          ? { $inc: { players_count: delta }, $set: { last_seen_at: now } }
+          : { $inc: { players_count: delta } },
       );
     }
     const stampOnly = given.filter((tag) => !((deltas.get(tag) ?? 0) > 0));
@@ -392,15 +427,17 @@ export class PlayerStore {
 }
 
 /** Inserts every document it can; returns the indexes of those refused as duplicates. */
-async function insertAllNew<T extends Document & { _id: string }>(collection: Collection<T>, docs: T[]): Promise<Set<number>> {
+async function insertAllNew<T extends Document & { _id: string }>(
+  collection: Collection<T>,
+  docs: T[],
+): Promise<Set<number>> {
   if (docs.length === 0) return new Set();
   try {
     await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
     return new Set();
   } catch (error) {
-    if (!(error instanceof MongoBulkWriteError)) throw error;
+    if (!(error instanceof MongoBulkWriteError) || !isDuplicateKey(error)) throw error;
     const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    if (errors.some((e) => e.code !== 11000)) throw error;
     return new Set(errors.map((e) => e.index));
   }
 }

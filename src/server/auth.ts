@@ -1,20 +1,27 @@
 import { getOption } from "@bufbuild/protobuf";
 import type { DescMethod } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { required_scope } from "../../gen/platform/v1/options_pb.js";
+import { required_scope } from "../../gen/platformapi/v1/options_pb.js";
 import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
 import type { ApiKeyCache } from "../admin/api-key-cache.js";
 import { callerKey } from "./caller.js";
 
 export const API_KEY_HEADER = "x-api-key";
 
-const KNOWN_SCOPES = new Set<string>(["launch:issue", "launch:verify", "events:write", "events:read", "admin", "public"]);
+const KNOWN_SCOPES = new Set<string>([
+  "launch:issue",
+  "launch:verify",
+  "events:write",
+  "events:read",
+  "admin",
+  "public",
+]);
 
 /** The scope a method declares in the proto; throws for a method that declares none, so nothing is public by omission. */
 export function requiredScope(method: DescMethod): Scope | "public" {
   const scope = getOption(method, required_scope);
   if (!KNOWN_SCOPES.has(scope)) {
-    throw new Error(`${method.parent.typeName}.${method.name} declares no valid platform.v1.required_scope`);
+    throw new Error(`${method.parent.typeName}.${method.name} declares no valid platformapi.v1.required_scope`);
   }
   return scope as Scope | "public";
 }

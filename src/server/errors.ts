@@ -1,5 +1,10 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import { MongoNetworkError, MongoNotConnectedError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from "mongodb";
 import type { Logger } from "../log.js";
 
 function isDatabaseUnreachable(error: unknown): boolean {

@@ -25,9 +25,13 @@ export function rateLimitInterceptor({ perSecond, burst }: RateLimit, now: () =>
     buckets.set(caller.keyId, bucket);
     if (bucket.tokens < 1) {
       const retryAfter = Math.ceil((1 - bucket.tokens) / perSecond);
-      throw new ConnectError(`rate limit of ${perSecond} requests a second for this API key exceeded`, Code.ResourceExhausted, {
-        "retry-after": String(retryAfter),
-      });
+      throw new ConnectError(
+        `rate limit of ${perSecond} requests a second for this API key exceeded`,
+        Code.ResourceExhausted,
+        {
+          "retry-after": String(retryAfter),
+        },
+      );
     }
     bucket.tokens -= 1;
     return next(req);

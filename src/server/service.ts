@@ -1,10 +1,10 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
-import { AdminService } from "../../gen/platform/v1/admin_pb.js";
-import { EventService } from "../../gen/platform/v1/events_pb.js";
-import { LaunchTokenService } from "../../gen/platform/v1/launch_pb.js";
-import { PlayerService } from "../../gen/platform/v1/players_pb.js";
+import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
+import { EventService } from "../../gen/platformapi/v1/events_pb.js";
+import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
+import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { ApiKeyCache } from "../admin/api-key-cache.js";
 import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
 import { createAdminService, type AdminServiceImpl } from "../admin/service.js";
@@ -39,7 +39,12 @@ export interface RunningService extends Listener {
 }
 
 /** Creates indexes, wires every capability into one router and serves it on config.port. */
-export async function startService({ config, database, log, now = () => new Date() }: ServiceOptions): Promise<RunningService> {
+export async function startService({
+  config,
+  database,
+  log,
+  now = () => new Date(),
+}: ServiceOptions): Promise<RunningService> {
   for (const service of SERVICES) service.methods.forEach(requiredScope);
 
   const adminStore = new AdminStore(database.db);

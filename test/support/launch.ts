@@ -10,7 +10,9 @@ export interface LaunchFixture {
   platformUserId: string;
   installationId: string;
   /** Issues a token for this fixture's user and game over /v1 JSON. */
-  issue(overrides?: Record<string, unknown>): Promise<{ token: string; expires_at: string; env: Record<string, string> }>;
+  issue(
+    overrides?: Record<string, unknown>,
+  ): Promise<{ token: string; expires_at: string; env: Record<string, string> }>;
   verify(token: string, key?: string): Promise<{ status: number; body: any }>;
   setOwnership(owns: boolean): Promise<void>;
 }
@@ -29,7 +31,14 @@ export async function createLaunchFixture(test: TestService): Promise<LaunchFixt
     async setOwnership(owns) {
       const res = await test.postJson(
         "/v1/admin/entitlements",
-        { platform_user_id: platformUserId, game_id: project.gameId, owns, source: "STORE", channel_id: "stable", build_version: "1.0.0" },
+        {
+          platform_user_id: platformUserId,
+          game_id: project.gameId,
+          owns,
+          source: "STORE",
+          channel_id: "stable",
+          build_version: "1.0.0",
+        },
         ADMIN_KEY,
       );
       if (res.status !== 200) throw new Error(`setOwnership: ${res.status} ${JSON.stringify(res.body)}`);

@@ -32,7 +32,10 @@ export interface TestService {
   /** Creates a project with a unique game id and returns its keys. */
   createProject(name?: string): Promise<{ projectId: string; gameId: number; privateKey: string; publicKey: string }>;
   /** Creates a key of `type` (admin call). */
-  createKey(type: "private" | "public" | "platform" | "admin", projectId?: string): Promise<{ keyId: string; key: string }>;
+  createKey(
+    type: "private" | "public" | "platform" | "admin",
+    projectId?: string,
+  ): Promise<{ keyId: string; key: string }>;
   stop(): Promise<void>;
 }
 

@@ -28,7 +28,8 @@ const JWT_PATTERN = /eyJ[\w-]*\.[\w-]+\.[\w-]*/g;
 export function redactLaunchToken<T>(value: T, env: NodeJS.ProcessEnv = process.env): T {
   const token = env[LAUNCH_TOKEN_ENV];
   const seen = new WeakMap<object, unknown>();
-  const redactString = (text: string) => (token ? text.split(token).join(REDACTED) : text).replace(JWT_PATTERN, REDACTED);
+  const redactString = (text: string) =>
+    (token ? text.split(token).join(REDACTED) : text).replace(JWT_PATTERN, REDACTED);
   const walk = (item: unknown): unknown => {
     if (typeof item === "string") return redactString(item);
     if (typeof item !== "object" || item === null) return item;

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { LaunchTokenService } from "../../../gen/platform/v1/launch_pb.js";
+import { LaunchTokenService } from "../../../gen/platformapi/v1/launch_pb.js";
 
 export interface LaunchDetails {
   platformUserId: string;
@@ -21,8 +21,14 @@ export interface LauncherOptions {
 }
 
 /** Issues a launch token and answers the variables to add to the game's environment. */
-export async function issueLaunchEnvironment(options: LauncherOptions, launch: LaunchDetails): Promise<Record<string, string>> {
-  const client = createClient(LaunchTokenService, options.transport ?? createGrpcTransport({ baseUrl: options.baseUrl }));
+export async function issueLaunchEnvironment(
+  options: LauncherOptions,
+  launch: LaunchDetails,
+): Promise<Record<string, string>> {
+  const client = createClient(
+    LaunchTokenService,
+    options.transport ?? createGrpcTransport({ baseUrl: options.baseUrl }),
+  );
   const answer = await client.issue(
     {
       platformUserId: launch.platformUserId,

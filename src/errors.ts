@@ -1,0 +1,44 @@
+/**
+ * Errors the domain throws for a request it cannot serve. Each class has a
+ * fixed `code`; the RPC handlers map codes to protocol statuses in one place
+ * (src/server/errors.ts). Outcomes a caller must handle either way (a token
+ * that does not verify, an entry that is rejected) are Results, not errors.
+ */
+export type ErrorCode =
+  "invalid_argument" | "not_found" | "already_exists" | "permission_denied" | "aborted" | "unavailable";
+
+export abstract class PlatformError extends Error {
+  abstract readonly code: ErrorCode;
+
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+/** A request value the service cannot use; the message names the field. */
+export class InvalidArgumentError extends PlatformError {
+  readonly code = "invalid_argument";
+}
+
+export class NotFoundError extends PlatformError {
+  readonly code = "not_found";
+}
+
+export class AlreadyExistsError extends PlatformError {
+  readonly code = "already_exists";
+}
+
+export class PermissionDeniedError extends PlatformError {
+  readonly code = "permission_denied";
+}
+
+/** Writers kept colliding on one document; the call changed nothing and may be retried. */
+export class ContentionError extends PlatformError {
+  readonly code = "aborted";
+}
+
+/** The database is unreachable or missed its deadline; nothing was half-written. */
+export class UnavailableError extends PlatformError {
+  readonly code = "unavailable";
+}
