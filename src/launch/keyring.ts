@@ -1,5 +1,6 @@
 import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from "node:crypto";
 import { calculateJwkThumbprint, exportJWK } from "jose";
+import type { Clock } from "../clock.js";
 import type { LaunchStore } from "./store.js";
 
 export interface SigningKey {
@@ -20,15 +21,18 @@ const RELOAD_INTERVAL_MS = 5_000;
  * verify never reads them from the database. The newest key signs; an older
  * key keeps verifying until every token it can have signed has expired.
  */
+export interface KeyringOptions {
+  store: LaunchStore;
+  /** Lifetime of a launch token: how long a replaced key keeps verifying. */
+  tokenTtlMs: number;
+  clock: Clock;
+}
+
 export class Keyring {
   private keys: SigningKey[] = [];
   private loadedAt = 0;
 
-  constructor(
-    private readonly store: LaunchStore,
-    private readonly tokenTtlMs: number,
-    private readonly now: () => Date,
-  ) {}
+  constructor(private readonly options: KeyringOptions) {}
 
   /** Loads the keys, creating the first one on a new database. */
   async start(): Promise<void> {
@@ -39,9 +43,9 @@ export class Keyring {
   /** Creates a key that signs from now on. */
   async rotate(): Promise<SigningKey> {
     const { privateKey } = generateKeyPairSync("ed25519");
-    const createdAt = this.now();
+    const createdAt = this.options.clock.now();
     const key = await toSigningKey(privateKey, createdAt);
-    await this.store.insertSigningKey({
+    await this.options.store.insertSigningKey({
       kid: key.kid,
       privateKeyPem: privateKey.export({ format: "pem", type: "pkcs8" }).toString(),
       createdAt,
@@ -59,7 +63,7 @@ export class Keyring {
   /** The key with this kid while it may still verify, reloading once in a while for keys made elsewhere. */
   async verificationKey(kid: string): Promise<SigningKey | undefined> {
     let key = this.keys.find((k) => k.kid === kid);
-    if (!key && Date.now() - this.loadedAt > RELOAD_INTERVAL_MS) {
+    if (!key && this.options.clock.now().getTime() - this.loadedAt > RELOAD_INTERVAL_MS) {
       await this.reload();
       key = this.keys.find((k) => k.kid === kid);
     }
@@ -74,13 +78,16 @@ export class Keyring {
   /** A key retires one token lifetime (plus a minute of clock skew) after its successor started signing. */
   private canVerify(key: SigningKey): boolean {
     const successor = this.keys.find((k) => k.createdAt > key.createdAt);
-    return !successor || this.now().getTime() < successor.createdAt.getTime() + this.tokenTtlMs + 60_000;
+    return (
+      !successor ||
+      this.options.clock.now().getTime() < successor.createdAt.getTime() + this.options.tokenTtlMs + 60_000
+    );
   }
 
   private async reload(): Promise<void> {
-    const records = await this.store.listSigningKeys();
+    const records = await this.options.store.listSigningKeys();
     this.keys = await Promise.all(records.map((r) => toSigningKey(createPrivateKey(r.privateKeyPem), r.createdAt)));
-    this.loadedAt = Date.now();
+    this.loadedAt = this.options.clock.now().getTime();
   }
 }
 

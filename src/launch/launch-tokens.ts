@@ -1,5 +1,8 @@
 import type { AdminStore } from "../admin/store.js";
+import type { Clock } from "../clock.js";
+import { NotFoundError, PermissionDeniedError } from "../errors.js";
 import type { Logger } from "../log.js";
+import { fail, ok, type Result } from "../result.js";
 import type { Keyring } from "./keyring.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
 import type { LaunchStore } from "./store.js";
@@ -13,21 +16,20 @@ export interface LaunchRequest {
   buildVersion: string;
 }
 
-export type IssueOutcome =
-  { ok: true; token: string; expiresAt: Date } | { ok: false; reason: "unknown_game" | "not_owned" };
+export interface IssuedLaunch {
+  token: string;
+  expiresAt: Date;
+}
 
 export type VerifyError = "expired" | "invalid_token" | "unknown_token" | "already_used";
 
-export type VerifyOutcome =
-  | {
-      valid: true;
-      platformUserId: string;
-      partnerUserId: string;
-      installationId: string;
-      issuedAt: Date;
-      entitlement: { owns: boolean; source: string; gameId: number; channelId: string; buildVersion: string };
-    }
-  | { valid: false; error: VerifyError };
+export interface VerifiedLaunch {
+  platformUserId: string;
+  partnerUserId: string;
+  installationId: string;
+  issuedAt: Date;
+  entitlement: { owns: boolean; source: string; gameId: number; channelId: string; buildVersion: string };
+}
 
 /** What a successful verify tells the players capability, which folds the device's profile into the user's. */
 export interface LaunchVerified {
@@ -37,29 +39,30 @@ export interface LaunchVerified {
   installationId: string;
 }
 
-export interface LaunchTokensDeps {
+export interface LaunchTokensOptions {
   store: LaunchStore;
   adminStore: AdminStore;
   keyring: Keyring;
   issuer: string;
   ttlSeconds: number;
-  now: () => Date;
+  clock: Clock;
   log: Logger;
   onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
 }
 
 /** Issuing and verifying launch tokens: the decisions, apart from the transport. */
 export class LaunchTokens {
-  constructor(private readonly deps: LaunchTokensDeps) {}
+  constructor(private readonly deps: LaunchTokensOptions) {}
 
-  async issue(launch: LaunchRequest): Promise<IssueOutcome> {
-    const { store, adminStore, keyring, issuer, ttlSeconds, now } = this.deps;
+  /** Signs a token for a launch of a game the user owns now. */
+  async issue(launch: LaunchRequest): Promise<IssuedLaunch> {
+    const { store, adminStore, keyring, issuer, ttlSeconds, clock } = this.deps;
     const project = await adminStore.findProjectByGame(launch.gameId);
-    if (!project) return { ok: false, reason: "unknown_game" };
+    if (!project) throw new NotFoundError(`game_id: no project has game ${launch.gameId}`);
     const entitlement = await adminStore.findEntitlement(launch.platformUserId, launch.gameId);
-    if (!entitlement?.owns) return { ok: false, reason: "not_owned" };
+    if (!entitlement?.owns) throw new PermissionDeniedError(`platform user does not own game ${launch.gameId}`);
 
-    const iat = Math.floor(now().getTime() / 1000);
+    const iat = Math.floor(clock.now().getTime() / 1000);
     const exp = iat + ttlSeconds;
     const jti = newTokenId();
     const expiresAt = new Date(exp * 1000);
@@ -79,7 +82,7 @@ export class LaunchTokens {
       keyring,
       issuer,
     );
-    return { ok: true, token: jwt, expiresAt };
+    return { token: jwt, expiresAt };
   }
 
   /**
@@ -87,15 +90,15 @@ export class LaunchTokens {
    * claims are ours (the signature says so), so a valid verify reads no token
    * document: it spends the token, then reads the link and the entitlement.
    */
-  async verify(jwt: string, projectId: string): Promise<VerifyOutcome> {
-    const { store, adminStore, keyring, issuer, now } = this.deps;
-    const read = await checkLaunchToken(jwt, keyring, issuer, now());
-    if (!read.ok) return { valid: false, error: read.error };
-    const { jti, sub: platformUserId, aud, iat, installation_id: installationId, game_id: gameId } = read.claims;
+  async verify(jwt: string, projectId: string): Promise<Result<VerifiedLaunch, VerifyError>> {
+    const { store, adminStore, keyring, issuer, clock } = this.deps;
+    const read = await checkLaunchToken(jwt, keyring, issuer, clock.now());
+    if (!read.ok) return fail(read.error);
+    const { jti, sub: platformUserId, aud, iat, installation_id: installationId, game_id: gameId } = read.value;
     // Another project's token is unknown to this caller, whatever its state.
-    if (aud !== projectId) return { valid: false, error: "unknown_token" };
+    if (aud !== projectId) return fail("unknown_token");
     if (!(await store.spendToken(jti))) {
-      return { valid: false, error: (await store.isIssued(jti, projectId)) ? "already_used" : "unknown_token" };
+      return fail((await store.isIssued(jti, projectId)) ? "already_used" : "unknown_token");
     }
 
     // Ownership is read now, not at issue: a refund in between shows as owns: false.
@@ -105,8 +108,7 @@ export class LaunchTokens {
     ]);
     const partnerUserId = linkedPartnerId ?? pseudonymousPartnerId(projectId, platformUserId);
     await this.notifyVerified({ projectId, platformUserId, partnerUserId, installationId });
-    return {
-      valid: true,
+    return ok({
       platformUserId,
       partnerUserId,
       installationId,
@@ -115,15 +117,15 @@ export class LaunchTokens {
         owns: entitlement?.owns ?? false,
         source: entitlement?.source ?? "",
         gameId,
-        channelId: read.claims.channel_id,
-        buildVersion: read.claims.build_version,
+        channelId: read.value.channel_id,
+        buildVersion: read.value.build_version,
       },
-    };
+    });
   }
 
   /** Links the studio's id for a platform user in a project; verify answers with it from then on. */
   async link(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
-    await this.deps.store.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.now());
+    await this.deps.store.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.clock.now());
   }
 
   /** The token is already spent: a failure to fold the device profile must not turn the answer into an error. */

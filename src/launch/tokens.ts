@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT, errors, jwtVerify } from "jose";
+import { fail, ok, type Result } from "../result.js";
 import type { Keyring } from "./keyring.js";
 
 /** The claims of a launch token (DESIGN.md, "Launch tokens"). */
@@ -17,7 +18,7 @@ export interface LaunchClaims {
   build_version: string;
 }
 
-export type ReadResult = { ok: true; claims: LaunchClaims } | { ok: false; error: "invalid_token" | "expired" };
+export type ReadResult = Result<LaunchClaims, "invalid_token" | "expired">;
 
 // Tokens are ~600 bytes; anything far larger is not one of ours and is not worth parsing.
 const MAX_TOKEN_LENGTH = 4096;
@@ -51,7 +52,7 @@ export async function checkLaunchToken(
   issuer: string,
   now: Date,
 ): Promise<ReadResult> {
-  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return { ok: false, error: "invalid_token" };
+  if (token.length === 0 || token.length > MAX_TOKEN_LENGTH) return fail("invalid_token");
   try {
     const { payload } = await jwtVerify(
       token,
@@ -69,11 +70,11 @@ export async function checkLaunchToken(
         requiredClaims: ["jti", "sub", "aud", "iat", "exp"],
       },
     );
-    if (!isLaunchClaims(payload)) return { ok: false, error: "invalid_token" };
-    return { ok: true, claims: payload };
+    if (!isLaunchClaims(payload)) return fail("invalid_token");
+    return ok(payload);
   } catch (error) {
-    if (error instanceof errors.JWTExpired) return { ok: false, error: "expired" };
-    if (error instanceof errors.JOSEError || error instanceof TypeError) return { ok: false, error: "invalid_token" };
+    if (error instanceof errors.JWTExpired) return fail("expired");
+    if (error instanceof errors.JOSEError || error instanceof TypeError) return fail("invalid_token");
     throw error;
   }
 }

@@ -4,6 +4,8 @@
  * document, so a user string can never become a MongoDB operator or field path.
  */
 
+import { fail, ok, type Result } from "../result.js";
+
 export type TraitValue = string | number | boolean;
 
 export const MAX_TAG_CHARS = 64;
@@ -22,7 +24,7 @@ export type DropReason =
   | "not_finite"
   | "not_a_number";
 
-export type Normalised<T> = { ok: true; value: T } | { ok: false; reason: DropReason };
+export type Normalised<T> = Result<T, DropReason>;
 
 const TAG_CHARACTERS = /^[\p{L}\p{Nd}_\-.:]+$/u;
 const CONTROL_CHARACTER = /\p{Cc}/u;
@@ -33,34 +35,33 @@ function charCount(text: string): number {
 
 /** "Team A", "team a" and "team_a" all give "team_a". */
 export function normaliseTag(raw: unknown): Normalised<string> {
-  if (typeof raw !== "string") return { ok: false, reason: "not_a_string" };
+  if (typeof raw !== "string") return fail("not_a_string");
   const tag = raw.trim().toLowerCase().replace(/\s/gu, "_");
-  if (tag === "") return { ok: false, reason: "empty" };
-  if (charCount(tag) > MAX_TAG_CHARS) return { ok: false, reason: "too_long" };
-  if (!TAG_CHARACTERS.test(tag)) return { ok: false, reason: "invalid_characters" };
-  if (tag.startsWith("_")) return { ok: false, reason: "reserved_prefix" };
-  return { ok: true, value: tag };
+  if (tag === "") return fail("empty");
+  if (charCount(tag) > MAX_TAG_CHARS) return fail("too_long");
+  if (!TAG_CHARACTERS.test(tag)) return fail("invalid_characters");
+  if (tag.startsWith("_")) return fail("reserved_prefix");
+  return ok(tag);
 }
 
 /** Trait keys keep their case; `_` and `$` prefixes are reserved, `.` and control characters are refused. */
 export function normaliseTraitKey(raw: unknown): Normalised<string> {
-  if (typeof raw !== "string") return { ok: false, reason: "not_a_string" };
-  if (raw === "") return { ok: false, reason: "empty" };
-  if (charCount(raw) > MAX_TRAIT_KEY_CHARS) return { ok: false, reason: "too_long" };
-  if (raw.startsWith("_") || raw.startsWith("$")) return { ok: false, reason: "reserved_prefix" };
-  if (raw.includes(".") || CONTROL_CHARACTER.test(raw)) return { ok: false, reason: "invalid_characters" };
-  return { ok: true, value: raw };
+  if (typeof raw !== "string") return fail("not_a_string");
+  if (raw === "") return fail("empty");
+  if (charCount(raw) > MAX_TRAIT_KEY_CHARS) return fail("too_long");
+  if (raw.startsWith("_") || raw.startsWith("$")) return fail("reserved_prefix");
+  if (raw.includes(".") || CONTROL_CHARACTER.test(raw)) return fail("invalid_characters");
+  return ok(raw);
 }
 
 /** Values are kept exactly as sent when they are a string, a finite number or a boolean. */
 export function normaliseTraitValue(raw: unknown): Normalised<TraitValue> {
-  if (typeof raw === "boolean") return { ok: true, value: raw };
-  if (typeof raw === "number")
-    return Number.isFinite(raw) ? { ok: true, value: raw } : { ok: false, reason: "not_finite" };
+  if (typeof raw === "boolean") return ok(raw);
+  if (typeof raw === "number") return Number.isFinite(raw) ? ok(raw) : fail("not_finite");
   if (typeof raw === "string") {
-    return charCount(raw) > MAX_TRAIT_STRING_CHARS ? { ok: false, reason: "value_too_long" } : { ok: true, value: raw };
+    return charCount(raw) > MAX_TRAIT_STRING_CHARS ? fail("value_too_long") : ok(raw);
   }
-  return { ok: false, reason: "invalid_value" };
+  return fail("invalid_value");
 }
 
 /**

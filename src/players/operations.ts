@@ -65,7 +65,7 @@ export function normaliseEntry(input: EntryInput): Operations {
     for (const raw of raws) {
       const result = normaliseTag(raw);
       if (!result.ok) {
-        dropped.push({ field, item: itemText(raw), reason: result.reason });
+        dropped.push({ field, item: itemText(raw), reason: result.error });
         continue;
       }
       if (!labels.has(result.value)) labels.set(result.value, (raw as string).trim());
@@ -79,7 +79,7 @@ export function normaliseEntry(input: EntryInput): Operations {
     for (const raw of raws) {
       const result = normaliseTraitKey(raw);
       if (result.ok) keys.push(result.value);
-      else dropped.push({ field, item: raw, reason: result.reason });
+      else dropped.push({ field, item: raw, reason: result.error });
     }
     return keys;
   };
@@ -89,12 +89,12 @@ export function normaliseEntry(input: EntryInput): Operations {
     for (const [rawKey, rawValue] of Object.entries(object ?? {})) {
       const key = normaliseTraitKey(rawKey);
       if (!key.ok) {
-        dropped.push({ field, item: rawKey, reason: key.reason });
+        dropped.push({ field, item: rawKey, reason: key.error });
         continue;
       }
       const value = normaliseTraitValue(rawValue);
       if (!value.ok) {
-        dropped.push({ field, item: rawKey, reason: value.reason });
+        dropped.push({ field, item: rawKey, reason: value.error });
         continue;
       }
       pairs.push([key.value, value.value]);
@@ -106,7 +106,7 @@ export function normaliseEntry(input: EntryInput): Operations {
     const pairs: [string, number][] = [];
     for (const [rawKey, amount] of Object.entries(object)) {
       const key = normaliseTraitKey(rawKey);
-      if (!key.ok) dropped.push({ field: "traits_increment", item: rawKey, reason: key.reason });
+      if (!key.ok) dropped.push({ field: "traits_increment", item: rawKey, reason: key.error });
       else if (!Number.isFinite(amount))
         dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
       else pairs.push([key.value, amount]);

@@ -1,6 +1,9 @@
+import type { Clock } from "../clock.js";
+import { ContentionError } from "../errors.js";
+import { fail, ok, type Result } from "../result.js";
 import { entryChains, runLimited } from "./entry-chains.js";
+import { deviceKey, partnerKey } from "./identity-key.js";
 import { KeyedLock } from "./keyed-lock.js";
-import type { TraitValue } from "./normalise.js";
 import {
   applyOperations,
   foldDevice,
@@ -35,12 +38,18 @@ export interface Identity {
 
 export type UpdateEntry = EntryInput & Identity;
 
-export type EntryOutcome =
-  | { applied: true; profile: ProfileRecord; dropped: DroppedItem[] }
-  | { applied: false; code: RejectCode; message: string };
+export interface AppliedEntry {
+  profile: ProfileRecord;
+  dropped: DroppedItem[];
+}
 
-/** Raised when an entry kept losing compare-and-swap races; the caller may retry the call. */
-export class ContentionError extends Error {}
+export interface Rejection {
+  code: RejectCode;
+  message: string;
+}
+
+/** An entry applies whole or is rejected whole. */
+export type EntryOutcome = Result<AppliedEntry, Rejection>;
 
 const REJECT_MESSAGES: Record<RejectCode, string> = {
   player_tag_limit: `the player would carry more than ${MAX_TAGS_PER_PLAYER} tags`,
@@ -63,7 +72,8 @@ interface Target {
   deviceOnlyId: string | null;
 }
 
-type Attempt = EntryOutcome | "conflict";
+/** A compare-and-swap attempt fails with "conflict" when another writer changed the profile since it was read. */
+type Attempt<T> = Result<T, "conflict">;
 
 const stateOf = (profile: ProfileRecord | null): PlayerState => ({
   tags: profile?.tags ?? [],
@@ -88,7 +98,7 @@ export class Players {
 
   constructor(
     private readonly store: PlayerStore,
-    private readonly now: () => Date,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -103,8 +113,8 @@ export class Players {
     const owners = await this.store.findDeviceOwners(projectId, deviceOnly);
     const targets = entries.map((entry) => targetOf(projectId, entry, owners));
     const keys = entries.map((entry, i) => [
-      ...(entry.partnerUserId === undefined ? [] : [`u:${entry.partnerUserId}`]),
-      ...(entry.deviceId === undefined ? [] : [`d:${entry.deviceId}`]),
+      ...(entry.partnerUserId === undefined ? [] : [partnerKey(entry.partnerUserId)]),
+      ...(entry.deviceId === undefined ? [] : [deviceKey(entry.deviceId)]),
       ...(targets[i] ? [targets[i].identityKey] : []),
     ]);
     const outcomes: EntryOutcome[] = new Array(entries.length);
@@ -140,13 +150,13 @@ export class Players {
   async onLaunchVerified({ projectId, platformUserId, partnerUserId, installationId }: LaunchVerified): Promise<void> {
     const [link, deviceProfile] = await Promise.all([
       this.store.findDeviceLink(projectId, installationId),
-      this.store.findProfile(projectId, `d:${installationId}`),
+      this.store.findProfile(projectId, deviceKey(installationId)),
     ]);
     if (!deviceProfile && link?.partnerUserId === partnerUserId && link.platformUserId === platformUserId) return;
-    await this.store.linkAccount(projectId, partnerUserId, platformUserId, this.now());
+    await this.store.linkAccount(projectId, partnerUserId, platformUserId, this.clock.now());
     const target: Target = {
       projectId,
-      identityKey: `u:${partnerUserId}`,
+      identityKey: partnerKey(partnerUserId),
       partnerUserId,
       foldDeviceId: installationId,
       deviceOnlyId: null,
@@ -163,7 +173,7 @@ export class Players {
     projectId: string,
     identity: { partnerUserId: string } | { deviceId: string },
   ): Promise<ProfileRecord | null> {
-    if ("partnerUserId" in identity) return this.store.findProfile(projectId, `u:${identity.partnerUserId}`);
+    if ("partnerUserId" in identity) return this.store.findProfile(projectId, partnerKey(identity.partnerUserId));
     const { identityKey } = await this.resolveDevice(projectId, identity.deviceId);
     return this.store.findProfile(projectId, identityKey);
   }
@@ -199,46 +209,46 @@ export class Players {
     return targetOf(projectId, { deviceId }, owners)!;
   }
 
-  private async withRetries<T>(initial: Target, attempt: (target: Target) => Promise<T | "conflict">): Promise<T> {
+  private async withRetries<T>(initial: Target, attempt: (target: Target) => Promise<Attempt<T>>): Promise<T> {
     let target = initial;
     for (let i = 0; i < MAX_ATTEMPTS; i++) {
       const keys = [profileLock(target.projectId, target.identityKey)];
-      if (target.foldDeviceId !== null) keys.push(profileLock(target.projectId, `d:${target.foldDeviceId}`));
+      if (target.foldDeviceId !== null) keys.push(profileLock(target.projectId, deviceKey(target.foldDeviceId)));
       const result = await this.locks.run(keys, () => attempt(target));
-      if (result !== "conflict") return result;
+      if (result.ok) return result.value;
       if (target.deviceOnlyId !== null) target = await this.resolveDevice(target.projectId, target.deviceOnlyId);
     }
     throw new ContentionError("too many concurrent writers to one player; retry");
   }
 
   /** One compare-and-swap attempt of an update entry, run holding the profile locks. */
-  private async attemptUpdate(target: Target, ops: Operations, counts: TagCountChanges): Promise<Attempt> {
+  private async attemptUpdate(
+    target: Target,
+    ops: Operations,
+    counts: TagCountChanges,
+  ): Promise<Attempt<EntryOutcome>> {
     const { projectId, deviceOnlyId } = target;
     // A device folded into a real profile since it was resolved: write there instead.
     if (deviceOnlyId !== null && (await this.store.findDeviceOwners(projectId, [deviceOnlyId])).size > 0)
-      return "conflict";
+      return fail("conflict");
     const [current, device] = await this.readProfiles(target);
     return this.write(target, current, device, ops, null, counts);
   }
 
   /** One attempt of the launch-verify fold, run holding the profile locks. */
-  private async attemptFold(
-    target: Target,
-    platformUserId: string,
-    counts: TagCountChanges,
-  ): Promise<"done" | "conflict"> {
+  private async attemptFold(target: Target, platformUserId: string, counts: TagCountChanges): Promise<Attempt<void>> {
     const [current, device] = await this.readProfiles(target);
     if (!device && (!current || current.platformUserId === platformUserId)) {
       await this.store.linkDevice(
         target.projectId,
         target.foldDeviceId!,
         { partnerUserId: target.partnerUserId!, platformUserId },
-        this.now(),
+        this.clock.now(),
       );
-      return "done";
+      return ok(undefined);
     }
     const written = await this.write(target, current, device, NO_OPERATIONS, platformUserId, counts);
-    return written === "conflict" ? "conflict" : "done";
+    return written.ok ? ok(undefined) : written;
   }
 
   private readProfiles({
@@ -248,7 +258,7 @@ export class Players {
   }: Target): Promise<[ProfileRecord | null, ProfileRecord | null]> {
     return Promise.all([
       this.store.findProfile(projectId, identityKey),
-      foldDeviceId === null ? null : this.store.findProfile(projectId, `d:${foldDeviceId}`),
+      foldDeviceId === null ? null : this.store.findProfile(projectId, deviceKey(foldDeviceId)),
     ]);
   }
 
@@ -264,20 +274,20 @@ export class Players {
     ops: Operations,
     platformUserId: string | null,
     counts: TagCountChanges,
-  ): Promise<Attempt> {
+  ): Promise<Attempt<EntryOutcome>> {
     const { projectId, identityKey, partnerUserId, foldDeviceId, deviceOnlyId } = target;
-    const now = this.now();
+    const now = this.clock.now();
     const base = device ? foldDevice(stateOf(current), stateOf(device)) : stateOf(current);
     const { state: next, dropped: droppedIncrements } = applyOperations(base, ops);
     const playerLimit = playerLimitBroken(next);
-    if (playerLimit) return reject(playerLimit);
+    if (playerLimit) return ok(reject(playerLimit));
 
     const newTags = next.tags.filter((tag) => !base.tags.includes(tag));
     const newKeys = [...next.traits.keys()].filter((key) => !base.traits.has(key));
     const registered = await this.locks.run([registryLock(projectId)], () =>
       this.register(projectId, newTags, newKeys, ops.labels, now),
     );
-    if (!registered.ok) return reject(registered.code);
+    if (!registered.ok) return ok(reject(registered.error));
 
     const profile: ProfileRecord = {
       projectId,
@@ -295,7 +305,7 @@ export class Players {
     const written = current ? await this.store.replaceProfile(profile) : await this.store.insertProfile(profile);
     // Tags and keys registered for this attempt stay registered: the retry most likely needs them, and
     // removing them could pull a registration from under another writer that started using it.
-    if (!written) return "conflict";
+    if (!written) return fail("conflict");
     if (device) await this.store.deleteProfile(device);
     if (foldDeviceId !== null) {
       await this.store.linkDevice(
@@ -310,11 +320,12 @@ export class Players {
       tagCountDeltas([current?.tags ?? [], device?.tags ?? []], next.tags),
       [...(ops.tags ?? []), ...ops.tagsAdd].filter((tag) => next.tags.includes(tag)),
     );
-    return {
-      applied: true,
-      profile: { ...profile, version: profile.version + 1 },
-      dropped: inFieldOrder([...ops.dropped, ...droppedIncrements]),
-    };
+    return ok(
+      ok({
+        profile: { ...profile, version: profile.version + 1 },
+        dropped: inFieldOrder([...ops.dropped, ...droppedIncrements]),
+      }),
+    );
   }
 
   /**
@@ -331,7 +342,7 @@ export class Players {
     keys: string[],
     labels: ReadonlyMap<string, string>,
     now: Date,
-  ): Promise<{ ok: true } | { ok: false; code: RejectCode }> {
+  ): Promise<Result<void, RejectCode>> {
     const cachedTags = knownIn(this.knownTags, projectId);
     const cachedKeys = knownIn(this.knownKeys, projectId);
     const uncachedTags = tags.filter((tag) => !cachedTags.has(tag));
@@ -344,7 +355,7 @@ export class Players {
     let firstTagId = 0;
     if (missingTags.length > 0) {
       const reserved = await this.store.reserveTagSlots(projectId, missingTags.length, MAX_TAGS_PER_PROJECT);
-      if (reserved === null) return { ok: false, code: "project_tag_limit" };
+      if (reserved === null) return fail("project_tag_limit");
       firstTagId = reserved;
     }
     if (
@@ -352,7 +363,7 @@ export class Players {
       !(await this.store.reserveTraitKeySlots(projectId, missingKeys.length, MAX_TRAIT_KEYS_PER_PROJECT))
     ) {
       await this.store.releaseSlots(projectId, missingTags.length, 0);
-      return { ok: false, code: "project_trait_limit" };
+      return fail("project_trait_limit");
     }
 
     const labelled = missingTags.map((tag) => ({ tag, label: labels.get(tag) ?? tag }));
@@ -366,7 +377,7 @@ export class Players {
     );
     for (const tag of missingTags) cachedTags.add(tag);
     for (const key of missingKeys) cachedKeys.add(key);
-    return { ok: true };
+    return ok(undefined);
   }
 
   /** A new partner profile starts linked when a launch of that player was verified before it existed. */
@@ -377,7 +388,7 @@ export class Players {
   private async applyCounts(projectId: string, counts: TagCountChanges): Promise<void> {
     if (counts.isEmpty()) return;
     await this.locks.run([registryLock(projectId)], () =>
-      this.store.adjustTagCounts(projectId, counts.deltas, [...counts.given], this.now()),
+      this.store.adjustTagCounts(projectId, counts.deltas, [...counts.given], this.clock.now()),
     );
   }
 }
@@ -391,7 +402,7 @@ function targetOf(
   if (partnerUserId !== undefined) {
     return {
       projectId,
-      identityKey: `u:${partnerUserId}`,
+      identityKey: partnerKey(partnerUserId),
       partnerUserId,
       foldDeviceId: deviceId ?? null,
       deviceOnlyId: null,
@@ -400,8 +411,8 @@ function targetOf(
   if (deviceId === undefined) return null;
   const owner = owners.get(deviceId);
   return owner
-    ? { projectId, identityKey: `u:${owner}`, partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
-    : { projectId, identityKey: `d:${deviceId}`, partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
+    ? { projectId, identityKey: partnerKey(owner), partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
+    : { projectId, identityKey: deviceKey(deviceId), partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
 }
 
 function knownIn(cache: Map<string, Set<string>>, projectId: string): Set<string> {
@@ -431,7 +442,7 @@ class TagCountChanges {
 }
 
 function reject(code: RejectCode): EntryOutcome {
-  return { applied: false, code, message: REJECT_MESSAGES[code] };
+  return fail({ code, message: REJECT_MESSAGES[code] });
 }
 
 function earliest(dates: (Date | undefined)[]): Date | undefined {
@@ -441,5 +452,3 @@ function earliest(dates: (Date | undefined)[]): Date | undefined {
 
 const profileLock = (projectId: string, identityKey: string) => `profile/${projectId}/${identityKey}`;
 const registryLock = (projectId: string) => `registry/${projectId}`;
-
-export type { TraitValue };

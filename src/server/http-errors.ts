@@ -1,17 +1,11 @@
-import type http from "node:http";
-import type http2 from "node:http2";
+import type { NodeResponse } from "./node-types.js";
 
 /** Writes an error in the shape every protocol's JSON errors share: {"code", "message"}. */
-export function sendError(
-  res: http.ServerResponse | http2.Http2ServerResponse,
-  status: number,
-  code: string,
-  message: string,
-): void {
+export function sendError(res: NodeResponse, status: number, code: string, message: string): void {
   sendJson(res, status, { code, message });
 }
 
-export function sendJson(res: http.ServerResponse | http2.Http2ServerResponse, status: number, body: unknown): void {
+export function sendJson(res: NodeResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
   res.statusCode = status;
   res.setHeader("content-type", "application/json");

@@ -1,16 +1,18 @@
-import type http from "node:http";
-import type http2 from "node:http2";
 import { getOption, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
+import type { Logger } from "../log.js";
 import { sendError } from "./http-errors.js";
-
-type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
-type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
+import type { NodeRequest, NodeResponse } from "./node-types.js";
 
 /** Largest /v1 request body accepted; larger ones get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
+
+export interface HttpGateway {
+  /** Handles the request if its path is under /v1/; returns false otherwise. */
+  handle(req: NodeRequest, res: NodeResponse): boolean;
+}
 
 interface Route {
   verb: string;
@@ -23,7 +25,11 @@ interface Route {
  * JSON call to the same handler the other protocols reach, so authentication,
  * validation, JSON rules and errors are shared.
  */
-export function createHttpGateway(services: readonly DescService[], handlers: readonly UniversalHandler[]) {
+export function createHttpGateway(
+  services: readonly DescService[],
+  handlers: readonly UniversalHandler[],
+  log: Logger,
+): HttpGateway {
   const byMethod = new Map<DescMethod, UniversalHandler>(handlers.map((h) => [h.method, h]));
   const routes = new Map<string, Route>();
   for (const service of services) {
@@ -38,8 +44,7 @@ export function createHttpGateway(services: readonly DescService[], handlers: re
     }
   }
 
-  /** Handles the request if its path is a /v1 route; returns false otherwise. */
-  return function handleHttpJson(req: NodeRequest, res: NodeResponse): boolean {
+  function handle(req: NodeRequest, res: NodeResponse): boolean {
     const path = (req.url ?? "").split("?", 1)[0];
     if (!path.startsWith("/v1/")) return false;
     const route = routes.get(path);
@@ -49,13 +54,15 @@ export function createHttpGateway(services: readonly DescService[], handlers: re
       res.setHeader("Allow", route.verb);
       sendError(res, 405, "invalid_argument", `${path} takes ${route.verb}, not ${req.method}`);
     } else {
-      forward(req, res, route).catch(() => {
-        // The client went away mid-request; there is nobody left to answer.
+      forward(req, res, route).catch((error: unknown) => {
+        // Mostly a client that went away mid-request: nobody is left to answer, but the cause is worth a line.
+        log.warn({ err: error, path }, "/v1 request ended without an answer");
         res.destroy();
       });
     }
     return true;
-  };
+  }
+  return { handle };
 }
 
 async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promise<void> {

@@ -2,11 +2,7 @@ import { once } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
-
-export type RequestHandler = (
-  req: http.IncomingMessage | http2.Http2ServerRequest,
-  res: http.ServerResponse | http2.Http2ServerResponse,
-) => void;
+import type { NodeHandler } from "./node-types.js";
 
 export interface Listener {
   /** The port actually bound (useful with port 0). */
@@ -28,7 +24,7 @@ const FIRST_BYTES_TIMEOUT_MS = 10_000;
  * server cannot fall back to HTTP/1.1, so each connection is handed to one of
  * two servers by its first bytes.
  */
-export async function listen(handler: RequestHandler, port: number, host: string): Promise<Listener> {
+export async function listen(handler: NodeHandler, port: number, host: string): Promise<Listener> {
   let closing = false;
   const h1 = http.createServer((req, res) => {
     if (closing) res.setHeader("connection", "close");

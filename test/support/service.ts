@@ -56,7 +56,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   });
   const database = await connectDatabase(inject("mongodbUri"), config.dbName);
   const clock = new TestClock();
-  const service = await startService({ config, database, log: createLogger(config.logLevel), now: clock.now });
+  const service = await startService({ config, database, log: createLogger(config.logLevel), clock });
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
   const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {

@@ -1,10 +1,11 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type ServiceImpl } from "@connectrpc/connect";
-import { PageInfoSchema } from "../../gen/platformapi/v1/common_pb.js";
+import type { ServiceImpl } from "@connectrpc/connect";
+import { PageInfoSchema } from "../../../gen/platformapi/v1/common_pb.js";
 import {
   DroppedItemSchema,
   GetResponseSchema,
+  LinkResponseSchema,
   ListTagsResponseSchema,
   PlayerProfileSchema,
   RejectedEntrySchema,
@@ -14,35 +15,15 @@ import {
   UpdateResponseSchema,
   UpdateTagResponseSchema,
   type PlayerService,
-} from "../../gen/platformapi/v1/players_pb.js";
-import type { Database } from "../db/database.js";
-import { projectOf } from "../server/caller.js";
-import type { LaunchVerified } from "../launch/launch-tokens.js";
-import { ContentionError, Players } from "./players.js";
-import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./requests.js";
-import { PlayerStore, type ProfileRecord, type TagRecord } from "./store.js";
-
-/** PlayerService minus Link, which the launch capability provides. */
-export type PlayerServiceImpl = Omit<ServiceImpl<typeof PlayerService>, "link">;
-
-export interface PlayersCapability {
-  service: PlayerServiceImpl;
-  /** The launch-verify hook: links the installation to the verified user and folds its device profile. */
-  onLaunchVerified(event: LaunchVerified): Promise<void>;
-}
-
-export async function createPlayers({
-  database,
-  now,
-}: {
-  database: Database;
-  now: () => Date;
-}): Promise<PlayersCapability> {
-  const store = new PlayerStore(database.db, database.isFerretDb);
-  await store.createIndexes();
-  const players = new Players(store, now);
-  return { service: createPlayerService(players, now), onLaunchVerified: (event) => players.onLaunchVerified(event) };
-}
+} from "../../../gen/platformapi/v1/players_pb.js";
+import type { Clock } from "../../clock.js";
+import { NotFoundError } from "../../errors.js";
+import type { LaunchTokens } from "../../launch/launch-tokens.js";
+import type { Players } from "../../players/players.js";
+import type { ProfileRecord, TagRecord } from "../../players/store.js";
+import { projectOf } from "../caller.js";
+import { requireText, requireUuid } from "../validate.js";
+import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./player-requests.js";
 
 const optional = (value: string | null) => value ?? undefined;
 const pageInfo = (total: number, page: number, pageSize: number) =>
@@ -83,26 +64,32 @@ function tagMessage(tag: TagRecord) {
   });
 }
 
-function createPlayerService(players: Players, now: () => Date): PlayerServiceImpl {
+export interface PlayerServiceOptions {
+  players: Players;
+  /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
+  launchTokens: LaunchTokens;
+  clock: Clock;
+}
+
+/** PlayerService: tags and traits (update, get, search, tag listing and metadata) and Link. */
+export function createPlayerService({
+  players,
+  launchTokens,
+  clock,
+}: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
       const projectId = projectOf(ctx);
       const entries = updateEntries(req.players);
-      let outcomes;
-      try {
-        outcomes = await players.update(projectId, entries);
-      } catch (error) {
-        if (error instanceof ContentionError) throw new ConnectError(error.message, Code.Aborted);
-        throw error;
-      }
-      const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(now()) });
+      const outcomes = await players.update(projectId, entries);
+      const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(clock.now()) });
       outcomes.forEach((outcome, index) => {
-        if (outcome.applied) {
-          const { profile } = outcome;
+        if (outcome.ok) {
+          const { profile, dropped } = outcome.value;
           response.updated.push(
             create(UpdatedPlayerSchema, {
               ...identityFields(profile),
-              dropped: outcome.dropped.map((item) => create(DroppedItemSchema, item)),
+              dropped: dropped.map((item) => create(DroppedItemSchema, item)),
             }),
           );
         } else {
@@ -111,8 +98,8 @@ function createPlayerService(players: Players, now: () => Date): PlayerServiceIm
               index,
               partnerUserId: entries[index].partnerUserId,
               deviceId: entries[index].deviceId,
-              code: outcome.code,
-              message: outcome.message,
+              code: outcome.error.code,
+              message: outcome.error.message,
             }),
           );
         }
@@ -151,8 +138,15 @@ function createPlayerService(players: Players, now: () => Date): PlayerServiceIm
       const projectId = projectOf(ctx);
       const { tag, metadata } = tagUpdate(req);
       const record = await players.updateTag(projectId, tag, metadata);
-      if (!record) throw new ConnectError(`tag: the project has no tag ${tag}`, Code.NotFound);
+      if (!record) throw new NotFoundError(`tag: the project has no tag ${tag}`);
       return create(UpdateTagResponseSchema, { tag: tagMessage(record) });
+    },
+
+    async link(req, ctx) {
+      const platformUserId = requireUuid("platform_user_id", req.platformUserId);
+      const partnerUserId = requireText("partner_user_id", req.partnerUserId, 256);
+      await launchTokens.link(projectOf(ctx), platformUserId, partnerUserId);
+      return create(LinkResponseSchema, { platformUserId, partnerUserId });
     },
   };
 }

@@ -1,15 +1,21 @@
 import { toJson, type JsonObject } from "@bufbuild/protobuf";
 import { ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError } from "@connectrpc/connect";
 import type {
   ListTagsRequest,
   PlayerUpdate,
   SearchRequest,
   UpdateTagRequest,
-} from "../../gen/platformapi/v1/players_pb.js";
-import { escapeRegex, normaliseTag, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "./normalise.js";
-import type { UpdateEntry } from "./players.js";
-import type { ProfileQuery, TagMetadata } from "./store.js";
+} from "../../../gen/platformapi/v1/players_pb.js";
+import { InvalidArgumentError } from "../../errors.js";
+import {
+  escapeRegex,
+  normaliseTag,
+  normaliseTraitKey,
+  normaliseTraitValue,
+  traitIndexEntry,
+} from "../../players/normalise.js";
+import type { UpdateEntry } from "../../players/players.js";
+import type { ProfileQuery, TagMetadata } from "../../players/store.js";
 
 /** Validation of PlayerService requests: proto messages in, domain values out, invalid_argument naming the field. */
 
@@ -19,8 +25,8 @@ export const MAX_PAGE_SIZE = 100;
 const MAX_ID_CHARS = 256;
 const MAX_TEXT_CHARS = 200;
 
-function invalid(message: string): ConnectError {
-  return new ConnectError(message, Code.InvalidArgument);
+function invalid(message: string): InvalidArgumentError {
+  return new InvalidArgumentError(message);
 }
 
 /** An identity field: "" counts as not sent. */
@@ -73,7 +79,7 @@ export function getIdentity(req: {
 
 function filterTag(field: string, raw: string): string {
   const tag = normaliseTag(raw);
-  if (!tag.ok) throw invalid(`${field}: ${JSON.stringify(raw)} is not a valid tag (${tag.reason})`);
+  if (!tag.ok) throw invalid(`${field}: ${JSON.stringify(raw)} is not a valid tag (${tag.error})`);
   return tag.value;
 }
 
@@ -92,7 +98,7 @@ export function searchQuery(req: SearchRequest): ProfileQuery {
 function traitFilter(traits: JsonObject | undefined): string[] {
   return Object.entries(traits ?? {}).map(([rawKey, rawValue]) => {
     const key = normaliseTraitKey(rawKey);
-    if (!key.ok) throw invalid(`traits: ${JSON.stringify(rawKey)} is not a valid trait key (${key.reason})`);
+    if (!key.ok) throw invalid(`traits: ${JSON.stringify(rawKey)} is not a valid trait key (${key.error})`);
     const value = normaliseTraitValue(rawValue);
     if (!value.ok) throw invalid(`traits: the value of ${JSON.stringify(rawKey)} must be a string, number or boolean`);
     return traitIndexEntry(key.value, value.value);

@@ -1,0 +1,95 @@
+import { randomBytes } from "node:crypto";
+import type { Clock } from "../clock.js";
+import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../errors.js";
+import type { ApiKeyCache } from "./api-key-cache.js";
+import {
+  SCOPES_BY_TYPE,
+  generateApiKey,
+  hashApiKey,
+  isProjectKeyType,
+  type ApiKeyType,
+  type Scope,
+} from "./api-keys.js";
+import { DuplicateGameError, type AdminStore, type EntitlementRecord, type ProjectRecord } from "./store.js";
+
+export interface AdminOptions {
+  store: AdminStore;
+  /** The authenticator's cache, told of each revocation. */
+  apiKeys: ApiKeyCache;
+  clock: Clock;
+}
+
+/** A key as it is shown once, at creation. */
+export interface IssuedApiKey {
+  keyId: string;
+  key: string;
+  type: ApiKeyType;
+  scopes: Scope[];
+  /** Null for platform and admin keys. */
+  projectId: string | null;
+}
+
+export type Entitlement = Omit<EntitlementRecord, "updatedAt">;
+
+/** Projects, API keys and entitlements: what the platform's operators manage. */
+export class Admin {
+  constructor(private readonly options: AdminOptions) {}
+
+  /** A project for one game, with its first private and public keys. */
+  async createProject(name: string, gameId: number) {
+    const { store, clock } = this.options;
+    const project: ProjectRecord = { projectId: `prj_${randomBytes(9).toString("base64url")}`, name, gameId };
+    try {
+      await store.insertProject(project, clock.now());
+    } catch (error) {
+      if (error instanceof DuplicateGameError) {
+        throw new AlreadyExistsError(`game_id ${gameId} already belongs to a project`, { cause: error });
+      }
+      throw error;
+    }
+    const privateKey = await this.issueKey("private", project.projectId);
+    const publicKey = await this.issueKey("public", project.projectId);
+    return { project, privateKey: privateKey.key, publicKey: publicKey.key };
+  }
+
+  /** Private and public keys belong to a project; platform and admin keys to none. */
+  async createApiKey(type: ApiKeyType, projectId: string | null): Promise<IssuedApiKey> {
+    if (isProjectKeyType(type)) {
+      if (projectId === null) throw new InvalidArgumentError(`project_id: required for ${type} keys`);
+      if (!(await this.options.store.findProject(projectId))) {
+        throw new NotFoundError(`project_id: no project ${projectId}`);
+      }
+    } else if (projectId !== null) {
+      throw new InvalidArgumentError(`project_id: ${type} keys belong to no project`);
+    }
+    return this.issueKey(type, projectId);
+  }
+
+  /** When the key was revoked (now, or earlier if it already was). */
+  async revokeApiKey(keyId: string): Promise<Date> {
+    const { store, apiKeys, clock } = this.options;
+    let revokedAt: Date | null;
+    try {
+      revokedAt = await store.revokeApiKey(keyId, clock.now());
+    } finally {
+      // Also when the store failed after its write: a key that may be revoked must not stay cached.
+      apiKeys.forget(keyId);
+    }
+    if (!revokedAt) throw new NotFoundError(`key_id: no key ${keyId}`);
+    return revokedAt;
+  }
+
+  async setEntitlement(entitlement: Entitlement): Promise<void> {
+    await this.options.store.upsertEntitlement({ ...entitlement, updatedAt: this.options.clock.now() });
+  }
+
+  private async issueKey(type: ApiKeyType, projectId: string | null): Promise<IssuedApiKey> {
+    const { keyId, key } = generateApiKey(type);
+    const scopes = [...SCOPES_BY_TYPE[type]];
+    await this.options.store.insertApiKey(
+      { keyId, type, scopes, projectId, hash: hashApiKey(key) },
+      this.options.clock.now(),
+    );
+    return { keyId, key, type, scopes, projectId };
+  }
+}

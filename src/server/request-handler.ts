@@ -1,0 +1,66 @@
+import { connectNodeAdapter } from "@connectrpc/connect-node";
+import type { Clock } from "../clock.js";
+import type { Config } from "../config.js";
+import type { Database } from "../db/database.js";
+import type { Logger } from "../log.js";
+import { accessLogInterceptor } from "./access-log.js";
+import { authInterceptor } from "./auth.js";
+import type { Capabilities } from "./capabilities.js";
+import { errorInterceptor } from "./errors.js";
+import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
+import { sendError, sendJson } from "./http-errors.js";
+import type { NodeHandler } from "./node-types.js";
+import { rateLimitInterceptor } from "./rate-limit.js";
+import { registerServices, SERVICES } from "./routes.js";
+
+export interface RequestHandlerOptions {
+  config: Config;
+  database: Database;
+  log: Logger;
+  clock: Clock;
+  capabilities: Capabilities;
+}
+
+/**
+ * Every request of the one port: gRPC, gRPC-Web and Connect through
+ * connect-node's adapter; the /v1 JSON gateway, health and readiness through
+ * its fallback.
+ */
+export function createRequestHandler({
+  config,
+  database,
+  log,
+  clock,
+  capabilities,
+}: RequestHandlerOptions): NodeHandler {
+  let gateway: HttpGateway | undefined;
+  const adapter = connectNodeAdapter({
+    interceptors: [
+      accessLogInterceptor(log),
+      errorInterceptor(log),
+      authInterceptor(capabilities.apiKeys),
+      rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }),
+    ],
+    // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
+    jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
+    readMaxBytes: MAX_BODY_BYTES,
+    routes(router) {
+      registerServices(router, capabilities, clock);
+      gateway = createHttpGateway(SERVICES, router.handlers, log);
+    },
+    fallback(req, res) {
+      const path = (req.url ?? "").split("?", 1)[0];
+      if (path === "/healthz") {
+        sendJson(res, 200, { status: "ok" });
+      } else if (path === "/readyz") {
+        database.db
+          .command({ ping: 1 })
+          .then(() => sendJson(res, 200, { status: "ok" }))
+          .catch(() => sendError(res, 503, "unavailable", "database unreachable"));
+      } else if (!gateway?.handle(req, res)) {
+        sendError(res, 404, "not_found", `no endpoint ${path}`);
+      }
+    },
+  });
+  return adapter;
+}
