@@ -3,7 +3,7 @@ import { SignJWT, errors, jwtVerify } from "jose";
 import { fail, ok, type Result } from "../result.js";
 import type { Keyring } from "./keyring.js";
 
-/** The claims of a launch token (DESIGN.md, "Launch tokens"). */
+/** The claims of a launch token: the registered JWT claims plus the launch they prove. */
 export interface LaunchClaims {
   jti: string;
   /** The platform user. */

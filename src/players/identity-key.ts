@@ -1,5 +1,5 @@
 /**
- * A profile's identity key (DESIGN.md "Players"): `u:<partner_user_id>` for a
+ * A profile's identity key: `u:<partner_user_id>` for a
  * partner-identified player, `d:<device_id>` for a device-only one. The prefix
  * keeps the two id spaces apart, so a device id can never name a partner's profile.
  */

@@ -1,5 +1,5 @@
 /**
- * The normalisation rules of DESIGN.md "Players", as pure functions. Every
+ * The normalisation rules of docs/api.md "Players", as pure functions. Every
  * tag and trait key passes through here before it reaches a query or a stored
  * document, so a user string can never become a MongoDB operator or field path.
  */

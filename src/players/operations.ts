@@ -56,87 +56,79 @@ function itemText(raw: unknown): string {
   return typeof raw === "string" ? raw : (JSON.stringify(raw) ?? String(raw));
 }
 
+/** What normalising an entry collects besides the operations: dropped items and the raw label of each tag. */
+interface Collected {
+  dropped: DroppedItem[];
+  labels: Map<string, string>;
+}
+
+function tagList(field: string, raws: readonly unknown[], collected: Collected): string[] {
+  const tags: string[] = [];
+  for (const raw of raws) {
+    const result = normaliseTag(raw);
+    if (!result.ok) {
+      collected.dropped.push({ field, item: itemText(raw), reason: result.error });
+      continue;
+    }
+    if (!collected.labels.has(result.value)) collected.labels.set(result.value, (raw as string).trim());
+    if (!tags.includes(result.value)) tags.push(result.value);
+  }
+  return tags;
+}
+
+function keyList(field: string, raws: readonly string[], collected: Collected): string[] {
+  const keys: string[] = [];
+  for (const raw of raws) {
+    const result = normaliseTraitKey(raw);
+    if (result.ok) keys.push(result.value);
+    else collected.dropped.push({ field, item: raw, reason: result.error });
+  }
+  return keys;
+}
+
+function traitPairs(
+  field: string,
+  object: Readonly<Record<string, unknown>> | undefined,
+  collected: Collected,
+): [string, TraitValue][] {
+  const pairs: [string, TraitValue][] = [];
+  for (const [rawKey, rawValue] of Object.entries(object ?? {})) {
+    const key = normaliseTraitKey(rawKey);
+    const value = normaliseTraitValue(rawValue);
+    if (!key.ok) collected.dropped.push({ field, item: rawKey, reason: key.error });
+    else if (!value.ok) collected.dropped.push({ field, item: rawKey, reason: value.error });
+    else pairs.push([key.value, value.value]);
+  }
+  return pairs;
+}
+
+function increments(object: Readonly<Record<string, number>>, collected: Collected): [string, number][] {
+  const pairs: [string, number][] = [];
+  for (const [rawKey, amount] of Object.entries(object)) {
+    const key = normaliseTraitKey(rawKey);
+    if (!key.ok) collected.dropped.push({ field: "traits_increment", item: rawKey, reason: key.error });
+    else if (!Number.isFinite(amount))
+      collected.dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
+    else pairs.push([key.value, amount]);
+  }
+  return pairs;
+}
+
 export function normaliseEntry(input: EntryInput): Operations {
-  const dropped: DroppedItem[] = [];
-  const labels = new Map<string, string>();
-
-  const tagList = (field: string, raws: readonly unknown[]): string[] => {
-    const tags: string[] = [];
-    for (const raw of raws) {
-      const result = normaliseTag(raw);
-      if (!result.ok) {
-        dropped.push({ field, item: itemText(raw), reason: result.error });
-        continue;
-      }
-      if (!labels.has(result.value)) labels.set(result.value, (raw as string).trim());
-      if (!tags.includes(result.value)) tags.push(result.value);
-    }
-    return tags;
-  };
-
-  const keyList = (field: string, raws: readonly string[]): string[] => {
-    const keys: string[] = [];
-    for (const raw of raws) {
-      const result = normaliseTraitKey(raw);
-      if (result.ok) keys.push(result.value);
-      else dropped.push({ field, item: raw, reason: result.error });
-    }
-    return keys;
-  };
-
-  const traitPairs = (field: string, object: Readonly<Record<string, unknown>> | undefined): [string, TraitValue][] => {
-    const pairs: [string, TraitValue][] = [];
-    for (const [rawKey, rawValue] of Object.entries(object ?? {})) {
-      const key = normaliseTraitKey(rawKey);
-      if (!key.ok) {
-        dropped.push({ field, item: rawKey, reason: key.error });
-        continue;
-      }
-      const value = normaliseTraitValue(rawValue);
-      if (!value.ok) {
-        dropped.push({ field, item: rawKey, reason: value.error });
-        continue;
-      }
-      pairs.push([key.value, value.value]);
-    }
-    return pairs;
-  };
-
-  const increments = (object: Readonly<Record<string, number>>): [string, number][] => {
-    const pairs: [string, number][] = [];
-    for (const [rawKey, amount] of Object.entries(object)) {
-      const key = normaliseTraitKey(rawKey);
-      if (!key.ok) dropped.push({ field: "traits_increment", item: rawKey, reason: key.error });
-      else if (!Number.isFinite(amount))
-        dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
-      else pairs.push([key.value, amount]);
-    }
-    return pairs;
-  };
-
+  const collected: Collected = { dropped: [], labels: new Map() };
   // Built field by field in the order of application, so `dropped` lists items in that order too.
-  const tags = input.tags === undefined ? undefined : tagList("tags", input.tags);
-  const tagsAdd = tagList("tags_add", input.tagsAdd);
-  const tagsRemove = tagList("tags_remove", input.tagsRemove);
-  const traits = traitPairs("traits", input.traits);
-  const traitsOnce = traitPairs("traits_once", input.traitsOnce);
-  const traitsIncrement = increments(input.traitsIncrement);
-  const traitsUnset = keyList("traits_unset", input.traitsUnset);
-  return {
-    tags,
-    tagsAdd,
-    tagsRemove,
-    traits,
-    traitsOnce,
-    traitsIncrement,
-    traitsUnset,
-    labels,
-    dropped,
-  };
+  const tags = input.tags === undefined ? undefined : tagList("tags", input.tags, collected);
+  const tagsAdd = tagList("tags_add", input.tagsAdd, collected);
+  const tagsRemove = tagList("tags_remove", input.tagsRemove, collected);
+  const traits = traitPairs("traits", input.traits, collected);
+  const traitsOnce = traitPairs("traits_once", input.traitsOnce, collected);
+  const traitsIncrement = increments(input.traitsIncrement, collected);
+  const traitsUnset = keyList("traits_unset", input.traitsUnset, collected);
+  return { tags, tagsAdd, tagsRemove, traits, traitsOnce, traitsIncrement, traitsUnset, ...collected };
 }
 
 /**
- * Applies the operations in the order of DESIGN.md: tags, tags_add,
+ * Applies the operations in their documented order (docs/api.md): tags, tags_add,
  * tags_remove, traits, traits_once, traits_increment, traits_unset. Returns
  * the new state and the increments dropped because the current value is not a number.
  */
