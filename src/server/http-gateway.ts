@@ -1,10 +1,12 @@
 import type http from "node:http";
 import type http2 from "node:http2";
 import { getOption, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
+import { createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { sendError } from "./http-errors.js";
+import { viaHttpJson } from "./protocol.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -79,7 +81,8 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
       return;
     }
   }
-  const original = universalRequestFromNodeRequest(req, res, body, undefined);
+  const contextValues = createContextValues().set(viaHttpJson, true);
+  const original = universalRequestFromNodeRequest(req, res, body, contextValues);
   const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
   const apiKey = original.header.get("x-api-key");
   if (apiKey !== null) header.set("x-api-key", apiKey);

@@ -20,6 +20,8 @@ import { authInterceptor, requiredScope } from "./auth.js";
 import { errorInterceptor } from "./errors.js";
 import { createHttpGateway, MAX_BODY_BYTES } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
+import { Metrics, metricsHandler } from "./metrics.js";
+import { metricsInterceptor } from "./metrics-interceptor.js";
 import { rateLimitInterceptor } from "./rate-limit.js";
 import { listen, type Listener, type RequestHandler } from "./listener.js";
 
@@ -62,8 +64,11 @@ export async function startService({
     onLaunchVerified: players.onLaunchVerified,
   });
 
+  const metrics = new Metrics();
+  const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   const router = createConnectRouter({
     interceptors: [
+      metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
       authInterceptor(apiKeys),
@@ -75,7 +80,7 @@ export async function startService({
   });
   registerServices(router, { admin, players: players.service, launch });
 
-  const handler = createRequestHandler(router, database);
+  const handler = createRequestHandler(router, database, metricsHandler(metrics));
   const listener = await listen(handler, config.port, config.host);
   return {
     port: listener.port,
@@ -83,6 +88,7 @@ export async function startService({
     async close(graceMs) {
       launch.stop();
       await listener.close(graceMs);
+      stopDatabaseMetrics();
     },
   };
 }
@@ -101,7 +107,7 @@ function registerServices(router: ConnectRouter, { admin, players, launch }: Imp
   router.service(EventService, {});
 }
 
-function createRequestHandler(router: ConnectRouter, database: Database): RequestHandler {
+function createRequestHandler(router: ConnectRouter, database: Database, serveMetrics: RequestHandler): RequestHandler {
   const rpcByPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
   const handleHttpJson = createHttpGateway(SERVICES, router.handlers);
 
@@ -109,6 +115,10 @@ function createRequestHandler(router: ConnectRouter, database: Database): Reques
     const path = (req.url ?? "").split("?", 1)[0];
     if (path === "/healthz") {
       sendJson(res, 200, { status: "ok" });
+      return;
+    }
+    if (path === "/metrics") {
+      serveMetrics(req, res);
       return;
     }
     if (path === "/readyz") {
