@@ -13,7 +13,8 @@ export interface Database {
 }
 
 export async function connectDatabase(uri: string, dbName: string): Promise<Database> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000 });
+  // monitorCommands: the service times every command for its metrics (src/server/metrics.ts).
+  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, monitorCommands: true });
   await client.connect();
   const db = client.db(dbName);
   const buildInfo = await db.admin().command({ buildInfo: 1 });

@@ -1,10 +1,12 @@
 import { getOption, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
+import { createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Logger } from "../log.js";
 import { sendError } from "./http-errors.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { viaHttpJson } from "./protocol.js";
 
 /** Largest /v1 request body accepted; larger ones get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -86,7 +88,8 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
       return;
     }
   }
-  const original = universalRequestFromNodeRequest(req, res, body, undefined);
+  const contextValues = createContextValues().set(viaHttpJson, true);
+  const original = universalRequestFromNodeRequest(req, res, body, contextValues);
   const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
   const apiKey = original.header.get("x-api-key");
   if (apiKey !== null) header.set("x-api-key", apiKey);

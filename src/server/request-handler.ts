@@ -9,6 +9,8 @@ import type { Capabilities } from "./capabilities.js";
 import { errorInterceptor } from "./errors.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
+import { metricsHandler, type Metrics } from "./metrics.js";
+import { metricsInterceptor } from "./metrics-interceptor.js";
 import type { NodeHandler } from "./node-types.js";
 import { rateLimitInterceptor } from "./rate-limit.js";
 import { registerServices, SERVICES } from "./routes.js";
@@ -19,6 +21,7 @@ export interface RequestHandlerOptions {
   log: Logger;
   clock: Clock;
   capabilities: Capabilities;
+  metrics: Metrics;
 }
 
 /**
@@ -26,16 +29,14 @@ export interface RequestHandlerOptions {
  * connect-node's adapter; the /v1 JSON gateway, health and readiness through
  * its fallback.
  */
-export function createRequestHandler({
-  config,
-  database,
-  log,
-  clock,
-  capabilities,
-}: RequestHandlerOptions): NodeHandler {
+export function createRequestHandler(options: RequestHandlerOptions): NodeHandler {
+  const { config, database, log, clock, capabilities, metrics } = options;
+  const serveMetrics = metricsHandler(metrics);
   let gateway: HttpGateway | undefined;
   const adapter = connectNodeAdapter({
     interceptors: [
+      // First, so it counts the code the caller actually gets.
+      metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
       authInterceptor(capabilities.apiKeys),
@@ -52,6 +53,8 @@ export function createRequestHandler({
       const path = (req.url ?? "").split("?", 1)[0];
       if (path === "/healthz") {
         sendJson(res, 200, { status: "ok" });
+      } else if (path === "/metrics") {
+        serveMetrics(req, res);
       } else if (path === "/readyz") {
         database.db
           .command({ ping: 1 })

@@ -5,6 +5,7 @@ import type { Logger } from "../log.js";
 import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
 import { listen, type Listener } from "./listener.js";
+import { Metrics } from "./metrics.js";
 import { createRequestHandler } from "./request-handler.js";
 import { SERVICES } from "./routes.js";
 
@@ -31,7 +32,9 @@ export async function startService({
   // A method without a declared scope stops the start: nothing becomes public by omission.
   for (const service of SERVICES) service.methods.forEach(requiredScope);
   const capabilities = await createCapabilities({ config, database, log, clock });
-  const handler = createRequestHandler({ config, database, log, clock, capabilities });
+  const metrics = new Metrics();
+  const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
+  const handler = createRequestHandler({ config, database, log, clock, capabilities, metrics });
   const listener = await listen(handler, config.port, config.host);
   return {
     port: listener.port,
@@ -39,6 +42,7 @@ export async function startService({
     async close(graceMs) {
       capabilities.launch.stop();
       await listener.close(graceMs);
+      stopDatabaseMetrics();
     },
   };
 }
