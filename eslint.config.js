@@ -2,7 +2,7 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["gen/", "dist/", "node_modules/", ".data/", "scratch/"] },
+  { ignores: ["**/gen/", "**/dist/", "node_modules/", ".data/", "scratch/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,9 @@
+import { defaultServerConditions } from "vite";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
+  // Workspace packages (packages/*) are tested from their TypeScript source, as tsc checks them (tsconfig.json).
+  ssr: { resolve: { conditions: ["@platformapi/source", ...defaultServerConditions] } },
   test: {
     include: ["test/**/*.test.ts", "src/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],

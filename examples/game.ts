@@ -1,6 +1,6 @@
 // The game: reads its launch token early, never logs it, and asks the studio backend what it may do.
 // Started by examples/launcher.ts; STUDIO_URL defaults to http://localhost:3000/session.
-import { readLaunchToken, redactLaunchToken } from "../src/index.js";
+import { readLaunchToken, redactLaunchToken } from "@platformapi/launch-client";
 
 const token = readLaunchToken();
 process.stdout.write(

@@ -1,7 +1,7 @@
 // The platform launcher: issues a launch token over gRPC and starts the game with it in its environment.
 // Run: PLATFORM_KEY=plk_... npx tsx examples/launcher.ts <platform_user_id> <game_id>
 import { randomUUID } from "node:crypto";
-import { launchGame } from "../src/index.js";
+import { launchGame } from "@platformapi/launch-client";
 
 const [platformUserId, gameId] = process.argv.slice(2);
 const platformKey = process.env.PLATFORM_KEY;

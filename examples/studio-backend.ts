@@ -1,7 +1,7 @@
 // A studio backend: POST /session {"token": "..."} verifies the launch once and answers what the game may do.
 // Run: STUDIO_PRIVATE_KEY=sk_... npx tsx examples/studio-backend.ts   (PLATFORM_URL defaults to http://localhost:8080)
 import http from "node:http";
-import { createLaunchVerifier, launchAccess } from "../src/index.js";
+import { createLaunchVerifier, launchAccess } from "@platformapi/launch-client";
 
 const privateKey = process.env.STUDIO_PRIVATE_KEY;
 if (!privateKey) throw new Error("set STUDIO_PRIVATE_KEY to the project's private key");

@@ -10,7 +10,7 @@ import {
   redactLaunchToken,
   type LaunchCheck,
   type VerifiedLaunch,
-} from "../src/index.js";
+} from "@platformapi/launch-client";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 

@@ -1,4 +1,8 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -7,21 +11,47 @@ import { startTestService, type TestService } from "./support/service.js";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("..", import.meta.url));
+const PACKAGE = "@platformapi/launch-client";
+const SOURCE = path.join(ROOT, "packages", "launch-client");
 
 let test: TestService;
+let consumer: string;
+let installed: string;
 beforeAll(async () => {
-  // The package's JavaScript, as `npm install` builds it (prepare), fresh for this run.
-  await run("npm", ["run", "build"], { cwd: ROOT });
+  // A consumer's folder with the package as npm would install it: its build, its package.json, and only the
+  // dependencies it declares (linked from this checkout), so nothing of the server (tsx, mongodb) is in reach.
+  consumer = await mkdtemp(path.join(tmpdir(), "launch-client-consumer-"));
+  installed = path.join(consumer, "node_modules", PACKAGE);
+  await mkdir(installed, { recursive: true });
+  await run("npm", ["run", "build", "--workspace", PACKAGE, "--", "--outDir", path.join(installed, "dist")], {
+    cwd: ROOT,
+  });
+  await cp(path.join(SOURCE, "package.json"), path.join(installed, "package.json"));
+  const manifest = JSON.parse(await readFile(path.join(SOURCE, "package.json"), "utf8"));
+  for (const dependency of Object.keys(manifest.dependencies)) {
+    const link = path.join(consumer, "node_modules", dependency);
+    await mkdir(path.dirname(link), { recursive: true });
+    await symlink(path.join(ROOT, "node_modules", dependency), link, "dir");
+  }
   test = await startTestService();
 }, 120_000);
-afterAll(() => test.stop());
+afterAll(async () => {
+  await test?.stop();
+  await rm(consumer, { recursive: true, force: true });
+});
 
-describe("the package, imported by name in plain Node (no TypeScript loader)", () => {
+describe("the client package, imported by name in plain Node (no TypeScript loader)", () => {
+  it("ships JavaScript and type declarations where its exports point", async () => {
+    const manifest = JSON.parse(await readFile(path.join(installed, "package.json"), "utf8"));
+    for (const file of [manifest.exports["."].default, manifest.exports["."].types]) {
+      expect(existsSync(path.join(installed, file)), file).toBe(true);
+    }
+  });
+
   it("issues with the launcher helper and verifies with the studio helper", async () => {
     const launch = await createLaunchFixture(test);
-    // A self-reference by package name resolves through package.json "exports", as a consumer's import does.
     const script = `
-      import { issueLaunchEnvironment, readLaunchToken, redactLaunchToken, createLaunchVerifier, launchAccess } from "platform-backend";
+      import { issueLaunchEnvironment, readLaunchToken, redactLaunchToken, createLaunchVerifier, launchAccess } from "${PACKAGE}";
       const env = await issueLaunchEnvironment(
         { baseUrl: process.env.BASE_URL, platformKey: process.env.PLATFORM_KEY },
         { platformUserId: process.env.USER_ID, installationId: process.env.INSTALLATION_ID, gameId: Number(process.env.GAME_ID) },
@@ -29,10 +59,16 @@ describe("the package, imported by name in plain Node (no TypeScript loader)", (
       const token = readLaunchToken(env);
       const verifier = createLaunchVerifier({ baseUrl: process.env.BASE_URL, privateKey: process.env.STUDIO_KEY });
       const check = await verifier.verify(token);
-      console.log(JSON.stringify({ redacted: redactLaunchToken("token " + token, env), status: check.status, access: launchAccess(check) }));
+      const reachable = async (name) => import(name).then(() => true, () => false);
+      console.log(JSON.stringify({
+        redacted: redactLaunchToken("token " + token, env),
+        status: check.status,
+        access: launchAccess(check),
+        server: { tsx: await reachable("tsx"), mongodb: await reachable("mongodb") },
+      }));
     `;
     const { stdout } = await run(process.execPath, ["--input-type=module", "-e", script], {
-      cwd: ROOT,
+      cwd: consumer,
       env: {
         PATH: process.env.PATH,
         BASE_URL: test.baseUrl,
@@ -47,6 +83,7 @@ describe("the package, imported by name in plain Node (no TypeScript loader)", (
       redacted: "token [redacted]",
       status: "verified",
       access: { singlePlayer: true, online: true, reason: "verified" },
+      server: { tsx: false, mongodb: false },
     });
   });
 });

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { createClient, type Transport } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { LaunchTokenService } from "../../../gen/platformapi/v1/launch_pb.js";
+import { LaunchTokenService } from "../gen/platformapi/v1/launch_pb.js";
 
 export interface LaunchDetails {
   platformUserId: string;
