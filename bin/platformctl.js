@@ -3,4 +3,4 @@
 import { register } from "tsx/esm/api";
 
 register();
-await import("../src/admin/cli.ts");
+await import("../src/cli/platformctl.ts");
