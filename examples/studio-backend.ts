@@ -15,7 +15,7 @@ http
     const token = (JSON.parse(body || "{}") as { token?: string }).token;
     const check = await verifier.verify(token);
     const access = launchAccess(check);
-    const player = check.status === "verified" ? check.launch.partner_user_id : null;
+    const player = check.status === "verified" ? check.launch.partnerUserId : null;
     res.setHeader("content-type", "application/json");
     res.end(JSON.stringify({ player, ...access }));
   })

@@ -1,5 +1,8 @@
 import { once } from "node:events";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import readline from "node:readline";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../src/db/process.js";
 import {
@@ -172,7 +175,7 @@ describe("launcher, game and studio backend end to end", () => {
     const later = await verifier.verify(token);
     expect(requests).toBe(1);
     for (const answer of [...answers, later]) {
-      expect(answer).toMatchObject({ status: "verified", launch: { platform_user_id: launch.platformUserId } });
+      expect(answer).toMatchObject({ status: "verified", launch: { platformUserId: launch.platformUserId } });
       expect(launchAccess(answer)).toEqual({ singlePlayer: true, online: true, reason: "verified" });
     }
   });
@@ -192,5 +195,61 @@ describe("launcher, game and studio backend end to end", () => {
     expect(check.status).toBe("unavailable");
     expect(launchAccess(check)).toEqual({ singlePlayer: true, online: false, reason: "unavailable" });
     expect((await verifier.verify("some-token")).status).toBe("unavailable");
+  });
+});
+
+describe("the studio verifier reads replies with the generated schema", () => {
+  it("decodes a verified launch: identity, issue time and entitlement", async () => {
+    const { token } = await launch.issue();
+    const verifier = createLaunchVerifier({ baseUrl: test.baseUrl, privateKey: launch.privateKey });
+    const check = await verifier.verify(token);
+    if (check.status !== "verified") throw new Error(`not verified: ${JSON.stringify(check)}`);
+    expect(check.launch).toMatchObject({
+      platformUserId: launch.platformUserId,
+      partnerUserId: expect.any(String),
+      installationId: launch.installationId,
+      entitlement: { owns: true, gameId: launch.gameId, channelId: "beta", buildVersion: "1.2.3", source: "STORE" },
+    });
+    expect(Math.abs(timestampDate(check.launch.issuedAt).getTime() - Date.now())).toBeLessThan(60_000);
+  });
+
+  /** A stand-in for the service on a real socket, answering every request with `body`. */
+  async function serviceAnswering(body: string): Promise<http.Server> {
+    const server = http.createServer((_req, res) => res.setHeader("content-type", "application/json").end(body));
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    return server;
+  }
+  const identity = {
+    platform_user_id: "7f1c2a4e-0000-4000-8000-000000000001",
+    partner_user_id: "pp_1",
+    installation_id: "0b6f1c9e-0000-4000-8000-000000000002",
+    issued_at: "2026-11-22T10:00:00Z",
+    entitlement: { owns: true, source: "STORE", game_id: 42, channel_id: "stable", build_version: "1.0.0" },
+  };
+
+  it.each([
+    ["a field a newer service adds is skipped", { valid: true, ...identity, risk_score: 3 }, "verified"],
+    [
+      "the /v1 nulls of a rejection are unset fields",
+      { valid: false, error: "expired", entitlement: null },
+      "rejected",
+    ],
+    ["valid without the launch's identity", { valid: true }, "unavailable"],
+    ["a rejection this client does not know", { valid: false, error: "revoked" }, "unavailable"],
+    ["a field of the wrong type", { valid: "yes" }, "unavailable"],
+    ["a body that is not JSON", "<html>", "unavailable"],
+  ])("%s: %j -> %s", async (_case, reply, status) => {
+    const server = await serviceAnswering(typeof reply === "string" ? reply : JSON.stringify(reply));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const verifier = createLaunchVerifier({ baseUrl: `http://127.0.0.1:${port}`, privateKey: "sk_test" });
+      const check = await verifier.verify("some-token");
+      expect(check.status).toBe(status);
+      if (check.status === "verified") expect(check.launch.partnerUserId).toBe("pp_1");
+      if (check.status === "rejected") expect(check.error).toBe("expired");
+    } finally {
+      server.close();
+    }
   });
 });

@@ -1,15 +1,15 @@
 import { createHash } from "node:crypto";
+import { fromJson } from "@bufbuild/protobuf";
+import { VerifyResponseSchema, type VerifyResponse } from "../gen/platformapi/v1/launch_pb.js";
 
-/** A verified launch, as the verify endpoint answers it. */
-export interface VerifiedLaunch {
-  platform_user_id: string;
-  partner_user_id: string;
-  installation_id: string;
-  issued_at: string;
-  entitlement: { owns: boolean; source: string; game_id: number; channel_id: string; build_version: string };
-}
+// What a reply with `valid: true` always carries; the proto marks them "set when valid".
+const VERIFIED_FIELDS = ["platformUserId", "partnerUserId", "installationId", "issuedAt", "entitlement"] as const;
 
-export type LaunchRejection = "expired" | "invalid_token" | "unknown_token" | "already_used";
+/** A verified launch: the service's VerifyResponse, with the identity and the entitlement present. */
+export type VerifiedLaunch = VerifyResponse & Required<Pick<VerifyResponse, (typeof VERIFIED_FIELDS)[number]>>;
+
+const LAUNCH_REJECTIONS = ["expired", "invalid_token", "unknown_token", "already_used"] as const;
+export type LaunchRejection = (typeof LAUNCH_REJECTIONS)[number];
 
 /** Every way a verification can end; `verify` never throws. */
 export type LaunchCheck =
@@ -56,10 +56,15 @@ export function createLaunchVerifier(options: LaunchVerifierOptions): LaunchVeri
     } catch (error) {
       return { status: "unavailable", reason: `service unreachable: ${(error as Error).message}` };
     }
-    const body = (await res.json().catch(() => undefined)) as Record<string, unknown> | undefined;
-    if (res.status !== 200 || !body) return { status: "unavailable", reason: `service answered HTTP ${res.status}` };
-    if (body.valid === true) return { status: "verified", launch: body as unknown as VerifiedLaunch };
-    return { status: "rejected", error: body.error as LaunchRejection };
+    if (res.status !== 200) return { status: "unavailable", reason: `service answered HTTP ${res.status}` };
+    let reply: VerifyResponse;
+    try {
+      // Fields a newer service adds are skipped; a reply of the wrong shape is not a verdict.
+      reply = fromJson(VerifyResponseSchema, await res.json(), { ignoreUnknownFields: true });
+    } catch (error) {
+      return { status: "unavailable", reason: `service answered an unreadable reply: ${(error as Error).message}` };
+    }
+    return readVerdict(reply);
   }
 
   return {
@@ -80,6 +85,19 @@ export function createLaunchVerifier(options: LaunchVerifierOptions): LaunchVeri
   };
 }
 
+/** True when the reply says valid and carries everything a valid reply does. */
+function isVerifiedLaunch(reply: VerifyResponse): reply is VerifiedLaunch {
+  return reply.valid && VERIFIED_FIELDS.every((field) => reply[field] !== undefined);
+}
+
+function readVerdict(reply: VerifyResponse): LaunchCheck {
+  if (isVerifiedLaunch(reply)) return { status: "verified", launch: reply };
+  if (reply.valid) return { status: "unavailable", reason: "service answered valid without the launch's identity" };
+  const error = LAUNCH_REJECTIONS.find((rejection) => rejection === reply.error);
+  if (error) return { status: "rejected", error };
+  return { status: "unavailable", reason: `service answered an unknown rejection: ${reply.error ?? "none"}` };
+}
+
 /** What the game may do, by the recommended partner policy. */
 export interface LaunchAccess {
   /** Always true: the token is never required to boot the game. */
@@ -90,9 +108,9 @@ export interface LaunchAccess {
 }
 
 /**
- * The recommended policy of INTERFACE.md section 1: on any failure (missing,
- * expired, refused, service unreachable) allow single-player and deny online;
- * allow online only when the launch verified and the user owns the game.
+ * The recommended policy: on any failure (missing, expired, refused, service
+ * unreachable) allow single-player and deny online; allow online only when the
+ * launch verified and the user owns the game.
  */
 export function launchAccess(check: LaunchCheck): LaunchAccess {
   switch (check.status) {
