@@ -12,6 +12,22 @@ export default tseslint.config(
     },
   },
   {
+    // Domain folders decide; transport lives in src/server, which translates to and from them.
+    files: ["src/admin/**/*.ts", "src/launch/**/*.ts", "src/players/**/*.ts", "src/events/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            { group: ["**/server/**", "**/server"], message: "Domain code must not import src/server (transport)." },
+            { group: ["@connectrpc/*"], message: "Domain code must not import Connect (transport)." },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // Tests read JSON answers field by field; typing every body would add noise, not safety.
     files: ["test/**/*.ts", "bench/**/*.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
