@@ -1,6 +1,7 @@
 import type { DescService } from "@bufbuild/protobuf";
 import { createConnectRouter, type ConnectRouter } from "@connectrpc/connect";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
 import { EventService } from "../../gen/platformapi/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
@@ -18,9 +19,11 @@ import { createPlayers, type PlayerServiceImpl } from "../players/service.js";
 import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor, requiredScope } from "./auth.js";
 import { errorInterceptor } from "./errors.js";
+import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
 import { rateLimitInterceptor } from "./rate-limit.js";
+import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { listen, type Listener, type RequestHandler } from "./listener.js";
 
 export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerService, EventService, AdminService];
@@ -74,6 +77,12 @@ export async function startService({
     readMaxBytes: MAX_BODY_BYTES,
   });
   registerServices(router, { admin, players: players.service, launch });
+  // gRPC's standard health and reflection services; the lead wires readiness to the /readyz check.
+  const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
+  const readiness = () => database.db.command({ ping: 1 }).then(() => true);
+  const closing = new AbortController();
+  registerHealth(router, { readiness, services: served, closing: closing.signal });
+  registerReflection(router, served);
 
   const handler = createRequestHandler(router, database);
   const listener = await listen(handler, config.port, config.host);
@@ -82,6 +91,7 @@ export async function startService({
     generatedAdminKey: generatedKey,
     async close(graceMs) {
       launch.stop();
+      closing.abort();
       await listener.close(graceMs);
     },
   };
