@@ -24,6 +24,7 @@ import { createHttpGateway, MAX_BODY_BYTES } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
 import { rateLimitInterceptor } from "./rate-limit.js";
 import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
+import { createUnknownRpcResponder } from "./unknown-rpc.js";
 import { listen, type Listener, type RequestHandler } from "./listener.js";
 
 export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerService, EventService, AdminService];
@@ -114,6 +115,7 @@ function registerServices(router: ConnectRouter, { admin, players, launch }: Imp
 function createRequestHandler(router: ConnectRouter, database: Database): RequestHandler {
   const rpcByPath = new Map(router.handlers.map((h) => [h.requestPath, h]));
   const handleHttpJson = createHttpGateway(SERVICES, router.handlers);
+  const answerUnknownRpc = createUnknownRpcResponder(router.handlers.map((h) => h.service));
 
   return (req, res) => {
     const path = (req.url ?? "").split("?", 1)[0];
@@ -131,6 +133,7 @@ function createRequestHandler(router: ConnectRouter, database: Database): Reques
     if (handleHttpJson(req, res)) return;
     const rpc = rpcByPath.get(path);
     if (!rpc) {
+      if (answerUnknownRpc(req, res, path)) return;
       sendError(res, 404, "not_found", `no endpoint ${path}`);
       return;
     }
