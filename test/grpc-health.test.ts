@@ -69,14 +69,28 @@ describe("grpc.health.v1.Health on the service", () => {
   });
 });
 
+/** Resolves once `condition` holds; fails after 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error("condition not reached in 5 s");
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
 describe("readiness decides the status", () => {
   let ready = true;
+  let checks = 0;
   let server: http2.Http2Server;
   let health: Client<typeof Health>;
   beforeAll(async () => {
     const handler = connectNodeAdapter({
       routes: (router) =>
-        registerHealth(router, { readiness: async () => ready, services: [PlayerService], watchIntervalMs: 10 }),
+        registerHealth(router, {
+          readiness: async () => (checks++, ready),
+          services: [PlayerService],
+          watchIntervalMs: 10,
+        }),
     });
     server = http2.createServer(handler).listen(0, "127.0.0.1");
     await once(server, "listening");
@@ -115,6 +129,9 @@ describe("readiness decides the status", () => {
     const abort = new AbortController();
     const watch = health.watch({ service: PlayerService.typeName }, { signal: abort.signal })[Symbol.asyncIterator]();
     expect((await watch.next()).value?.status).toBe(Status.SERVING);
+    // A few checks with no change send nothing: the next message is the change.
+    const seen = checks;
+    await until(() => checks >= seen + 3);
     ready = false;
     expect((await watch.next()).value?.status).toBe(Status.NOT_SERVING);
     ready = true;
