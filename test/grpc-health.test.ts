@@ -97,7 +97,7 @@ describe("readiness decides the status", () => {
     const { port } = server.address() as net.AddressInfo;
     health = createClient(Health, createGrpcTransport({ baseUrl: `http://127.0.0.1:${port}` }));
   });
-  afterAll(async () => {
+  afterAll(() => {
     server.close();
   });
 
