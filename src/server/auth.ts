@@ -1,6 +1,9 @@
 import { getOption } from "@bufbuild/protobuf";
-import type { DescMethod } from "@bufbuild/protobuf";
+import type { DescMethod, DescService } from "@bufbuild/protobuf";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
+import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { required_scope } from "../../gen/platformapi/v1/options_pb.js";
 import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
 import type { ApiKeyCache } from "../admin/api-key-cache.js";
@@ -17,8 +20,16 @@ const KNOWN_SCOPES = new Set<string>([
   "public",
 ]);
 
+/**
+ * gRPC's own reflection and health services, whose vendored protos cannot declare a scope: public, as on
+ * any gRPC server (they reveal the API's shape and readiness, never data). Named here so no other service
+ * is public by omission.
+ */
+const PUBLIC_STANDARD_SERVICES = new Set<DescService>([ServerReflectionV1, ServerReflectionV1alpha, Health]);
+
 /** The scope a method declares in the proto; throws for a method that declares none, so nothing is public by omission. */
 export function requiredScope(method: DescMethod): Scope | "public" {
+  if (PUBLIC_STANDARD_SERVICES.has(method.parent)) return "public";
   const scope = getOption(method, required_scope);
   if (!KNOWN_SCOPES.has(scope)) {
     throw new Error(`${method.parent.typeName}.${method.name} declares no valid platformapi.v1.required_scope`);

@@ -1,4 +1,5 @@
 import { connectNodeAdapter } from "@connectrpc/connect-node";
+import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
@@ -7,13 +8,16 @@ import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor } from "./auth.js";
 import type { Capabilities } from "./capabilities.js";
 import { errorInterceptor } from "./errors.js";
+import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
 import { metricsHandler, type Metrics } from "./metrics.js";
 import { metricsInterceptor } from "./metrics-interceptor.js";
 import type { NodeHandler } from "./node-types.js";
 import { rateLimitInterceptor } from "./rate-limit.js";
+import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { registerServices, SERVICES } from "./routes.js";
+import { createUnknownRpcResponder } from "./unknown-rpc.js";
 
 export interface RequestHandlerOptions {
   config: Config;
@@ -22,6 +26,8 @@ export interface RequestHandlerOptions {
   clock: Clock;
   capabilities: Capabilities;
   metrics: Metrics;
+  /** Aborted when the service starts closing: open health Watch calls then end instead of holding the grace period. */
+  closing: AbortSignal;
 }
 
 /**
@@ -30,9 +36,11 @@ export interface RequestHandlerOptions {
  * its fallback.
  */
 export function createRequestHandler(options: RequestHandlerOptions): NodeHandler {
-  const { config, database, log, clock, capabilities, metrics } = options;
+  const { config, database, log, clock, capabilities, metrics, closing } = options;
   const serveMetrics = metricsHandler(metrics);
+  const readiness = () => database.db.command({ ping: 1 }).then(() => true);
   let gateway: HttpGateway | undefined;
+  let answerUnknownRpc: ReturnType<typeof createUnknownRpcResponder> | undefined;
   const adapter = connectNodeAdapter({
     interceptors: [
       // First, so it counts the code the caller actually gets.
@@ -47,7 +55,12 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
     readMaxBytes: MAX_BODY_BYTES,
     routes(router) {
       registerServices(router, capabilities, clock);
+      // gRPC's standard health and reflection services, so probes and grpcurl work as with any gRPC server.
+      const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
+      registerHealth(router, { readiness, services: served, closing });
+      registerReflection(router, served);
       gateway = createHttpGateway(SERVICES, router.handlers, log);
+      answerUnknownRpc = createUnknownRpcResponder(served);
     },
     fallback(req, res) {
       const path = (req.url ?? "").split("?", 1)[0];
@@ -60,7 +73,7 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
           .command({ ping: 1 })
           .then(() => sendJson(res, 200, { status: "ok" }))
           .catch(() => sendError(res, 503, "unavailable", "database unreachable"));
-      } else if (!gateway?.handle(req, res)) {
+      } else if (!gateway?.handle(req, res) && !answerUnknownRpc?.(req, res, path)) {
         sendError(res, 404, "not_found", `no endpoint ${path}`);
       }
     },

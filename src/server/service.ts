@@ -34,13 +34,23 @@ export async function startService({
   const capabilities = await createCapabilities({ config, database, log, clock });
   const metrics = new Metrics();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
-  const handler = createRequestHandler({ config, database, log, clock, capabilities, metrics });
+  const closing = new AbortController();
+  const handler = createRequestHandler({
+    config,
+    database,
+    log,
+    clock,
+    capabilities,
+    metrics,
+    closing: closing.signal,
+  });
   const listener = await listen(handler, config.port, config.host);
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
     async close(graceMs) {
       capabilities.launch.stop();
+      closing.abort();
       await listener.close(graceMs);
       stopDatabaseMetrics();
     },
