@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
+    include: ["test/**/*.test.ts", "src/**/*.test.ts", "tools/**/*.test.ts"],
     globalSetup: ["test/support/global-setup.ts"],
     // The first run on a fresh machine builds FerretDB; later starts take a second.
     hookTimeout: 600_000,

@@ -1,10 +1,16 @@
 import type http from "node:http";
 import type http2 from "node:http2";
-import { getOption, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { getOption, type DescMessage, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
+import {
+  createAsyncIterable,
+  readAllBytes,
+  type UniversalHandler,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { sendError } from "./http-errors.js";
+import { writeExplicitNulls } from "./json-nulls.js";
 
 type NodeRequest = http.IncomingMessage | http2.Http2ServerRequest;
 type NodeResponse = http.ServerResponse | http2.Http2ServerResponse;
@@ -14,6 +20,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 
 interface Route {
   verb: string;
+  method: DescMethod;
   handler: UniversalHandler;
 }
 
@@ -34,7 +41,7 @@ export function createHttpGateway(services: readonly DescService[], handlers: re
       if (!handler || (verb !== "get" && verb !== "post") || typeof path !== "string") {
         throw new Error(`${service.typeName}.${method.name} needs a google.api.http get or post annotation`);
       }
-      routes.set(path, { verb: verb.toUpperCase(), handler });
+      routes.set(path, { verb: verb.toUpperCase(), method, handler });
     }
   }
 
@@ -85,7 +92,17 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
   if (apiKey !== null) header.set("x-api-key", apiKey);
   const target = new URL(route.handler.requestPath, original.url);
   const response = await route.handler({ ...original, method: "POST", url: target.toString(), header });
-  await universalResponseToNodeResponse(response, res);
+  await universalResponseToNodeResponse(await withExplicitNulls(response, route.method.output), res);
+}
+
+/** A successful answer rewritten with `null` for unset fields that have presence (DESIGN: null versus absent). */
+async function withExplicitNulls(response: UniversalServerResponse, output: DescMessage) {
+  if (response.status !== 200 || response.body === undefined) return response;
+  const json = JSON.parse(new TextDecoder().decode(await readAllBytes(response.body, Infinity))) as JsonValue;
+  const bytes = new TextEncoder().encode(JSON.stringify(writeExplicitNulls(output, json)));
+  const header = new Headers(response.header);
+  header.set("content-length", String(bytes.byteLength));
+  return { ...response, header, body: createAsyncIterable([bytes]) } satisfies UniversalServerResponse;
 }
 
 /**
