@@ -123,8 +123,10 @@ describe("writeExplicitNulls", () => {
       updated: [{ identity_key: "d:dev", device_id: "dev", linked: false, tags: [], dropped: [] }],
       rejected: [{ index: 1, code: "missing_identity", message: "no id" }],
       server_time: "2026-01-01T00:00:00Z",
-    }) as any;
-    expect(json.updated[0]).toMatchObject({ partner_user_id: null, device_id: "dev", platform_user_id: null });
-    expect(json.rejected[0]).toMatchObject({ partner_user_id: null, device_id: null });
+    });
+    expect(json).toMatchObject({
+      updated: [{ partner_user_id: null, device_id: "dev", platform_user_id: null }],
+      rejected: [{ partner_user_id: null, device_id: null }],
+    });
   });
 });
