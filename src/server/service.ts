@@ -5,6 +5,7 @@ import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
 import { EventService } from "../../gen/platformapi/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
+import openapiDocument from "../../gen/openapi/openapi.json" with { type: "json" };
 import { ApiKeyCache } from "../admin/api-key-cache.js";
 import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
 import { createAdminService, type AdminServiceImpl } from "../admin/service.js";
@@ -118,6 +119,8 @@ function createRequestHandler(router: ConnectRouter, database: Database): Reques
         .catch(() => sendError(res, 503, "unavailable", "database unreachable"));
       return;
     }
+    // The OpenAPI document of /v1 (generated from the proto by tools/protoc-gen-openapi); no key needed.
+    if (path === "/v1/openapi.json" && req.method === "GET") return sendJson(res, 200, openapiDocument);
     if (handleHttpJson(req, res)) return;
     const rpc = rpcByPath.get(path);
     if (!rpc) {
