@@ -20,7 +20,14 @@ const FORMATS = {
  * ajv's JSON Schema 2020-12 dialect (the dialect of OpenAPI 3.1), strict.
  */
 export function createSchemaChecker(components: { schemas: Record<string, unknown> }) {
-  const ajv = new Ajv2020({ strict: true, allowUnionTypes: true, allErrors: true, formats: FORMATS });
+  // Strict, except that a `required` may name a property of the enclosing schema (a field by either name).
+  const ajv = new Ajv2020({
+    strict: true,
+    strictRequired: false,
+    allowUnionTypes: true,
+    allErrors: true,
+    formats: FORMATS,
+  });
   // The document's references point into components/schemas; ajv knows them as $defs of one schema.
   const rewrite = (schema: unknown) =>
     JSON.parse(JSON.stringify(schema).replaceAll('"#/components/schemas/', '"openapi.json#/$defs/'));

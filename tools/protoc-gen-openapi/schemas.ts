@@ -3,6 +3,7 @@ import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/w
 import { getComments } from "@bufbuild/protoplugin";
 import { isNullWhenUnset } from "../../src/server/json-nulls.js";
 import { orNull, type JsonSchema } from "./json-schema.js";
+import type { FieldRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { constraintsOf, fieldRulesOf, itemRulesOf } from "./validate-rules.js";
 
 /**
@@ -73,13 +74,12 @@ export class MessageSchemas {
 
   private fieldSchema(field: DescField, direction: Direction): JsonSchema {
     const rules = fieldRulesOf(field);
-    const constraints = rules ? constraintsOf(rules) : {};
     let schema: JsonSchema;
     switch (field.fieldKind) {
       case "list": {
         const itemRules = rules && itemRulesOf(rules);
         const items = this.valueSchema(elementType(field), direction);
-        schema = { type: "array", items: { ...items, ...(itemRules ? constraintsOf(itemRules) : {}) }, ...constraints };
+        schema = { type: "array", items: itemRules ? constrained(items, itemRules) : items };
         break;
       }
       case "map":
@@ -87,12 +87,12 @@ export class MessageSchemas {
           type: "object",
           ...mapKeySchema(field.mapKey),
           additionalProperties: this.valueSchema(elementType(field), direction),
-          ...constraints,
         };
         break;
       default:
-        schema = { ...this.valueSchema(elementType(field), direction), ...constraints };
+        schema = this.valueSchema(elementType(field), direction);
     }
+    if (rules) schema = constrained(schema, rules);
     if (isNullWhenUnset(field)) schema = orNull(schema);
     return { ...describedBy(field), ...schema };
   }
@@ -118,6 +118,50 @@ function reachable(roots: Iterable<DescMessage>): Set<DescMessage> {
   };
   for (const root of roots) visit(root);
   return seen;
+}
+
+const NUMBER = ["number", "integer"];
+/** The JSON types each constraint keyword applies to (const and enum apply to all). */
+const KEYWORD_TYPES: Record<string, string[]> = {
+  minimum: NUMBER,
+  maximum: NUMBER,
+  exclusiveMinimum: NUMBER,
+  exclusiveMaximum: NUMBER,
+  minLength: ["string"],
+  maxLength: ["string"],
+  pattern: ["string"],
+  format: ["string"],
+  minItems: ["array"],
+  maxItems: ["array"],
+  uniqueItems: ["array"],
+  minProperties: ["object"],
+  maxProperties: ["object"],
+};
+
+/**
+ * `schema` with the constraints of `rules` that apply to its JSON types: the
+ * bounds of a 64-bit integer written as a string are left out, and numbers
+ * in const/in are matched in each form the value may take ("5" or 5).
+ */
+function constrained(schema: JsonSchema, rules: FieldRules): JsonSchema {
+  const types = [schema.type ?? []].flat();
+  const out: JsonSchema = { ...schema };
+  for (const [keyword, value] of Object.entries(constraintsOf(rules))) {
+    if (keyword === "const" || keyword === "enum") {
+      const values = keyword === "const" ? [value] : (value as unknown[]);
+      const forms = values.flatMap((v) => (typeof v === "number" ? numberForms(v, types) : [v]));
+      if (forms.length === 1) out.const = forms[0];
+      else out.enum = forms;
+    } else if (KEYWORD_TYPES[keyword]?.some((type) => types.includes(type)) ?? true) {
+      out[keyword] = value;
+    }
+  }
+  return out;
+}
+
+function numberForms(value: number, types: string[]): unknown[] {
+  const asNumber = types.some((type) => NUMBER.includes(type)) ? [value] : [];
+  return types.includes("string") ? [...asNumber, String(value)] : asNumber;
 }
 
 function elementType(field: DescField): ValueType {
