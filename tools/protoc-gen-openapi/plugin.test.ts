@@ -50,10 +50,74 @@ function route(verb: "get" | "post" | "put", path: string, scope: string) {
   return options;
 }
 
+/** A field of every kind the generator handles, some with buf.validate rules. */
+function sampleFields(): Field[] {
+  const message = (name: string) => ({ typeName: `.test.v1.${name}` });
+  const wkt = (name: string) => ({ typeName: `.google.protobuf.${name}` });
+  return [
+    field("big", 1, Type.INT64, rules({ type: { case: "int64", value: { greaterThan: { case: "gte", value: 1n } } } })),
+    field("display_name", 2, Type.STRING, {
+      ...rules({
+        required: true,
+        type: { case: "string", value: { minLen: 1n, maxLen: 8n, pattern: "^[a-z]+$" } },
+      }),
+    }),
+    field("tags", 3, Type.STRING, {
+      label: Label.REPEATED,
+      ...rules({
+        type: {
+          case: "repeated",
+          value: { maxItems: 2n, items: { type: { case: "string", value: { maxLen: 3n } } } },
+        },
+      }),
+    }),
+    field("kind", 4, Type.ENUM, { typeName: ".test.v1.Kind" }),
+    field("ratio", 5, Type.DOUBLE, { oneofIndex: 1, proto3Optional: true }),
+    field("at", 6, Type.MESSAGE, wkt("Timestamp")),
+    field("props", 7, Type.MESSAGE, wkt("Struct")),
+    field("anything", 8, Type.MESSAGE, wkt("Value")),
+    field("wrapped", 9, Type.MESSAGE, wkt("Int32Value")),
+    field("took", 10, Type.MESSAGE, wkt("Duration")),
+    field("children", 11, Type.MESSAGE, { label: Label.REPEATED, ...message("Sample.ChildrenEntry") }),
+    field("a", 12, Type.STRING, { oneofIndex: 0 }),
+    field("b", 13, Type.MESSAGE, { oneofIndex: 0, ...message("Sample") }),
+    field("blob", 14, Type.BYTES),
+    field("count", 15, Type.UINT32),
+    field("level", 16, Type.INT64, rules({ type: { case: "int64", value: { in: [1n, 2n] } } })),
+  ];
+}
+
+/** A post, a get, and (with putPath) a verb the gateway does not serve. */
+function sampleMethods(putPath?: string) {
+  return [
+    {
+      name: "Do",
+      inputType: ".test.v1.Sample",
+      outputType: ".test.v1.Sample",
+      options: route("post", "/v1/do", "events:read"),
+    },
+    {
+      name: "Peek",
+      inputType: ".test.v1.Empty",
+      outputType: ".test.v1.Sample",
+      options: route("get", "/v1/peek", "public"),
+    },
+    ...(putPath
+      ? [
+          {
+            name: "Put",
+            inputType: ".test.v1.Empty",
+            outputType: ".test.v1.Empty",
+            options: route("put", putPath, "admin"),
+          },
+        ]
+      : []),
+  ];
+}
+
 /** sample.proto: a message with a field of every kind the generator handles, and two routed methods. */
 function sampleFile(putPath?: string): FileDescriptorProto {
   const message = (name: string) => ({ typeName: `.test.v1.${name}` });
-  const wkt = (name: string) => ({ typeName: `.google.protobuf.${name}` });
   return create(FileDescriptorProtoSchema, {
     name: "test/v1/sample.proto",
     package: "test.v1",
@@ -70,42 +134,7 @@ function sampleFile(putPath?: string): FileDescriptorProto {
     messageType: [
       {
         name: "Sample",
-        field: [
-          field(
-            "big",
-            1,
-            Type.INT64,
-            rules({ type: { case: "int64", value: { greaterThan: { case: "gte", value: 1n } } } }),
-          ),
-          field("display_name", 2, Type.STRING, {
-            ...rules({
-              required: true,
-              type: { case: "string", value: { minLen: 1n, maxLen: 8n, pattern: "^[a-z]+$" } },
-            }),
-          }),
-          field("tags", 3, Type.STRING, {
-            label: Label.REPEATED,
-            ...rules({
-              type: {
-                case: "repeated",
-                value: { maxItems: 2n, items: { type: { case: "string", value: { maxLen: 3n } } } },
-              },
-            }),
-          }),
-          field("kind", 4, Type.ENUM, { typeName: ".test.v1.Kind" }),
-          field("ratio", 5, Type.DOUBLE, { oneofIndex: 1, proto3Optional: true }),
-          field("at", 6, Type.MESSAGE, wkt("Timestamp")),
-          field("props", 7, Type.MESSAGE, wkt("Struct")),
-          field("anything", 8, Type.MESSAGE, wkt("Value")),
-          field("wrapped", 9, Type.MESSAGE, wkt("Int32Value")),
-          field("took", 10, Type.MESSAGE, wkt("Duration")),
-          field("children", 11, Type.MESSAGE, { label: Label.REPEATED, ...message("Sample.ChildrenEntry") }),
-          field("a", 12, Type.STRING, { oneofIndex: 0 }),
-          field("b", 13, Type.MESSAGE, { oneofIndex: 0, ...message("Sample") }),
-          field("blob", 14, Type.BYTES),
-          field("count", 15, Type.UINT32),
-          field("level", 16, Type.INT64, rules({ type: { case: "int64", value: { in: [1n, 2n] } } })),
-        ],
+        field: sampleFields(),
         oneofDecl: [{ name: "choice" }, { name: "_ratio" }],
         nestedType: [
           {
@@ -129,30 +158,7 @@ function sampleFile(putPath?: string): FileDescriptorProto {
     service: [
       {
         name: "SampleService",
-        method: [
-          {
-            name: "Do",
-            inputType: ".test.v1.Sample",
-            outputType: ".test.v1.Sample",
-            options: route("post", "/v1/do", "events:read"),
-          },
-          {
-            name: "Peek",
-            inputType: ".test.v1.Empty",
-            outputType: ".test.v1.Sample",
-            options: route("get", "/v1/peek", "public"),
-          },
-          ...(putPath
-            ? [
-                {
-                  name: "Put",
-                  inputType: ".test.v1.Empty",
-                  outputType: ".test.v1.Empty",
-                  options: route("put", putPath, "admin"),
-                },
-              ]
-            : []),
-        ],
+        method: sampleMethods(putPath),
       },
     ],
     sourceCodeInfo: {
