@@ -29,7 +29,7 @@ export default tseslint.config(
   },
   {
     // Tests read JSON answers field by field; typing every body would add noise, not safety.
-    files: ["test/**/*.ts", "bench/**/*.ts"],
+    files: ["test/**/*.ts", "bench/**/*.ts", "**/*.test.ts"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
 );

@@ -144,7 +144,10 @@ describe("launcher, game and studio backend end to end", () => {
       platform_user_id: launch.platformUserId,
       entitlement: { channel_id: "stable" },
     });
-    expect(lines[1]).toEqual({ who: "child", answer: { valid: false, error: "already_used" } });
+    expect(lines[1]).toMatchObject({
+      who: "child",
+      answer: { valid: false, platform_user_id: null, error: "already_used" },
+    });
   });
 
   it("launchGame starts nothing when the user does not own the game", async () => {

@@ -13,6 +13,12 @@ beforeAll(async () => {
 });
 afterAll(() => test.stop());
 
+/** A rejected verify as /v1 writes it: the identity fields, unset, are null (DESIGN: null versus absent). */
+function rejected(error: string) {
+  const identity = { platform_user_id: null, partner_user_id: null, installation_id: null };
+  return { valid: false, ...identity, issued_at: null, entitlement: null, error };
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
 /** Replaces the character at `index` of `text` with a different base64url character. */
@@ -107,6 +113,7 @@ describe("verify", () => {
       installation_id: launch.installationId,
       issued_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       entitlement: { owns: true, source: "STORE", game_id: launch.gameId, channel_id: "beta", build_version: "1.2.3" },
+      error: null,
     });
   });
 
@@ -129,12 +136,12 @@ describe("verify", () => {
     expect(second.platformUserId).toBeUndefined();
   });
 
-  it("already_used on the second verify over JSON, with only valid and error in the body", async () => {
+  it("already_used on the second verify over JSON, with null for every identity field", async () => {
     const { token } = await launch.issue();
     expect((await launch.verify(token)).body.valid).toBe(true);
     const again = await launch.verify(token);
     expect(again.status).toBe(200);
-    expect(again.body).toEqual({ valid: false, error: "already_used" });
+    expect(again.body).toEqual(rejected("already_used"));
   });
 
   it("expired once the lifetime has passed, over JSON and gRPC", async () => {
@@ -142,7 +149,7 @@ describe("verify", () => {
     const { token: other } = await launch.issue();
     test.clock.advance(61_000);
     try {
-      expect((await launch.verify(token)).body).toEqual({ valid: false, error: "expired" });
+      expect((await launch.verify(token)).body).toEqual(rejected("expired"));
       const overGrpc = await test
         .client(LaunchTokenService)
         .verify({ token: other }, { headers: { "x-api-key": launch.privateKey } });
@@ -237,7 +244,7 @@ describe("verify refuses forgeries as invalid_token", () => {
     it(`for ${name}, over JSON and gRPC`, async () => {
       const { token } = await launch.issue();
       const forged = await forge(token);
-      expect((await launch.verify(forged)).body).toEqual({ valid: false, error: "invalid_token" });
+      expect((await launch.verify(forged)).body).toEqual(rejected("invalid_token"));
       const overGrpc = await test
         .client(LaunchTokenService)
         .verify({ token: forged }, { headers: { "x-api-key": launch.privateKey } });
@@ -266,14 +273,14 @@ describe("verify answers unknown_token", () => {
       .setIssuedAt(now)
       .setExpirationTime(now + 60)
       .sign(key);
-    expect((await launch.verify(token)).body).toEqual({ valid: false, error: "unknown_token" });
-    expect((await launch.verify(token)).body).toEqual({ valid: false, error: "unknown_token" });
+    expect((await launch.verify(token)).body).toEqual(rejected("unknown_token"));
+    expect((await launch.verify(token)).body).toEqual(rejected("unknown_token"));
   });
 
   it("for another project's token, which stays valid for its own project", async () => {
     const other = await createLaunchFixture(test);
     const { token } = await other.issue();
-    expect((await launch.verify(token)).body).toEqual({ valid: false, error: "unknown_token" });
+    expect((await launch.verify(token)).body).toEqual(rejected("unknown_token"));
     const overGrpc = await test
       .client(LaunchTokenService)
       .verify({ token }, { headers: { "x-api-key": launch.privateKey } });

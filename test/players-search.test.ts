@@ -97,7 +97,7 @@ describe("players/tags", () => {
     expect(res.body.categories).toEqual([]);
     const vip = res.body.tags[1];
     expect(vip).toMatchObject({ is_hidden: false });
-    expect(vip.category).toBeUndefined();
+    expect(vip.category).toBeNull();
     expect(Date.parse(vip.last_seen_at)).toBeGreaterThan(Date.parse(vip.first_seen_at));
 
     await update([
@@ -147,7 +147,7 @@ describe("players/tags", () => {
 
     // An empty category clears it.
     set = await post("/v1/players/tags/update", { tag: "season-2", category: "" }, writeKey);
-    expect(set.body.tag.category).toBeUndefined();
+    expect(set.body.tag.category).toBeNull();
   });
 
   it("pages with page_size and refuses a missing page or a page_size over 100", async () => {

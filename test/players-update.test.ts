@@ -151,7 +151,9 @@ describe("players/update over /v1 JSON", () => {
     const id = player();
     const res = await update([{ tags_add: ["lost"] }, { partner_user_id: id, tags_add: ["kept"] }]);
     expect(res.status).toBe(200);
-    expect(res.body.rejected).toEqual([{ index: 0, code: "missing_identity", message: expect.any(String) }]);
+    expect(res.body.rejected).toEqual([
+      { index: 0, partner_user_id: null, device_id: null, code: "missing_identity", message: expect.any(String) },
+    ]);
     expect(res.body.updated.map((u: any) => u.identity_key)).toEqual([`u:${id}`]);
   });
 
@@ -170,7 +172,7 @@ describe("players/update over /v1 JSON", () => {
     const device = `dev-${player()}`;
     const res = await update([{ device_id: device, tags_add: ["guest"] }]);
     expect(res.body.updated[0]).toMatchObject({ identity_key: `d:${device}`, device_id: device, tags: ["guest"] });
-    expect(res.body.updated[0].partner_user_id).toBeUndefined();
+    expect(res.body.updated[0].partner_user_id).toBeNull();
     const got = await svc.postJson("/v1/players/get", { device_id: device }, readKey);
     expect(got.body).toMatchObject({
       found: true,
@@ -179,7 +181,7 @@ describe("players/update over /v1 JSON", () => {
     expect(got.body.profile.first_seen_at).toBe(got.body.profile.last_seen_at);
     const unknown = await svc.postJson("/v1/players/get", { partner_user_id: "nobody" }, readKey);
     expect(unknown).toMatchObject({ status: 200, body: { found: false } });
-    expect(unknown.body.profile).toBeUndefined();
+    expect(unknown.body.profile).toBeNull();
     const both = await svc.postJson("/v1/players/get", { partner_user_id: "a", device_id: "b" }, readKey);
     expect(both.status).toBe(400);
     const none = await svc.postJson("/v1/players/get", {}, readKey);
@@ -242,8 +244,8 @@ describe("player limits", () => {
       },
     ]);
     expect(res.body.rejected).toEqual([
-      { index: 0, partner_user_id: id, code: "player_tag_limit", message: expect.any(String) },
-      { index: 2, partner_user_id: id, code: "player_trait_limit", message: expect.any(String) },
+      { index: 0, partner_user_id: id, device_id: null, code: "player_tag_limit", message: expect.any(String) },
+      { index: 2, partner_user_id: id, device_id: null, code: "player_trait_limit", message: expect.any(String) },
     ]);
     expect(res.body.updated.map((u: any) => u.identity_key)).toEqual([`u:${other}`, `u:${id}`]);
     const { profile } = await getPlayer(id);

@@ -1,10 +1,16 @@
-import { getOption, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
+import { getOption, type DescMessage, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
 import { createContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import {
+  createAsyncIterable,
+  readAllBytes,
+  type UniversalHandler,
+  type UniversalServerResponse,
+} from "@connectrpc/connect/protocol";
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Logger } from "../log.js";
 import { sendError } from "./http-errors.js";
+import { writeExplicitNulls } from "./json-nulls.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
 import { viaHttpJson } from "./protocol.js";
 
@@ -18,6 +24,7 @@ export interface HttpGateway {
 
 interface Route {
   verb: string;
+  method: DescMethod;
   handler: UniversalHandler;
 }
 
@@ -42,7 +49,7 @@ export function createHttpGateway(
       if (!handler || (verb !== "get" && verb !== "post") || typeof path !== "string") {
         throw new Error(`${service.typeName}.${method.name} needs a google.api.http get or post annotation`);
       }
-      routes.set(path, { verb: verb.toUpperCase(), handler });
+      routes.set(path, { verb: verb.toUpperCase(), method, handler });
     }
   }
 
@@ -95,7 +102,17 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
   if (apiKey !== null) header.set("x-api-key", apiKey);
   const target = new URL(route.handler.requestPath, original.url);
   const response = await route.handler({ ...original, method: "POST", url: target.toString(), header });
-  await universalResponseToNodeResponse(response, res);
+  await universalResponseToNodeResponse(await withExplicitNulls(response, route.method.output), res);
+}
+
+/** A successful answer rewritten with `null` for unset fields that have presence (DESIGN: null versus absent). */
+async function withExplicitNulls(response: UniversalServerResponse, output: DescMessage) {
+  if (response.status !== 200 || response.body === undefined) return response;
+  const json = JSON.parse(new TextDecoder().decode(await readAllBytes(response.body, Infinity))) as JsonValue;
+  const bytes = new TextEncoder().encode(JSON.stringify(writeExplicitNulls(output, json)));
+  const header = new Headers(response.header);
+  header.set("content-length", String(bytes.byteLength));
+  return { ...response, header, body: createAsyncIterable([bytes]) } satisfies UniversalServerResponse;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
+import openapiDocument from "../../gen/openapi/openapi.json" with { type: "json" };
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
@@ -66,6 +67,9 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       const path = (req.url ?? "").split("?", 1)[0];
       if (path === "/healthz") {
         sendJson(res, 200, { status: "ok" });
+      } else if (path === "/v1/openapi.json" && req.method === "GET") {
+        // The OpenAPI document of /v1, generated from the proto by tools/protoc-gen-openapi.
+        sendJson(res, 200, openapiDocument);
       } else if (path === "/metrics") {
         serveMetrics(req, res);
       } else if (path === "/readyz") {

@@ -1,0 +1,249 @@
+import { ScalarType, type AnyDesc, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/wkt";
+import { getComments } from "@bufbuild/protoplugin";
+import { isNullWhenUnset } from "../../src/server/json-nulls.js";
+import { orNull, type JsonSchema } from "./json-schema.js";
+import type { FieldRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
+import { constraintsOf, fieldRulesOf, itemRulesOf } from "./validate-rules.js";
+
+/**
+ * What a request may carry ("input": proto or JSON field names, numbers also
+ * as strings, null for a field with presence) or what an answer carries
+ * ("output": proto field names only, every field present, null where a field
+ * with presence is unset, 64-bit integers as strings).
+ */
+export type Direction = "input" | "output";
+
+type ValueType = { scalar: ScalarType } | { enum: DescEnum } | { message: DescMessage };
+
+/**
+ * The component schemas of every message reachable from the requests and the
+ * responses. A message used both ways gets two schemas: `<type name>` as
+ * written and `<type name>Input` as accepted.
+ */
+export class MessageSchemas {
+  private readonly inputs: Set<DescMessage>;
+  private readonly outputs: Set<DescMessage>;
+
+  constructor(requests: Iterable<DescMessage>, responses: Iterable<DescMessage>) {
+    this.inputs = reachable(requests);
+    this.outputs = reachable(responses);
+  }
+
+  /** The schema of a request or response body. */
+  ref(message: DescMessage, direction: Direction): JsonSchema {
+    return this.valueSchema({ message }, direction);
+  }
+
+  /** Every component schema, by name, in name order. */
+  components(): Record<string, JsonSchema> {
+    const entries: [string, JsonSchema][] = [];
+    for (const message of this.outputs) entries.push([this.name(message, "output"), this.object(message, "output")]);
+    for (const message of this.inputs) entries.push([this.name(message, "input"), this.object(message, "input")]);
+    return Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  }
+
+  private name(message: DescMessage, direction: Direction): string {
+    return direction === "input" && this.outputs.has(message) ? `${message.typeName}Input` : message.typeName;
+  }
+
+  private object(message: DescMessage, direction: Direction): JsonSchema {
+    const properties: Record<string, JsonSchema> = {};
+    const required: string[] = [];
+    const requiredEither: JsonSchema[] = [];
+    for (const field of message.fields) {
+      const schema = this.fieldSchema(field, direction);
+      properties[field.name] = schema;
+      const alias = direction === "input" && field.jsonName !== field.name;
+      if (alias) properties[field.jsonName] = { ...schema, description: `\`${field.name}\` by its JSON name.` };
+      if (direction === "output") required.push(field.name);
+      else if (fieldRulesOf(field)?.required) {
+        if (alias) requiredEither.push({ anyOf: [{ required: [field.name] }, { required: [field.jsonName] }] });
+        else required.push(field.name);
+      }
+    }
+    return {
+      type: "object",
+      ...describedBy(message),
+      properties,
+      ...(required.length > 0 ? { required } : {}),
+      ...(requiredEither.length > 0 ? { allOf: requiredEither } : {}),
+      additionalProperties: false,
+    };
+  }
+
+  private fieldSchema(field: DescField, direction: Direction): JsonSchema {
+    const rules = fieldRulesOf(field);
+    let schema: JsonSchema;
+    switch (field.fieldKind) {
+      case "list": {
+        const itemRules = rules && itemRulesOf(rules);
+        const items = this.valueSchema(elementType(field), direction);
+        schema = { type: "array", items: itemRules ? constrained(items, itemRules) : items };
+        break;
+      }
+      case "map":
+        schema = {
+          type: "object",
+          ...mapKeySchema(field.mapKey),
+          additionalProperties: this.valueSchema(elementType(field), direction),
+        };
+        break;
+      default:
+        schema = this.valueSchema(elementType(field), direction);
+    }
+    if (rules) schema = constrained(schema, rules);
+    if (isNullWhenUnset(field)) schema = orNull(schema);
+    return { ...describedBy(field), ...schema };
+  }
+
+  private valueSchema(type: ValueType, direction: Direction): JsonSchema {
+    if ("scalar" in type) return scalarSchema(type.scalar, direction);
+    if ("enum" in type) return enumSchema(type.enum, direction);
+    return (
+      wellKnownSchema(type.message, direction) ?? {
+        $ref: `#/components/schemas/${this.name(type.message, direction)}`,
+      }
+    );
+  }
+}
+
+/** Messages with fields of their own reachable from `roots`; well-known types with a JSON form of their own are inlined. */
+function reachable(roots: Iterable<DescMessage>): Set<DescMessage> {
+  const seen = new Set<DescMessage>();
+  const visit = (message: DescMessage) => {
+    if (seen.has(message) || hasCustomJsonRepresentation(message)) return;
+    seen.add(message);
+    for (const field of message.fields) if (field.message) visit(field.message);
+  };
+  for (const root of roots) visit(root);
+  return seen;
+}
+
+const NUMBER = ["number", "integer"];
+/** The JSON types each constraint keyword applies to (const and enum apply to all). */
+const KEYWORD_TYPES: Record<string, string[]> = {
+  minimum: NUMBER,
+  maximum: NUMBER,
+  exclusiveMinimum: NUMBER,
+  exclusiveMaximum: NUMBER,
+  minLength: ["string"],
+  maxLength: ["string"],
+  pattern: ["string"],
+  format: ["string"],
+  minItems: ["array"],
+  maxItems: ["array"],
+  uniqueItems: ["array"],
+  minProperties: ["object"],
+  maxProperties: ["object"],
+};
+
+/**
+ * `schema` with the constraints of `rules` that apply to its JSON types: the
+ * bounds of a 64-bit integer written as a string are left out, and numbers
+ * in const/in are matched in each form the value may take ("5" or 5).
+ */
+function constrained(schema: JsonSchema, rules: FieldRules): JsonSchema {
+  const types = [schema.type ?? []].flat();
+  const out: JsonSchema = { ...schema };
+  for (const [keyword, value] of Object.entries(constraintsOf(rules))) {
+    if (keyword === "const" || keyword === "enum") {
+      const values = keyword === "const" ? [value] : (value as unknown[]);
+      const forms = values.flatMap((v) => (typeof v === "number" ? numberForms(v, types) : [v]));
+      if (forms.length === 1) out.const = forms[0];
+      else out.enum = forms;
+    } else if (KEYWORD_TYPES[keyword]?.some((type) => types.includes(type)) ?? true) {
+      out[keyword] = value;
+    }
+  }
+  return out;
+}
+
+function numberForms(value: number, types: string[]): unknown[] {
+  const asNumber = types.some((type) => NUMBER.includes(type)) ? [value] : [];
+  return types.includes("string") ? [...asNumber, String(value)] : asNumber;
+}
+
+function elementType(field: DescField): ValueType {
+  if (field.message) return { message: field.message };
+  if (field.enum) return { enum: field.enum };
+  return { scalar: field.scalar! };
+}
+
+const WELL_KNOWN: Record<string, JsonSchema> = {
+  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
+  "google.protobuf.Duration": { type: "string", pattern: "^-?[0-9]+(\\.[0-9]{1,9})?s$" },
+  "google.protobuf.FieldMask": { type: "string" },
+  "google.protobuf.Struct": { type: "object" },
+  "google.protobuf.ListValue": { type: "array" },
+  "google.protobuf.Value": {},
+  "google.protobuf.Any": { type: "object", properties: { "@type": { type: "string" } }, required: ["@type"] },
+};
+
+function wellKnownSchema(message: DescMessage, direction: Direction): JsonSchema | undefined {
+  if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar!, direction);
+  const schema = WELL_KNOWN[message.typeName];
+  return schema && structuredClone(schema);
+}
+
+function scalarSchema(scalar: ScalarType, direction: Direction): JsonSchema {
+  switch (scalar) {
+    case ScalarType.STRING:
+      return { type: "string" };
+    case ScalarType.BOOL:
+      return { type: "boolean" };
+    case ScalarType.BYTES:
+      return { type: "string", contentEncoding: "base64" };
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT: {
+      const format = scalar === ScalarType.DOUBLE ? "double" : "float";
+      // Written as a number, or "NaN", "Infinity", "-Infinity"; read also from a numeric string.
+      return direction === "output"
+        ? { type: ["number", "string"], format, pattern: "^(NaN|-?Infinity)$" }
+        : { type: ["number", "string"], format };
+    }
+    default:
+      return integerSchema(scalar, direction);
+  }
+}
+
+function integerSchema(scalar: ScalarType, direction: Direction): JsonSchema {
+  const unsigned = [ScalarType.UINT32, ScalarType.FIXED32, ScalarType.UINT64, ScalarType.FIXED64].includes(scalar);
+  const long = [ScalarType.INT64, ScalarType.UINT64, ScalarType.SINT64, ScalarType.FIXED64, ScalarType.SFIXED64];
+  const format = `${unsigned ? "u" : ""}int${long.includes(scalar) ? 64 : 32}`;
+  const pattern = unsigned ? "^[0-9]+$" : "^-?[0-9]+$";
+  const minimum = unsigned ? { minimum: 0 } : {};
+  if (long.includes(scalar)) {
+    // protobuf JSON writes 64-bit integers as decimal strings and reads strings or numbers.
+    return direction === "output"
+      ? { type: "string", format, pattern }
+      : { type: ["string", "integer"], format, pattern, ...minimum };
+  }
+  return direction === "output"
+    ? { type: "integer", format, ...minimum }
+    : { type: ["integer", "string"], format, pattern, ...minimum };
+}
+
+function enumSchema(desc: DescEnum, direction: Direction): JsonSchema {
+  const names = desc.values.map((v) => v.name);
+  return direction === "output"
+    ? { type: "string", enum: names, ...describedBy(desc) }
+    : { type: ["string", "integer"], enum: [...names, ...desc.values.map((v) => v.number)], ...describedBy(desc) };
+}
+
+function mapKeySchema(key: ScalarType): JsonSchema {
+  if (key === ScalarType.STRING) return {};
+  if (key === ScalarType.BOOL) return { propertyNames: { enum: ["true", "false"] } };
+  return { propertyNames: { pattern: "^-?[0-9]+$" } };
+}
+
+/** `{description}` from the element's proto comment, or nothing. */
+export function describedBy(desc: Exclude<AnyDesc, { kind: "file" }>): { description?: string } {
+  const { leading, trailing } = getComments(desc);
+  const text = (leading ?? trailing ?? "")
+    .split("\n")
+    .map((line) => line.replace(/^ /, "").trimEnd())
+    .join("\n")
+    .trim();
+  return text === "" ? {} : { description: text };
+}
