@@ -4,6 +4,22 @@ import net from "node:net";
 import readline from "node:readline";
 import { MongoClient } from "mongodb";
 
+/**
+ * Another process already runs a database on this data folder. One service
+ * instance owns an embedded database: FerretDB does not isolate concurrent
+ * updates between processes, so a second writer would lose writes silently.
+ */
+export class DatabaseInUseError extends Error {
+  constructor(dataDir: string, detail: string) {
+    super(
+      `the embedded database in ${dataDir} is in use by another process (${detail}). ` +
+        "One service instance owns an embedded database: stop the other instance, give this one its own DATA_DIR, " +
+        "or run several instances on MongoDB (MONGODB_URI).",
+    );
+    this.name = "DatabaseInUseError";
+  }
+}
+
 /** A TCP port that was free on loopback a moment ago. */
 export async function freePort(): Promise<number> {
   const server = net.createServer();
