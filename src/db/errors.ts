@@ -39,7 +39,7 @@ const UNAVAILABLE_SERVER_CODES = new Set([
 ]);
 
 /** Driver errors the mongodb package does not export, recognised by name. */
-const UNAVAILABLE_DRIVER_ERRORS = new Set(["WaitQueueTimeoutError", "PoolClosedError"]);
+const UNAVAILABLE_DRIVER_ERRORS = new Set(["MongoWaitQueueTimeoutError", "MongoPoolClosedError"]);
 
 /** True when the database could not be reached, or did not answer within its deadline. */
 export function isDatabaseUnavailable(error: unknown): boolean {
