@@ -1,11 +1,10 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import path from "node:path";
 import readline from "node:readline";
 import { freePort } from "../../src/db/process.js";
 
-// Runs `npm start`'s entry point as a process of its own, as an operator would.
-const TSX = path.resolve("node_modules/.bin/tsx");
+// Runs `npm start`'s entry point as a process of its own, as an operator would: one node process with tsx's
+// loader (the tsx command would put a second process in between, which a SIGKILL would leave running).
 
 export interface MainProcess {
   baseUrl: string;
@@ -16,6 +15,8 @@ export interface MainProcess {
   serving: Promise<void>;
   /** Resolves with the exit code once the process has exited. */
   exited: Promise<number | null>;
+  /** "serving", or the exit code of a process that exited without serving. */
+  outcome: Promise<"serving" | number | null>;
   child: ChildProcess;
   /** SIGTERM, then the exit code. */
   stop(): Promise<number | null>;
@@ -23,7 +24,7 @@ export interface MainProcess {
 
 export async function spawnMain(env: Record<string, string>): Promise<MainProcess> {
   const port = await freePort();
-  const child = spawn(TSX, ["src/main.ts"], {
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -45,6 +46,7 @@ export async function spawnMain(env: Record<string, string>): Promise<MainProces
     stderr,
     serving,
     exited,
+    outcome: Promise.race([serving.then(() => "serving" as const), exited]),
     child,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
