@@ -45,16 +45,21 @@ export async function runCommand(
   if (code !== 0) throw new Error(`${command} ${args.join(" ")} exited with ${code}`);
 }
 
-/** Resolves once a MongoDB-compatible server answers a ping at `uri`; rejects if `child` exits first or after 60 s. */
+/**
+ * Resolves once a MongoDB-compatible server answers a ping at `uri`; rejects if `child` exits (or could not be
+ * started) first, or after 60 s.
+ */
 export async function waitForMongo(uri: string, child: ChildProcess): Promise<void> {
-  let exitCode: number | null | undefined;
-  const onExit = (code: number | null) => (exitCode = code);
+  let failure: string | undefined;
+  const onExit = (code: number | null) =>
+    (failure ??= `database process exited with ${code} before accepting connections`);
+  const onError = (error: Error) => (failure ??= `database process could not be started: ${error.message}`);
   child.once("exit", onExit);
+  child.once("error", onError);
   const deadline = Date.now() + 60_000;
   try {
     for (;;) {
-      if (exitCode !== undefined)
-        throw new Error(`database process exited with ${exitCode} before accepting connections`);
+      if (failure !== undefined) throw new Error(failure);
       // Each attempt is bounded by the driver's server selection timeout, so this loop needs no sleep.
       const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, directConnection: true });
       try {
@@ -68,6 +73,7 @@ export async function waitForMongo(uri: string, child: ChildProcess): Promise<vo
     }
   } finally {
     child.off("exit", onExit);
+    child.off("error", onError);
   }
 }
 

@@ -43,6 +43,7 @@ export async function superviseProcess(options: SupervisorOptions): Promise<Supe
 
   const run = async (): Promise<ChildProcess> => {
     const child = spawn();
+    child.on("error", (err) => log.error({ err }, `${name} could not be started or signalled`));
     current = child;
     try {
       await ready(child);
