@@ -57,7 +57,7 @@ try {
   }
   database = await connectDatabase(uri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   if (database.isFerretDb) {
-    // One instance owns a FerretDB database (docs: "One instance per embedded database").
+    // One instance owns a FerretDB database: it does not isolate concurrent updates between processes.
     lease = await acquireLease({
       db: database.db,
       clock: systemClock,
