@@ -18,6 +18,12 @@ export interface Config {
   embeddedDb: EmbeddedDbKind;
   /** A `mongod` binary to prefer over PATH for the embedded database. */
   mongodBinary: string | undefined;
+  /** Deadline of one database operation; past it the call answers `unavailable`. */
+  dbTimeoutMs: number;
+  /** Deadline of the /readyz database check. */
+  readyTimeoutMs: number;
+  /** How long an instance's claim on a FerretDB database lasts unless renewed. */
+  dbLeaseSeconds: number;
   /** Bootstrap admin key; generated and printed once when unset. */
   adminKey: string | undefined;
   /** Lifetime of a launch token. */
@@ -79,6 +85,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(text("DATA_DIR") ?? ".data"),
     embeddedDb: oneOf("EMBEDDED_DB", ["auto", "mongod", "ferretdb"] as const, "auto"),
     mongodBinary: text("MONGOD_BINARY"),
+    dbTimeoutMs: integer("DB_TIMEOUT_MS", 2000, 100, 60_000),
+    readyTimeoutMs: integer("READY_TIMEOUT_MS", 1000, 50, 60_000),
+    dbLeaseSeconds: integer("DB_LEASE_SECONDS", 15, 3, 600),
     adminKey,
     launchTokenTtlSeconds: integer("LAUNCH_TOKEN_TTL_SECONDS", 60, 1, 3600),
     tokenIssuer: text("TOKEN_ISSUER") ?? "platform",

@@ -1,8 +1,11 @@
+import { systemClock } from "./clock.js";
 import { ConfigError, loadConfig } from "./config.js";
-import { connectDatabase } from "./db/database.js";
+import { connectDatabase, type Database } from "./db/database.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
+import { acquireLease, LeaseHeldError, type HeldLease } from "./db/lease.js";
+import { DatabaseInUseError } from "./db/process.js";
 import { createLogger } from "./log.js";
-import { startService } from "./server/service.js";
+import { startService, type RunningService } from "./server/service.js";
 
 let config;
 try {
@@ -15,18 +18,63 @@ try {
 const log = createLogger(config.logLevel);
 
 let embedded: EmbeddedDb | undefined;
-let uri = config.mongodbUri;
-if (uri === undefined) {
-  embedded = await startEmbeddedDb({
-    kind: config.embeddedDb,
-    dataDir: config.dataDir,
-    mongodBinary: config.mongodBinary,
-    log,
-  });
-  uri = embedded.uri;
+let database: Database | undefined;
+let lease: HeldLease | undefined;
+// eslint-disable-next-line prefer-const -- shutdown() reads it and may run before it is set
+let service: RunningService | undefined;
+
+let stopping = false;
+async function shutdown(reason: string, exitCode = 0): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ reason }, "shutting down: finishing in-flight requests");
+  await service?.close();
+  await lease?.release().catch((err: unknown) => log.warn({ err }, "could not release the database lease"));
+  await database?.close();
+  await embedded?.stop();
+  log.info("stopped");
+  process.exit(exitCode);
 }
-const database = await connectDatabase(uri, config.dbName);
-const service = await startService({ config, database, log });
+
+/** A start-up refusal the operator must act on: one clear line on stderr, exit code 1. */
+async function refuse(error: Error): Promise<never> {
+  log.fatal({ err: error }, "refusing to start");
+  process.stderr.write(`refusing to start: ${error.message}\n`);
+  await shutdown("refused to start", 1);
+  throw error; // unreachable: shutdown exits
+}
+
+try {
+  let uri = config.mongodbUri;
+  if (uri === undefined) {
+    embedded = await startEmbeddedDb({
+      kind: config.embeddedDb,
+      dataDir: config.dataDir,
+      mongodBinary: config.mongodBinary,
+      log,
+    });
+    uri = embedded.uri;
+  }
+  database = await connectDatabase(uri, config.dbName, { timeoutMs: config.dbTimeoutMs });
+  if (database.isFerretDb) {
+    // One instance owns a FerretDB database: it does not isolate concurrent updates between processes.
+    lease = await acquireLease({
+      db: database.db,
+      clock: systemClock,
+      ttlMs: config.dbLeaseSeconds * 1000,
+      log,
+      takeOver: embedded !== undefined,
+      onLost: (reason) => {
+        log.fatal({ reason }, "another instance took over the database; stopping so that no write is lost");
+        void shutdown("database lease lost", 1);
+      },
+    });
+  }
+} catch (error) {
+  if (error instanceof DatabaseInUseError || error instanceof LeaseHeldError) await refuse(error);
+  throw error;
+}
+service = await startService({ config, database, log });
 
 if (service.generatedAdminKey) {
   // Shown once, on the terminal only: it is stored as a hash and never logged.
@@ -36,16 +84,5 @@ if (service.generatedAdminKey) {
 }
 log.info({ port: service.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, "shutting down: finishing in-flight requests");
-  await service.close();
-  await database.close();
-  await embedded?.stop();
-  log.info("stopped");
-  process.exit(0);
-}
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));

@@ -12,9 +12,33 @@ export interface Database {
   close(): Promise<void>;
 }
 
-export async function connectDatabase(uri: string, dbName: string): Promise<Database> {
-  // monitorCommands: the service times every command for its metrics (src/server/metrics.ts).
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, monitorCommands: true });
+export interface ConnectOptions {
+  /** Deadline of one operation, in milliseconds (Config.dbTimeoutMs). */
+  timeoutMs?: number;
+}
+
+/**
+ * Connects with every phase of an operation bounded by `timeoutMs`: finding
+ * the server, getting a connection (opening one included) and waiting for the
+ * reply. Driver 7 ignores `timeoutMS` (CSOT), so the phases are bounded one by
+ * one. Retries are off: a retry would double the wait, and FerretDB does not
+ * deduplicate a retried write, so a retried `$inc` could apply twice.
+ */
+export async function connectDatabase(
+  uri: string,
+  dbName: string,
+  { timeoutMs = 2_000 }: ConnectOptions = {},
+): Promise<Database> {
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: timeoutMs,
+    waitQueueTimeoutMS: timeoutMs,
+    connectTimeoutMS: timeoutMs,
+    socketTimeoutMS: timeoutMs,
+    retryReads: false,
+    retryWrites: false,
+    // The service times every command for its metrics (src/server/metrics.ts).
+    monitorCommands: true,
+  });
   await client.connect();
   const db = client.db(dbName);
   const buildInfo = await db.admin().command({ buildInfo: 1 });

@@ -1,16 +1,16 @@
 import { execFileSync } from "node:child_process";
-import { lookup } from "node:dns/promises";
 import { existsSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
 import path from "node:path";
-import { MongoMemoryServer } from "mongodb-memory-server-core";
 import type { EmbeddedDbKind } from "../config.js";
 import type { Logger } from "../log.js";
 import { startFerretDb } from "./ferretdb.js";
+import { startMongod } from "./mongod.js";
 
 export interface EmbeddedDb {
   kind: "mongod" | "ferretdb";
   uri: string;
+  /** The process id of the database's current run (it changes when the supervisor restarts it). */
+  readonly pid: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -23,53 +23,32 @@ export interface EmbeddedDbOptions {
 }
 
 /**
- * Starts a MongoDB-compatible server on loopback, in the order of DESIGN.md:
- * a `mongod` (MONGOD_BINARY, on PATH, or downloaded by mongodb-memory-server
- * where the internet is reachable), else FerretDB built with `go`.
+ * Starts a MongoDB-compatible server on loopback, in the order of DESIGN.md: a
+ * `mongod` (MONGOD_BINARY, or on PATH), else FerretDB built with `go`. Either
+ * is supervised: restarted with backoff when it dies. Throws DatabaseInUseError
+ * when another process already runs it on `dataDir`.
  */
 export async function startEmbeddedDb(options: EmbeddedDbOptions): Promise<EmbeddedDb> {
-  const { kind, log } = options;
-  if (kind !== "ferretdb") {
-    try {
-      return await startMongod(options);
-    } catch (error) {
-      if (kind === "mongod") throw error;
-      log.info({ reason: (error as Error).message }, "no mongod available; using FerretDB");
-    }
+  const { kind, dataDir, log } = options;
+  const mongodBinary = kind === "ferretdb" ? undefined : (options.mongodBinary ?? findOnPath("mongod"));
+  if (mongodBinary) {
+    const mongod = await startMongod(mongodBinary, path.join(dataDir, "mongod"), log);
+    return withKind("mongod", mongod);
   }
-  const dbPath = path.join(options.dataDir, "ferretdb");
-  const ferret = await startFerretDb(dbPath, log);
-  log.info({ dbPath }, "embedded FerretDB started");
-  return { kind: "ferretdb", ...ferret };
+  if (kind === "mongod") throw new Error("EMBEDDED_DB=mongod, but there is no MONGOD_BINARY and no mongod on PATH");
+  log.info("no mongod on PATH; using FerretDB");
+  return withKind("ferretdb", await startFerretDb(path.join(dataDir, "ferretdb"), log));
 }
 
-async function startMongod({ dataDir, mongodBinary, log }: EmbeddedDbOptions): Promise<EmbeddedDb> {
-  const dbPath = path.join(dataDir, "mongod");
-  await mkdir(dbPath, { recursive: true });
-  const systemBinary = mongodBinary ?? findOnPath("mongod");
-  if (!systemBinary) await assertDownloadHostResolves();
-  const server = await MongoMemoryServer.create({
-    instance: { dbPath, storageEngine: "wiredTiger", ip: "127.0.0.1" },
-    binary: systemBinary ? { systemBinary } : {},
-  });
-  log.info({ dbPath, systemBinary }, "embedded mongod started");
+function withKind(kind: EmbeddedDb["kind"], server: Omit<EmbeddedDb, "kind">): EmbeddedDb {
   return {
-    kind: "mongod",
-    uri: server.getUri(),
-    stop: async () => {
-      await server.stop({ doCleanup: false });
+    kind,
+    uri: server.uri,
+    get pid() {
+      return server.pid;
     },
+    stop: () => server.stop(),
   };
-}
-
-/** Fails fast, without mongodb-memory-server's noisy retries, where its download host cannot even be resolved. */
-async function assertDownloadHostResolves(): Promise<void> {
-  const host = new URL(process.env.MONGOMS_DOWNLOAD_MIRROR ?? "https://fastdl.mongodb.org").hostname;
-  try {
-    await lookup(host);
-  } catch {
-    throw new Error(`no mongod on PATH and ${host} is unreachable`);
-  }
 }
 
 function findOnPath(command: string): string | undefined {

@@ -1,4 +1,16 @@
-import { MongoBulkWriteError, MongoServerError } from "mongodb";
+import {
+  MongoBulkWriteError,
+  MongoDriverError,
+  MongoError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerClosedError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from "mongodb";
+import { UnavailableError } from "../errors.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -9,4 +21,47 @@ export function isDuplicateKey(error: unknown): boolean {
     return failures.length > 0 && failures.every((failure) => failure.code === DUPLICATE_KEY);
   }
   return error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+}
+
+/**
+ * Server errors that say "not now" rather than "not this": a node shutting
+ * down or stepping down, and an operation past its server-side `maxTimeMS`.
+ */
+const UNAVAILABLE_SERVER_CODES = new Set([
+  50, // MaxTimeMSExpired
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+/** Driver errors the mongodb package does not export, recognised by name. */
+const UNAVAILABLE_DRIVER_ERRORS = new Set(["MongoWaitQueueTimeoutError", "MongoPoolClosedError"]);
+
+/** True when the database could not be reached, or did not answer within its deadline. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  if (!(error instanceof MongoError)) return false;
+  return (
+    error instanceof MongoNetworkError || // MongoNetworkTimeoutError and PoolClearedError too
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoOperationTimeoutError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoServerClosedError ||
+    (error instanceof MongoDriverError && UNAVAILABLE_DRIVER_ERRORS.has(error.name)) ||
+    (error instanceof MongoServerError && typeof error.code === "number" && UNAVAILABLE_SERVER_CODES.has(error.code))
+  );
+}
+
+/**
+ * The one translation of a database failure into the project's error: an
+ * UnavailableError (keeping the driver's error as `cause`), or undefined when
+ * `error` is something else.
+ */
+export function asUnavailable(error: unknown): UnavailableError | undefined {
+  if (!isDatabaseUnavailable(error)) return undefined;
+  return new UnavailableError("database unavailable, try again later", { cause: error });
 }

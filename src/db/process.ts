@@ -4,6 +4,22 @@ import net from "node:net";
 import readline from "node:readline";
 import { MongoClient } from "mongodb";
 
+/**
+ * Another process already runs a database on this data folder. One service
+ * instance owns an embedded database: FerretDB does not isolate concurrent
+ * updates between processes, so a second writer would lose writes silently.
+ */
+export class DatabaseInUseError extends Error {
+  constructor(dataDir: string, detail: string) {
+    super(
+      `the embedded database in ${dataDir} is in use by another process (${detail}). ` +
+        "One service instance owns an embedded database: stop the other instance, give this one its own DATA_DIR, " +
+        "or run several instances on MongoDB (MONGODB_URI).",
+    );
+    this.name = "DatabaseInUseError";
+  }
+}
+
 /** A TCP port that was free on loopback a moment ago. */
 export async function freePort(): Promise<number> {
   const server = net.createServer();
@@ -29,16 +45,21 @@ export async function runCommand(
   if (code !== 0) throw new Error(`${command} ${args.join(" ")} exited with ${code}`);
 }
 
-/** Resolves once a MongoDB-compatible server answers a ping at `uri`; rejects if `child` exits first or after 60 s. */
+/**
+ * Resolves once a MongoDB-compatible server answers a ping at `uri`; rejects if `child` exits (or could not be
+ * started) first, or after 60 s.
+ */
 export async function waitForMongo(uri: string, child: ChildProcess): Promise<void> {
-  let exitCode: number | null | undefined;
-  const onExit = (code: number | null) => (exitCode = code);
+  let failure: string | undefined;
+  const onExit = (code: number | null) =>
+    (failure ??= `database process exited with ${code} before accepting connections`);
+  const onError = (error: Error) => (failure ??= `database process could not be started: ${error.message}`);
   child.once("exit", onExit);
+  child.once("error", onError);
   const deadline = Date.now() + 60_000;
   try {
     for (;;) {
-      if (exitCode !== undefined)
-        throw new Error(`database process exited with ${exitCode} before accepting connections`);
+      if (failure !== undefined) throw new Error(failure);
       // Each attempt is bounded by the driver's server selection timeout, so this loop needs no sleep.
       const client = new MongoClient(uri, { serverSelectionTimeoutMS: 500, directConnection: true });
       try {
@@ -52,6 +73,7 @@ export async function waitForMongo(uri: string, child: ChildProcess): Promise<vo
     }
   } finally {
     child.off("exit", onExit);
+    child.off("error", onError);
   }
 }
 

@@ -1,10 +1,5 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import {
-  MongoNetworkError,
-  MongoNotConnectedError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
-} from "mongodb";
+import { asUnavailable } from "../db/errors.js";
 import { PlatformError, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 
@@ -18,20 +13,11 @@ const RPC_CODES: Readonly<Record<ErrorCode, Code>> = {
   unavailable: Code.Unavailable,
 };
 
-function isDatabaseUnreachable(error: unknown): boolean {
-  return (
-    error instanceof MongoNetworkError ||
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoTopologyClosedError
-  );
-}
-
 /**
  * Turns what a handler throws into the error a caller should see: domain
- * errors by their code, ConnectErrors as they are, an unreachable database as
- * `unavailable`, and anything else as `internal` without its details (they
- * are logged instead).
+ * errors by their code, ConnectErrors as they are, a database that is
+ * unreachable or past its deadline as `unavailable`, and anything else as
+ * `internal` without its details (they are logged instead).
  */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
@@ -39,12 +25,12 @@ export function errorInterceptor(log: Logger): Interceptor {
       return await next(req);
     } catch (error) {
       if (error instanceof ConnectError) throw error;
-      if (error instanceof PlatformError)
-        throw new ConnectError(error.message, RPC_CODES[error.code], undefined, undefined, error);
       const rpc = `${req.service.typeName}/${req.method.name}`;
-      if (isDatabaseUnreachable(error)) {
-        log.error({ rpc, err: error }, "database unreachable");
-        throw new ConnectError("database unavailable, try again later", Code.Unavailable, undefined, undefined, error);
+      const unavailable = asUnavailable(error);
+      if (unavailable) log.error({ rpc, err: error }, "database unavailable");
+      const domainError = unavailable ?? error;
+      if (domainError instanceof PlatformError) {
+        throw new ConnectError(domainError.message, RPC_CODES[domainError.code], undefined, undefined, domainError);
       }
       log.error({ rpc, err: error }, "unexpected error");
       throw new ConnectError("internal error", Code.Internal);

@@ -16,6 +16,7 @@ import { metricsHandler, type Metrics } from "./metrics.js";
 import { metricsInterceptor } from "./metrics-interceptor.js";
 import type { NodeHandler } from "./node-types.js";
 import { rateLimitInterceptor } from "./rate-limit.js";
+import { createReadinessCheck } from "./readiness.js";
 import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { registerServices, SERVICES } from "./routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
@@ -39,7 +40,7 @@ export interface RequestHandlerOptions {
 export function createRequestHandler(options: RequestHandlerOptions): NodeHandler {
   const { config, database, log, clock, capabilities, metrics, closing } = options;
   const serveMetrics = metricsHandler(metrics);
-  const readiness = () => database.db.command({ ping: 1 }).then(() => true);
+  const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs });
   let gateway: HttpGateway | undefined;
   let answerUnknownRpc: ReturnType<typeof createUnknownRpcResponder> | undefined;
   const adapter = connectNodeAdapter({
@@ -58,7 +59,7 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       registerServices(router, capabilities, clock);
       // gRPC's standard health and reflection services, so probes and grpcurl work as with any gRPC server.
       const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
-      registerHealth(router, { readiness, services: served, closing });
+      registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
       gateway = createHttpGateway(SERVICES, router.handlers, log);
       answerUnknownRpc = createUnknownRpcResponder(served);
@@ -73,10 +74,9 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       } else if (path === "/metrics") {
         serveMetrics(req, res);
       } else if (path === "/readyz") {
-        database.db
-          .command({ ping: 1 })
-          .then(() => sendJson(res, 200, { status: "ok" }))
-          .catch(() => sendError(res, 503, "unavailable", "database unreachable"));
+        void readiness().then((r) =>
+          r.ready ? sendJson(res, 200, { status: "ok" }) : sendError(res, 503, "unavailable", r.reason),
+        );
       } else if (!gateway?.handle(req, res) && !answerUnknownRpc?.(req, res, path)) {
         sendError(res, 404, "not_found", `no endpoint ${path}`);
       }

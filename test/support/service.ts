@@ -41,11 +41,19 @@ export interface TestService {
 
 let nextGameId = Math.floor(Math.random() * 1_000_000) * 100;
 
+export interface TestServiceOptions {
+  /** A database server of the test's own (one it stops or kills) instead of the run's shared one. */
+  mongodbUri?: string;
+}
+
 /**
  * Starts the real service on a free port against the run's database server,
  * in a database of its own so test files never see each other's data.
  */
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  { mongodbUri = inject("mongodbUri") }: TestServiceOptions = {},
+): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
@@ -54,7 +62,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     LOG_LEVEL: "silent",
     ...env,
   });
-  const database = await connectDatabase(inject("mongodbUri"), config.dbName);
+  const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   const clock = new TestClock();
   const service = await startService({ config, database, log: createLogger(config.logLevel), clock });
   const baseUrl = `http://127.0.0.1:${service.port}`;

@@ -1,0 +1,65 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import readline from "node:readline";
+import { freePort } from "../../src/db/process.js";
+
+// Runs `npm start`'s entry point as a process of its own, as an operator would: one node process with tsx's
+// loader (the tsx command would put a second process in between, which a SIGKILL would leave running).
+
+export interface MainProcess {
+  baseUrl: string;
+  /** Log lines (JSON) and stderr lines so far. */
+  logs: Array<Record<string, unknown>>;
+  stderr: string[];
+  /** Resolves when it serves; rejects with its stderr when it exits first. */
+  serving: Promise<void>;
+  /** Resolves with the exit code once the process has exited. */
+  exited: Promise<number | null>;
+  /** "serving", or the exit code of a process that exited without serving. */
+  outcome: Promise<"serving" | number | null>;
+  child: ChildProcess;
+  /** SIGTERM, then the exit code. */
+  stop(): Promise<number | null>;
+}
+
+export async function spawnMain(env: Record<string, string>): Promise<MainProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const stderr: string[] = [];
+  readline.createInterface({ input: child.stderr! }).on("line", (line) => stderr.push(line));
+  const exited = once(child, "exit").then(([code]) => code as number | null);
+  const serving = new Promise<void>((resolve, reject) => {
+    readline.createInterface({ input: child.stdout! }).on("line", (line) => {
+      logs.push(JSON.parse(line) as Record<string, unknown>);
+      if (line.includes('"msg":"serving gRPC')) resolve();
+    });
+    void exited.then((code) => reject(new Error(`exited with ${code}: ${stderr.join("\n")}`)));
+  });
+  serving.catch(() => {}); // a test that expects a refusal awaits `exited` instead
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    logs,
+    stderr,
+    serving,
+    exited,
+    outcome: Promise.race([serving.then(() => "serving" as const), exited]),
+    child,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+/** Polls `condition` until it holds; fails after `timeoutMs`. */
+export async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
