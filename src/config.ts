@@ -37,8 +37,8 @@ export interface Config {
   rateLimitBurst: number;
   /** How long an API key lookup is reused (0: every request reads the key); a revocation elsewhere takes this long. */
   apiKeyCacheSeconds: number;
-  /** Failed authentications a second per client address, refused with 429 beyond the burst (0: no limit). */
-  authFailuresPerSecond: number;
+  /** Failed authentications a minute per client address, refused with 429 beyond the burst (0: no limit). */
+  authFailuresPerMinute: number;
   /** Failed authentications a client address may make at once. */
   authFailuresBurst: number;
   /** A connection must send a request's headers (HTTP/2: open its first stream) this long after connecting. */
@@ -107,7 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond,
     rateLimitBurst: integer("RATE_LIMIT_BURST", 2 * rateLimitPerSecond, 1, 2_000_000),
     apiKeyCacheSeconds: integer("API_KEY_CACHE_SECONDS", 5, 0, 300),
-    authFailuresPerSecond: integer("AUTH_FAILURES_PER_SECOND", 1, 0, 1_000_000),
+    authFailuresPerMinute: integer("AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000),
     authFailuresBurst: integer("AUTH_FAILURES_BURST", 20, 1, 1_000_000),
     serverHeadersTimeoutSeconds: integer("SERVER_HEADERS_TIMEOUT_SECONDS", 10, 1, 3600),
     serverRequestTimeoutSeconds: integer("SERVER_REQUEST_TIMEOUT_SECONDS", 30, 1, 3600),

@@ -94,6 +94,30 @@ describe("ApiKeyCache", () => {
     expect(await cache.findByHash(keys[2].hash)).toBeNull();
   });
 
+  it("shares one read among concurrent lookups of a hash, and asks beforeRead only for that read", async () => {
+    const { cache } = cacheWithClock();
+    const key = await storedKey();
+    let reads = 0;
+    const records = await Promise.all(Array.from({ length: 5 }, () => cache.findByHash(key.hash, () => reads++)));
+    expect(reads).toBe(1);
+    expect(new Set(records.map((record) => record?.keyId))).toEqual(new Set([key.keyId]));
+  });
+
+  it("does not read when beforeRead refuses, and remembers a good key past its ttl in lastRead", async () => {
+    const { cache, clock } = cacheWithClock();
+    const key = await storedKey();
+    const refuse = () => {
+      throw new Error("refused");
+    };
+    await expect(cache.findByHash(key.hash, refuse)).rejects.toThrow("refused");
+    expect(cache.lastRead(key.hash)).toBeUndefined();
+
+    await cache.findByHash(key.hash);
+    clock.ms += 10 * TTL_MS;
+    expect(cache.lastRead(key.hash)?.keyId).toBe(key.keyId);
+    await expect(cache.findByHash(key.hash, refuse)).rejects.toThrow("refused");
+  });
+
   it("with a ttl of 0 reads the key on every lookup, found or not", async () => {
     const { cache } = cacheWithClock(0);
     const key = await storedKey();

@@ -9,15 +9,17 @@ import { loadConfig } from "../src/config.js";
 import type { Database } from "../src/db/database.js";
 import { createLogger } from "../src/log.js";
 import { startService, type RunningService } from "../src/server/service.js";
-import { ADMIN_KEY } from "./support/service.js";
+import { ADMIN_KEY, TestClock } from "./support/service.js";
 
 const BURST = 5;
-const PER_SECOND = 1;
+const PER_MINUTE = 1;
+const CACHE_SECONDS = 300;
 
 let service: RunningService;
 let database: Database;
 /** Every api_keys lookup the service makes, seen by the driver. */
 let keyLookups = 0;
+const clock = new TestClock();
 
 beforeAll(async () => {
   const config = loadConfig({
@@ -26,9 +28,9 @@ beforeAll(async () => {
     DB_NAME: `test_${randomBytes(6).toString("hex")}`,
     PLATFORM_ADMIN_KEY: ADMIN_KEY,
     LOG_LEVEL: "silent",
-    AUTH_FAILURES_PER_SECOND: String(PER_SECOND),
+    AUTH_FAILURES_PER_MINUTE: String(PER_MINUTE),
     AUTH_FAILURES_BURST: String(BURST),
-    API_KEY_CACHE_SECONDS: "300",
+    API_KEY_CACHE_SECONDS: String(CACHE_SECONDS),
   });
   // The service's own database client, with command monitoring, so the test counts its lookups.
   const client = new MongoClient(inject("mongodbUri"), { monitorCommands: true });
@@ -39,7 +41,7 @@ beforeAll(async () => {
   const db = client.db(config.dbName);
   const isFerretDb = "ferretdbVersion" in (await db.admin().command({ buildInfo: 1 }));
   database = { client, db, isFerretDb, close: () => client.close() };
-  service = await startService({ config, database, log: createLogger("silent") });
+  service = await startService({ config, database, log: createLogger("silent"), clock });
 });
 afterAll(async () => {
   await service.close(1_000);
@@ -105,11 +107,11 @@ describe("a flood of unknown API keys", () => {
     const started = Date.now();
     const lookupsBefore = keyLookups;
     const answers = await Promise.all(Array.from({ length: 60 }, () => call(randomKey())));
-    const elapsedSeconds = (Date.now() - started) / 1000;
+    const elapsedMinutes = (Date.now() - started) / 60_000;
     const lookups = keyLookups - lookupsBefore;
 
     // The address spends its burst, then its refill; everything beyond is refused before any lookup.
-    const allowed = BURST + Math.ceil(elapsedSeconds * PER_SECOND);
+    const allowed = BURST + Math.ceil(elapsedMinutes * PER_MINUTE);
     expect(lookups).toBeLessThanOrEqual(allowed);
     expect(answers.filter((a) => a.status === 401).length).toBeLessThanOrEqual(allowed);
     const limited = answers.filter((a) => a.status === 429);
@@ -132,6 +134,24 @@ describe("a flood of unknown API keys", () => {
     expect((await call(unusedKey)).status).toBe(429);
     // From another address the same key is looked up and passes.
     expect((await call(unusedKey, "127.0.0.2")).status).toBe(200);
+  });
+
+  it("reads a key that was good again without spending an attempt, so it passes while the address is spent", async () => {
+    clock.advance((CACHE_SECONDS + 1) * 1000); // every cached answer is stale (and the address has its burst back)
+    await Promise.all(Array.from({ length: 2 * BURST }, () => call(randomKey(), "127.0.0.4")));
+    expect((await call(randomKey(), "127.0.0.4")).status).toBe(429);
+
+    const lookupsBefore = keyLookups;
+    expect((await call(ADMIN_KEY, "127.0.0.4")).status).toBe(200);
+    expect(keyLookups - lookupsBefore).toBe(1);
+  });
+
+  it("lets concurrent first requests with a new key share one read, so all of them pass", async () => {
+    const key = await createAdminKey();
+    const lookupsBefore = keyLookups;
+    const answers = await Promise.all(Array.from({ length: 4 * BURST }, () => call(key, "127.0.0.5")));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(keyLookups - lookupsBefore).toBe(1);
   });
 
   it("looks an unknown key up once, then answers from the negative cache", async () => {

@@ -50,6 +50,8 @@ describe("ConnectionPool", () => {
     const a = admit("a").connection;
     const b = admit("b").connection;
     pool.requestStarted(a);
+    pool.requestFinished(a);
+    pool.requestStarted(a); // busy again after having been idle
     pool.requestStarted(b);
     pool.requestStarted(b);
     pool.requestFinished(b); // one of b's two requests is still in flight

@@ -70,29 +70,41 @@ export function authInterceptor(options: AuthOptions): Interceptor {
 }
 
 /**
- * The record of a good key. A key the cache already holds as good costs
- * nothing; anything else spends one of the client's attempts before the
- * lookup (429 once they are spent), given back when the key proves good.
+ * The record of a good key. Every database read of a key not known to be
+ * good spends one of the client's attempts first (429 once they are spent),
+ * given back when the key proves good; so does every other failure. A key
+ * that was good when last read, or whose read is already in flight, costs
+ * no attempt.
  */
 async function authenticate(
   key: string | null,
   address: string,
   { apiKeys, failedAuthentications }: AuthOptions,
 ): Promise<ApiKeyRecord> {
-  const hash = key ? hashApiKey(key) : undefined;
-  const cached = hash && apiKeys.peek(hash);
-  if (hash && cached && isUsable(cached, hash)) return cached;
-
-  failedAuthentications.spend(address);
-  if (!hash) throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
-  const record = await apiKeys.findByHash(hash).catch((error: unknown) => {
-    // A failed lookup (database unavailable) is no failed authentication.
-    failedAuthentications.giveBack(address);
-    throw error;
-  });
-  if (!record || !isUsable(record, hash)) throw new ConnectError("unknown or revoked API key", Code.Unauthenticated);
-  failedAuthentications.giveBack(address);
-  return record;
+  if (!key) {
+    failedAuthentications.spend(address);
+    throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
+  }
+  const hash = hashApiKey(key);
+  const lastRead = apiKeys.lastRead(hash);
+  let spent = false;
+  const spend = () => {
+    failedAuthentications.spend(address);
+    spent = true;
+  };
+  const record = await apiKeys
+    .findByHash(hash, lastRead && isUsable(lastRead, hash) ? undefined : spend)
+    .catch((error: unknown) => {
+      // A read that failed (database unavailable) is no failed authentication.
+      if (spent) failedAuthentications.giveBack(address);
+      throw error;
+    });
+  if (record && isUsable(record, hash)) {
+    if (spent) failedAuthentications.giveBack(address);
+    return record;
+  }
+  if (!spent) failedAuthentications.spend(address);
+  throw new ConnectError("unknown or revoked API key", Code.Unauthenticated);
 }
 
 function isUsable(record: ApiKeyRecord, hash: Buffer): boolean {

@@ -65,26 +65,27 @@ export function rateLimitInterceptor(limit: RateLimit): Interceptor {
 }
 
 /**
- * Failed authentications per client network (see clientNetwork). Every
- * authentication that may fail spends an attempt before the key is looked
- * up, and a good key gives it back: so a flood of made-up keys costs at most
- * the burst and then `perSecond` lookups, however many arrive at once.
+ * Failed authentications per client network (see clientNetwork), limited
+ * per minute: attempts are spent before the lookup they would cost (see
+ * authInterceptor), so a flood of made-up keys costs at most the burst and
+ * then `perMinute` lookups, however many arrive at once.
  */
 export class FailedAuthLimit {
   private readonly buckets: TokenBuckets;
 
-  constructor(private readonly limit: RateLimit) {
-    this.buckets = new TokenBuckets(limit);
+  constructor(private readonly limit: { perMinute: number; burst: number; clock: Clock }) {
+    this.buckets = new TokenBuckets({ perSecond: limit.perMinute / 60, burst: limit.burst, clock: limit.clock });
   }
 
   /** Spends an attempt of the client at `address`; throws resource_exhausted (429) when it has none left. */
   spend(address: string): void {
     const wait = this.buckets.take(clientNetwork(address));
     if (wait > 0) {
-      throw rateLimited(`more than ${this.limit.perSecond} failed authentications a second from this address`, wait);
+      throw rateLimited(`more than ${this.limit.perMinute} failed authentications a minute from this address`, wait);
     }
   }
 
+  /** Returns an attempt spent on a key that proved good. */
   giveBack(address: string): void {
     this.buckets.giveBack(clientNetwork(address));
   }

@@ -53,7 +53,7 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       authInterceptor({
         apiKeys: capabilities.apiKeys,
         failedAuthentications: new FailedAuthLimit({
-          perSecond: config.authFailuresPerSecond,
+          perMinute: config.authFailuresPerMinute,
           burst: config.authFailuresBurst,
           clock,
         }),
