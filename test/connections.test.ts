@@ -1,10 +1,8 @@
-import { spawn } from "node:child_process";
 import { once } from "node:events";
 import http2 from "node:http2";
 import net from "node:net";
-import path from "node:path";
-import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { spawnMain } from "./support/main-process.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
 // Every HTTP/2 connection opens with the preface and a SETTINGS frame (here empty).
@@ -213,37 +211,24 @@ describe("connection cap", () => {
 describe("idle connections against the open-file limit", () => {
   it("keep /healthz answering when they outnumber the file descriptors the process may open", async () => {
     // The service as its own process, allowed 256 open files, like the attacked instance was allowed 20,000.
-    const tsx = path.resolve("node_modules/.bin/tsx");
-    const child = spawn("sh", ["-c", `ulimit -n 256 && exec "${tsx}" src/main.ts`], {
-      env: {
-        ...process.env,
+    const main = await spawnMain(
+      {
         MONGODB_URI: inject("mongodbUri"),
         DB_NAME: `test_fd_${process.pid}`,
         PLATFORM_ADMIN_KEY: ADMIN_KEY,
-        PORT: "0",
-        HOST: "127.0.0.1",
         SERVER_MAX_CONNECTIONS: "150",
       },
-      stdio: ["ignore", "pipe", "inherit"],
-    });
+      { openFileLimit: 256 },
+    );
     const held: RawClient[] = [];
     try {
-      const port = await within(
-        new Promise<number>((resolve) => {
-          readline.createInterface({ input: child.stdout! }).on("line", (line) => {
-            const match = /"port":(\d+).*"msg":"serving/.exec(line);
-            if (match) resolve(Number(match[1]));
-          });
-        }),
-        30_000,
-        "service start",
-      );
+      await within(main.serving, 30_000, "service start");
+      const port = Number(new URL(main.baseUrl).port);
       for (let i = 0; i < 300; i++) held.push(await idleH2Connection(port));
       expect(await within(healthz(port), 5_000, "/healthz")).toBe(200);
     } finally {
       held.forEach((c) => c.socket.destroy());
-      child.kill("SIGTERM");
-      await once(child, "exit");
+      await main.stop();
     }
   });
 });

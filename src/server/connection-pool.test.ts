@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { Clock } from "../src/clock.js";
-import { ConnectionPool } from "../src/server/connection-pool.js";
+import type { Clock } from "../clock.js";
+import { ConnectionPool } from "./connection-pool.js";
 
 class FakeConnection {
   closed = false;
