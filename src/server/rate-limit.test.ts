@@ -29,6 +29,15 @@ describe("TokenBuckets", () => {
     expect([limit.take("a"), limit.take("a"), limit.take("a")]).toEqual([0, 0, 1]);
   });
 
+  it("neither refills nor drains when the clock is set back", () => {
+    const { limit, advance } = buckets(1, 2);
+    limit.take("a");
+    advance(-60_000);
+    expect([limit.take("a"), limit.take("a")]).toEqual([0, 1]);
+    advance(1_000);
+    expect(limit.take("a")).toBe(0);
+  });
+
   it("with perSecond 0 never limits", () => {
     const { limit } = buckets(0, 1);
     for (let i = 0; i < 10; i++) expect(limit.take("a")).toBe(0);

@@ -27,7 +27,9 @@ export class TokenBuckets {
     if (perSecond === 0) return 0;
     const now = clock.now().getTime();
     const bucket = this.buckets.get(key) ?? { tokens: burst, at: now };
-    bucket.tokens = Math.min(burst, bucket.tokens + ((now - bucket.at) / 1000) * perSecond);
+    // A clock set back (NTP, a test) refills nothing and takes nothing.
+    const elapsedMs = Math.max(0, now - bucket.at);
+    bucket.tokens = Math.min(burst, bucket.tokens + (elapsedMs / 1000) * perSecond);
     bucket.at = now;
     this.buckets.delete(key);
     this.buckets.set(key, bucket);
