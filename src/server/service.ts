@@ -44,7 +44,14 @@ export async function startService({
     metrics,
     closing: closing.signal,
   });
-  const listener = await listen(handler, config.port, config.host);
+  const listener = await listen(handler, {
+    port: config.port,
+    host: config.host,
+    headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
+    requestTimeoutMs: config.serverRequestTimeoutSeconds * 1000,
+    idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
+    maxConnections: config.serverMaxConnections,
+  });
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
