@@ -1,5 +1,5 @@
 import { MongoClient, type CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { DbProxy } from "./support/db-proxy.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
@@ -14,8 +14,9 @@ beforeAll(async () => {
   test = await startTestService({ LAUNCH_SWEEP_SECONDS: "1", API_KEY_CACHE_SECONDS: "300" }, { mongodbUri: proxy.uri });
   direct = new MongoClient(inject("mongodbUri"));
 });
+// A failed test must not leave the next one without a database.
+afterEach(() => proxy.restore());
 afterAll(async () => {
-  await proxy.restore();
   await test.stop();
   proxy.cut();
   await direct.close();
@@ -93,7 +94,7 @@ describe("the spend is the verify's commit point", () => {
     await until(async () => (await db().collection("launch_follow_ups").countDocuments()) === 0);
     expect(await rememberedInstallations(launch)).toEqual([launch.installationId]);
     expect(await deviceIdentity(launch)).toBe(`u:${verified.body.partner_user_id}`);
-    expect((await launch.verify(token)).body).toEqual({ valid: false, error: "already_used" });
+    expect((await launch.verify(token)).body).toMatchObject({ valid: false, error: "already_used" });
   });
 
   it("a failure before the spend answers 503 and leaves the token unspent: the retry is valid", async () => {
@@ -164,7 +165,13 @@ describe("database calls of a verify", () => {
     );
     expect(link.status).toBe(200);
     expect((await verifyOnce(launch)).length).toBeGreaterThan(3);
-    expect(await deviceIdentity(launch)).toBe("u:hero-9");
+    // The installation now routes to the newly linked player.
+    const update = await test.postJson(
+      "/v1/players/update",
+      { players: [{ device_id: launch.installationId, tags_add: ["relinked"] }] },
+      launch.publicKey,
+    );
+    expect(update.body.updated[0].identity_key).toBe("u:hero-9");
     expect(await verifyOnce(launch)).toHaveLength(3);
   });
 });
