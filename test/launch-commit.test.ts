@@ -1,5 +1,6 @@
 import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
+import { LaunchUserStore } from "../src/launch/launch-user-store.js";
 import { DbProxy } from "./support/db-proxy.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
@@ -173,5 +174,23 @@ describe("database calls of a verify", () => {
     );
     expect(update.body.updated[0].identity_key).toBe("u:hero-9");
     expect(await verifyOnce(launch)).toHaveLength(3);
+  });
+});
+
+describe("partner links stored before launch records", () => {
+  it("are moved into launch_users at start, and verify answers them", async () => {
+    const launch = await createLaunchFixture(test);
+    const legacy = test.database.db.collection<{ _id: string }>("partner_links");
+    await legacy.insertOne({
+      _id: `${launch.projectId}/${launch.platformUserId}`,
+      project_id: launch.projectId,
+      platform_user_id: launch.platformUserId,
+      partner_user_id: "legacy-7",
+      linked_at: new Date(),
+    });
+    await new LaunchUserStore(test.database.db).migratePartnerLinks();
+    expect((await launch.verify((await launch.issue()).token)).body.partner_user_id).toBe("legacy-7");
+    const collections = await test.database.db.listCollections({ name: "partner_links" }).toArray();
+    expect(collections).toEqual([]);
   });
 });
