@@ -121,6 +121,19 @@ describe("the spend is the verify's commit point", () => {
   });
 });
 
+describe("single use of a first launch, which records a follow-up", () => {
+  it("of 50 concurrent verifies of one token exactly one is valid and none fails; the follow-up completes", async () => {
+    const launch = await launchWithDeviceProfile();
+    const { token } = await launch.issue();
+    const answers = await Promise.all(Array.from({ length: 50 }, () => launch.verify(token)));
+    expect(answers.map((a) => a.status).filter((status) => status !== 200)).toEqual([]);
+    expect(answers.filter((a) => a.body.valid)).toHaveLength(1);
+    expect(answers.filter((a) => a.body.error === "already_used")).toHaveLength(49);
+    await until(async () => (await db().collection("launch_follow_ups").countDocuments()) === 0);
+    expect(await rememberedInstallations(launch)).toEqual([launch.installationId]);
+  });
+});
+
 describe("database calls of a verify", () => {
   /** The commands the service sends to its database while `run` runs. */
   async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
