@@ -121,6 +121,29 @@ describe("the spend is the verify's commit point", () => {
   });
 });
 
+describe("a spend whose reply is lost", () => {
+  it("answers 503; the retry is valid, as the one instance owning a FerretDB database knows the spend was its own", async (ctx) => {
+    if (!test.database.isFerretDb) ctx.skip();
+    const launch = await launchWithDeviceProfile();
+    await launch.verify((await launch.issue()).token);
+    const { token } = await launch.issue();
+    const client = test.database.client;
+    const dropReply = (event: CommandStartedEvent) => {
+      if (!on("delete", "launch_tokens_unspent")(event)) return;
+      proxy.dropReplies();
+      client.off("commandStarted", dropReply);
+    };
+    client.on("commandStarted", dropReply);
+    expect((await launch.verify(token)).status).toBe(503);
+    // The delete was applied: the marker is gone.
+    expect(await db().collection("launch_tokens_unspent").countDocuments()).toBe(0);
+
+    await proxy.restore();
+    expect((await launch.verify(token)).body.valid).toBe(true);
+    expect((await launch.verify(token)).body).toMatchObject({ valid: false, error: "already_used" });
+  });
+});
+
 describe("single use of a first launch, which records a follow-up", () => {
   it("of 50 concurrent verifies of one token exactly one is valid and none fails; the follow-up completes", async () => {
     const launch = await launchWithDeviceProfile();
@@ -193,7 +216,7 @@ describe("database calls of a verify", () => {
 describe("partner links stored before launch records", () => {
   it("are moved into launch_users at start, and verify answers them", async () => {
     const launch = await createLaunchFixture(test);
-    const legacy = test.database.db.collection<{ _id: string }>("partner_links");
+    const legacy = test.database.db.collection<{ _id: string; [field: string]: unknown }>("partner_links");
     await legacy.insertOne({
       _id: `${launch.projectId}/${launch.platformUserId}`,
       project_id: launch.projectId,

@@ -7,6 +7,7 @@ import { FollowUps, type LaunchVerified } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
 import { LaunchTokens } from "./launch-tokens.js";
 import { LaunchUserStore } from "./launch-user-store.js";
+import { SpendsInDoubt } from "./spends-in-doubt.js";
 import { LaunchStore } from "./store.js";
 
 export interface Launch {
@@ -39,10 +40,13 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
   const keyring = new Keyring({ store, tokenTtlMs: config.launchTokenTtlSeconds * 1000, clock });
   await keyring.start();
   const followUps = new FollowUps({ tokens: store, users, log, onLaunchVerified: options.onLaunchVerified });
+  // One instance owns a FerretDB database (src/db/lease.ts): its spends are the only ones.
+  const spendsInDoubt = new SpendsInDoubt(database.isFerretDb);
   const tokens = new LaunchTokens({
     store,
     users,
     followUps,
+    spendsInDoubt,
     adminStore: options.adminStore,
     keyring,
     issuer: config.tokenIssuer,
@@ -54,6 +58,7 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
   const sweeper = setInterval(() => {
     if (sweeping) return;
     sweeping = true;
+    spendsInDoubt.prune(clock.now());
     sweep({ followUps, store, clock, ttl: !database.isFerretDb })
       .catch((err: unknown) => log.warn({ err }, "sweeping launch tokens failed"))
       .finally(() => (sweeping = false));

@@ -6,6 +6,7 @@ import type { FollowUps } from "./follow-ups.js";
 import type { Keyring } from "./keyring.js";
 import type { FollowUp, LaunchUser, LaunchUserStore } from "./launch-user-store.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
+import type { SpendsInDoubt } from "./spends-in-doubt.js";
 import type { LaunchStore } from "./store.js";
 import { newTokenId, checkLaunchToken, signLaunchToken } from "./tokens.js";
 
@@ -38,6 +39,7 @@ export interface LaunchTokensOptions {
   store: LaunchStore;
   users: LaunchUserStore;
   followUps: FollowUps;
+  spendsInDoubt: SpendsInDoubt;
   adminStore: AdminStore;
   keyring: Keyring;
   issuer: string;
@@ -106,12 +108,13 @@ export class LaunchTokens {
       adminStore.findEntitlement(platformUserId, gameId),
     ]);
     const partnerUserId = user?.partnerUserId ?? pseudonymousPartnerId(projectId, platformUserId);
+    const expiresAt = new Date(claims.exp * 1000);
     const followUp: FollowUp | null = isFollowedUp(user, partnerUserId, installationId)
       ? null
-      : { jti, projectId, platformUserId, installationId, partnerUserId, expiresAt: new Date(claims.exp * 1000) };
+      : { jti, projectId, platformUserId, installationId, partnerUserId, expiresAt };
     if (followUp) await followUps.record(followUp);
 
-    if (!(await store.spendToken(jti))) {
+    if (!(await this.spend(jti, expiresAt))) {
       if (await store.isIssued(jti, projectId)) return fail("already_used");
       // Never spent, so nothing is owed; a concurrent verify of the same token cannot have spent it either.
       if (followUp) await followUps.discard(jti);
@@ -131,6 +134,20 @@ export class LaunchTokens {
         buildVersion: claims.build_version,
       },
     });
+  }
+
+  /** Spends the token; true when this verify may answer valid (its spend, or an earlier one that answered 503). */
+  private async spend(jti: string, expiresAt: Date): Promise<boolean> {
+    const { store, spendsInDoubt } = this.deps;
+    let spent: boolean;
+    try {
+      spent = await store.spendToken(jti);
+    } catch (error) {
+      spendsInDoubt.remember(jti, expiresAt);
+      throw error;
+    }
+    if (spent) spendsInDoubt.forget(jti);
+    return spent || spendsInDoubt.claim(jti);
   }
 
   /** Links the studio's id for a platform user in a project; verify answers with it from then on. */

@@ -10,6 +10,7 @@ import net from "node:net";
 export class DbProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
+  private droppingReplies = false;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -33,6 +34,11 @@ export class DbProxy {
     return `mongodb://127.0.0.1:${this.port}/?directConnection=true`;
   }
 
+  /** Passes commands on but drops the database's replies until `restore`, as a connection lost mid-reply does. */
+  dropReplies(): void {
+    this.droppingReplies = true;
+  }
+
   /** Drops every connection and refuses new ones until `restore`. */
   cut(): void {
     this.server?.close();
@@ -42,6 +48,11 @@ export class DbProxy {
   }
 
   async restore(): Promise<void> {
+    if (this.droppingReplies) {
+      this.droppingReplies = false;
+      // A driver connection that missed a reply would read the next one out of step.
+      this.cut();
+    }
     if (this.server) return;
     const server = net.createServer((client) => {
       const upstream = net.connect(this.target.port, this.target.host);
@@ -54,7 +65,10 @@ export class DbProxy {
           upstream.destroy();
         });
       }
-      client.pipe(upstream).pipe(client);
+      client.pipe(upstream);
+      upstream.on("data", (reply: Buffer) => {
+        if (!this.droppingReplies) client.write(reply);
+      });
     });
     server.listen(this.port, "127.0.0.1");
     await once(server, "listening");
