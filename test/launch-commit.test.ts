@@ -45,6 +45,10 @@ function cutAfter(matches: (command: CommandStartedEvent) => boolean): void {
 const on = (commandName: string, collection: string) => (event: CommandStartedEvent) =>
   event.commandName === commandName && event.command[commandName] === collection;
 
+/** A spend: the delete of one unspent marker by `_id`, not the sweep's delete of expired ones. */
+const spend = (event: CommandStartedEvent) =>
+  on("delete", "launch_tokens_unspent")(event) && event.command.deletes[0].q._id !== undefined;
+
 async function until(condition: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!(await condition())) {
@@ -88,7 +92,7 @@ describe("the spend is the verify's commit point", () => {
   it("a database failure right after the spend still answers valid; the follow-up lands after recovery", async () => {
     const launch = await launchWithDeviceProfile();
     const { token } = await launch.issue();
-    cutAfter(on("delete", "launch_tokens_unspent"));
+    cutAfter(spend);
     const verified = await launch.verify(token);
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ valid: true, installation_id: launch.installationId });
@@ -135,7 +139,7 @@ describe("a spend whose reply is lost", () => {
     const { token } = await launch.issue();
     const client = test.database.client;
     const dropReply = (event: CommandStartedEvent) => {
-      if (!on("delete", "launch_tokens_unspent")(event)) return;
+      if (!spend(event)) return;
       proxy.dropReplies();
       client.off("commandStarted", dropReply);
     };
