@@ -27,7 +27,13 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-bench-"));
   const embedded = process.env.MONGODB_URI
     ? undefined
-    : await startEmbeddedDb({ kind: "auto", dataDir, mongodBinary: process.env.MONGOD_BINARY, log });
+    : await startEmbeddedDb({
+        kind: "auto",
+        dataDir,
+        mongodBinary: process.env.MONGOD_BINARY,
+        buildCacheDir: loadConfig().buildCacheDir,
+        log,
+      });
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",

@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 
 /** Which embedded database to start when MONGODB_URI is not set. */
@@ -18,6 +19,8 @@ export interface Config {
   embeddedDb: EmbeddedDbKind;
   /** A `mongod` binary to prefer over PATH for the embedded database. */
   mongodBinary: string | undefined;
+  /** Where the FerretDB binary built on first start is kept (`$XDG_CACHE_HOME/platform-backend`). */
+  buildCacheDir: string;
   /** Deadline of one database operation; past it the call answers `unavailable`. */
   dbTimeoutMs: number;
   /** Deadline of the /readyz database check. */
@@ -99,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(text("DATA_DIR") ?? ".data"),
     embeddedDb: oneOf("EMBEDDED_DB", ["auto", "mongod", "ferretdb"] as const, "auto"),
     mongodBinary: text("MONGOD_BINARY"),
+    buildCacheDir: path.join(text("XDG_CACHE_HOME") ?? path.join(os.homedir(), ".cache"), "platform-backend"),
     dbTimeoutMs: integer("DB_TIMEOUT_MS", 2000, 100, 60_000),
     readyTimeoutMs: integer("READY_TIMEOUT_MS", 1000, 50, 60_000),
     dbLeaseSeconds: integer("DB_LEASE_SECONDS", 15, 3, 600),

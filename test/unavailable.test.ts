@@ -17,7 +17,7 @@ let service: RunningService;
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-unavailable-"));
   const log = createLogger("silent");
-  ferret = await startFerretDb(dataDir, log);
+  ferret = await startFerretDb({ dataDir, buildCacheDir: loadConfig().buildCacheDir, log });
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", PLATFORM_ADMIN_KEY: ADMIN_KEY, LOG_LEVEL: "silent" });
   database = await connectDatabase(ferret.uri, "unavailable");
   service = await startService({ config, database, log });
