@@ -12,7 +12,18 @@ export interface Figures {
   cpu_ms_per_call: { service_process: number; database: number | null; load_generator: number };
 }
 
-export type VerifyFigures = Partial<Record<Target, Figures>> & { service_to_bare: number };
+export type VerifyFigures = Partial<Record<Target, Figures>> & {
+  service_to_bare: number;
+  /**
+   * The bare handler's CPU per call over the service's, all three processes counted: what the throughput ratio
+   * comes to when the machine's cores are the bound, less swayed by the other work on a shared machine.
+   */
+  cpu_bare_to_service: number;
+};
+
+/** CPU time per call of every process taking part: the service's, the database's, the load generator's. */
+export const totalCpuMs = (f: Figures) =>
+  f.cpu_ms_per_call.service_process + (f.cpu_ms_per_call.database ?? 0) + f.cpu_ms_per_call.load_generator;
 
 export interface Measured {
   count: number;
@@ -74,6 +85,10 @@ export function printTable(options: {
       rows.push([`${names[target]}, ${name}`, ...columns.map((c) => at(c, target, cell))]);
     }
     rows.push([`service / bare, ${name}`, ...columns.map((c) => `**${verify[protocol][c].service_to_bare}**`)]);
+    rows.push([
+      `bare / service CPU per call, ${name}`,
+      ...columns.map((c) => `${verify[protocol][c].cpu_bare_to_service}`),
+    ]);
     for (const target of targets) {
       rows.push([`CPU ms/call ${names[target]} (process / db)`, ...columns.map((c) => at(c, target, cpu))]);
     }

@@ -13,7 +13,7 @@ import type { Listener } from "../src/server/listener.js";
 import { profileStretch } from "./cpu-profile.js";
 import { round, startBenchService, type BenchService } from "./support.js";
 import { startBareVerify } from "./verify-bare.js";
-import { figures, printTable, type Figures, type Measured, type VerifyFigures } from "./verify-figures.js";
+import { figures, printTable, totalCpuMs, type Figures, type Measured, type VerifyFigures } from "./verify-figures.js";
 import type { LoadCommand, LoadRun, LoadSetup, Protocol, Target } from "./verify-load.js";
 
 // Verify at concurrency 1, 8 and 32, over /v1 JSON (HTTP/1.1 keep-alive) and gRPC (HTTP/2), against the service
@@ -91,6 +91,7 @@ export default async function benchmarkVerify() {
         verify[protocol][`c${concurrency}`] = {
           ...byTarget,
           service_to_bare: round(byTarget.service.ops_per_sec / byTarget.bare.ops_per_sec, 3),
+          cpu_bare_to_service: round(totalCpuMs(byTarget.bare) / totalCpuMs(byTarget.service), 3),
         };
       }
     }
