@@ -20,6 +20,7 @@ import { createReadinessCheck } from "./readiness.js";
 import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { registerServices, SERVICES } from "./routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
+import { validationInterceptor } from "./validate.js";
 
 export interface RequestHandlerOptions {
   config: Config;
@@ -51,6 +52,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       errorInterceptor(log),
       authInterceptor(capabilities.apiKeys),
       rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }),
+      // Last: only an authenticated caller within its rate learns about the request rules.
+      validationInterceptor(),
     ],
     // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
