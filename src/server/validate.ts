@@ -1,8 +1,9 @@
-import { pathToString } from "@bufbuild/protobuf/reflect";
+import { pathToString, reflect } from "@bufbuild/protobuf/reflect";
 import { createValidator, ValidationError, type Violation } from "@bufbuild/protovalidate";
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { createValidateInterceptor } from "@connectrpc/validate";
 import { InvalidArgumentError } from "../errors.js";
+import { malformedTextPath } from "./unicode.js";
 
 /**
  * Request rules live in the proto as buf.validate options, where generated
@@ -27,17 +28,23 @@ export function describeViolation(violation: Violation): string {
 }
 
 /**
- * Checks each request message against its buf.validate rules with
- * @connectrpc/validate, and words the violations as every other
- * invalid_argument of the API: "field: what is wrong", several joined by "; ".
- * The error carries no details, so that its JSON is the {code, message} of
- * every other error.
+ * Checks that a request's text is well-formed Unicode (src/server/unicode.ts),
+ * then its buf.validate rules with @connectrpc/validate, and words the
+ * violations as every other invalid_argument of the API: "field: what is
+ * wrong", several joined by "; ". The error carries no details, so that its
+ * JSON is the {code, message} of every other error.
  */
 export function validationInterceptor(): Interceptor {
   const validate = createValidateInterceptor({ validator: createValidator() });
   return (next) => {
     const validated = validate(next);
     return async (req) => {
+      const malformed = req.stream ? undefined : malformedTextPath(reflect(req.method.input, req.message));
+      if (malformed !== undefined) {
+        throw new InvalidArgumentError(
+          `${malformed}: must be valid Unicode text (invalid UTF-8 or an unpaired surrogate)`,
+        );
+      }
       try {
         return await validated(req);
       } catch (error) {

@@ -46,18 +46,44 @@ function listItems(list: ListValue): unknown[] {
   });
 }
 
-export function updateEntries(players: readonly PlayerUpdate[]): UpdateEntry[] {
-  return players.map((player) => ({
-    partnerUserId: identity(player.partnerUserId),
-    deviceId: identity(player.deviceId),
-    tags: player.tags ? listItems(player.tags) : undefined,
-    tagsAdd: player.tagsAdd,
-    tagsRemove: player.tagsRemove,
-    traits: player.traits,
-    traitsOnce: player.traitsOnce,
-    traitsIncrement: player.traitsIncrement,
-    traitsUnset: player.traitsUnset,
-  }));
+/**
+ * `object` with the `__proto__` key that protobuf-es could not hold put back
+ * (see protoKeyPaths), so that normalisation drops or refuses it like any
+ * other reserved key. Its value is lost; the key alone decides.
+ */
+function withProtoKey<V>(
+  object: Readonly<Record<string, V>>,
+  path: string,
+  protoKeys: ReadonlySet<string>,
+  placeholder: V,
+): Readonly<Record<string, V>> {
+  if (!protoKeys.has(path)) return object;
+  const copy = Object.assign(Object.create(null) as Record<string, V>, object);
+  Object.defineProperty(copy, "__proto__", {
+    value: placeholder,
+    enumerable: true,
+    writable: true,
+    configurable: true,
+  });
+  return copy;
+}
+
+export function updateEntries(players: readonly PlayerUpdate[], protoKeys: ReadonlySet<string>): UpdateEntry[] {
+  return players.map((player, i) => {
+    const restore = <V>(object: Readonly<Record<string, V>>, field: string, placeholder: V) =>
+      withProtoKey(object, `players[${i}].${field}`, protoKeys, placeholder);
+    return {
+      partnerUserId: identity(player.partnerUserId),
+      deviceId: identity(player.deviceId),
+      tags: player.tags ? listItems(player.tags) : undefined,
+      tagsAdd: player.tagsAdd,
+      tagsRemove: player.tagsRemove,
+      traits: player.traits && restore(player.traits, "traits", null),
+      traitsOnce: player.traitsOnce && restore(player.traitsOnce, "traits_once", null),
+      traitsIncrement: restore(player.traitsIncrement, "traits_increment", 0),
+      traitsUnset: player.traitsUnset,
+    };
+  });
 }
 
 /** The proto's oneof rule leaves exactly one of the two set. */
@@ -72,11 +98,11 @@ function filterTag(field: string, raw: string): string {
 }
 
 /** Filter tags and traits are normalised like writes, so "Team A" finds team_a. */
-export function searchQuery(req: SearchRequest): ProfileQuery {
+export function searchQuery(req: SearchRequest, protoKeys: ReadonlySet<string>): ProfileQuery {
   const tags = [...new Set(req.tags.map((tag) => filterTag("tags", tag)))];
   const query: ProfileQuery = {};
   if (tags.length > 0) query[req.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = tags;
-  const traits = traitFilter(req.traits);
+  const traits = traitFilter(req.traits && withProtoKey(req.traits, "traits", protoKeys, null));
   if (traits.length > 0) query.traits = traits;
   return query;
 }

@@ -22,6 +22,7 @@ import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
 import type { ProfileRecord, TagRecord } from "../../players/store.js";
 import { projectOf } from "../caller.js";
+import { protoKeyPaths } from "../protocol.js";
 import { canonicalUuid, requiredText } from "../validate.js";
 import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./player-requests.js";
 
@@ -106,7 +107,7 @@ export function createPlayerService({
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
-      const entries = updateEntries(req.players);
+      const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
       const outcomes = await players.update(projectOf(ctx), entries);
       return updateResponse(entries, outcomes, clock.now());
     },
@@ -118,7 +119,7 @@ export function createPlayerService({
 
     async search(req, ctx) {
       const projectId = projectOf(ctx);
-      const query = searchQuery(req);
+      const query = searchQuery(req, ctx.values.get(protoKeyPaths));
       const { page, pageSize } = paging(req);
       const { profiles, total } = await players.search(projectId, query, page, pageSize);
       return create(SearchResponseSchema, {

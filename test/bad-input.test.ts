@@ -1,0 +1,349 @@
+import { randomUUID } from "node:crypto";
+import http2 from "node:http2";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AdminService } from "../gen/platformapi/v1/admin_pb.js";
+import { PlayerService } from "../gen/platformapi/v1/players_pb.js";
+import { MAX_BODY_BYTES } from "../src/server/http-gateway.js";
+import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
+
+/** Inputs that used to be accepted (and quietly changed) instead of refused or reported. */
+
+let svc: TestService;
+let project: Awaited<ReturnType<TestService["createProject"]>>;
+let n = 0;
+const player = () => `bad-input-${++n}`;
+
+beforeAll(async () => {
+  svc = await startTestService();
+  project = await svc.createProject();
+});
+afterAll(() => svc.stop());
+
+/** A raw request: bytes and headers exactly as given (JSON.stringify would lose `__proto__` keys and bad bytes). */
+async function raw(path: string, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string>) {
+  const res = await fetch(svc.baseUrl + path, { method: "POST", headers, body });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+const asJson = (apiKey: string) => ({ "content-type": "application/json", "x-api-key": apiKey });
+
+/** A raw gRPC call over cleartext HTTP/2 with a hand-made frame; resolves to the trailers. */
+async function grpcCall(path: string, frame: number[]): Promise<http2.IncomingHttpHeaders> {
+  const session = http2.connect(svc.baseUrl);
+  try {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      "x-api-key": project.privateKey,
+    });
+    stream.end(Buffer.from(frame));
+    stream.resume();
+    return await new Promise((resolve, reject) => {
+      stream.on("trailers", resolve);
+      stream.on("error", reject);
+    });
+  } finally {
+    session.close();
+  }
+}
+
+async function getPlayer(partnerUserId: string) {
+  const res = await svc.postJson("/v1/players/get", { partner_user_id: partnerUserId }, project.privateKey);
+  expect(res.status).toBe(200);
+  return res.body;
+}
+
+function expectError(res: { status: number; body: any }, status: number, code: string, field?: string) {
+  expect(res.status, JSON.stringify(res.body)).toBe(status);
+  expect(Object.keys(res.body).sort()).toEqual(["code", "message"]);
+  expect(res.body.code).toBe(code);
+  if (field !== undefined) expect(res.body.message).toMatch(new RegExp(`^${field.replace(/[[\]]/g, "\\$&")}\\b`));
+}
+
+describe("trait keys that name an object's built-in properties", () => {
+  const RESERVED = ["__proto__", "constructor", "prototype"];
+
+  it("are dropped with reason reserved_name from every trait field over /v1", async () => {
+    const id = player();
+    const traits = `{"__proto__": 1, "constructor": "c", "prototype": true, "kept": 1}`;
+    const body = `{"players": [{"partner_user_id": "${id}", "traits": ${traits}, "traits_once": ${traits},
+      "traits_increment": {"__proto__": 1, "constructor": 2, "prototype": 3}, "traits_unset": ${JSON.stringify(RESERVED)}}]}`;
+    const res = await raw("/v1/players/update", body, asJson(project.publicKey));
+    expect(res.status).toBe(200);
+    const dropped = res.body.updated[0].dropped;
+    for (const field of ["traits", "traits_once", "traits_increment", "traits_unset"]) {
+      for (const item of RESERVED) expect(dropped).toContainEqual({ field, item, reason: "reserved_name" });
+    }
+    expect((await getPlayer(id)).profile.traits).toEqual({ kept: 1 });
+  });
+
+  it("are dropped with a reason over Connect and gRPC too", async () => {
+    for (const protocol of ["connect", "grpc"] as const) {
+      const id = player();
+      const res = await svc
+        .client(PlayerService, protocol)
+        .update(
+          { players: [{ partnerUserId: id, traits: { constructor: 1, prototype: "p", kept: true } }] },
+          { headers: { "x-api-key": project.publicKey } },
+        );
+      expect(res.updated[0].dropped.map((d) => [d.item, d.reason]).sort()).toEqual([
+        ["constructor", "reserved_name"],
+        ["prototype", "reserved_name"],
+      ]);
+      expect((await getPlayer(id)).profile.traits).toEqual({ kept: true });
+    }
+  });
+
+  it("make a search filter unusable: 400 naming traits, never an answer with everyone", async () => {
+    await svc.postJson(
+      "/v1/players/update",
+      { players: [{ partner_user_id: player(), tags_add: ["x"] }] },
+      project.publicKey,
+    );
+    for (const key of RESERVED) {
+      const res = await raw("/v1/players/search", `{"traits": {"${key}": "x"}}`, asJson(project.privateKey));
+      expectError(res, 400, "invalid_argument", "traits");
+    }
+  });
+});
+
+describe("invalid UTF-8 and unpaired surrogates", () => {
+  const INVALID = [
+    [0xff],
+    [0xc3, 0x28],
+    [0xed, 0xa0, 0x80], // an encoded surrogate
+  ];
+  const utf8 = (text: string) => new TextEncoder().encode(text);
+  /** `{"players":[{"partner_user_id":"p<bytes>","tags_add":["t"]}]}` with raw bytes inside the id. */
+  const updateWith = (bytes: number[]) =>
+    new Uint8Array([...utf8('{"players":[{"partner_user_id":"p'), ...bytes, ...utf8('","tags_add":["t"]}]}')]);
+
+  it("answer 400 on /v1 and store nothing, so different bytes never collapse into one player", async () => {
+    for (const bytes of INVALID) {
+      const res = await raw("/v1/players/update", updateWith(bytes), asJson(project.publicKey));
+      expectError(res, 400, "invalid_argument");
+    }
+    expect((await getPlayer("p\ufffd")).found).toBe(false);
+  });
+
+  it("answer 400 over Connect JSON", async () => {
+    const res = await raw("/platformapi.v1.PlayerService/Update", updateWith([0xff]), asJson(project.publicKey));
+    expectError(res, 400, "invalid_argument");
+    expect((await getPlayer("p\ufffd")).found).toBe(false);
+  });
+
+  it("answer invalid_argument (not internal) over Connect binary and gRPC", async () => {
+    // GetRequest {partner_user_id (field 1, length-delimited): "p\xff"}
+    const message = [0x0a, 0x02, 0x70, 0xff];
+    const res = await raw("/platformapi.v1.PlayerService/Get", new Uint8Array(message), {
+      "content-type": "application/proto",
+      "x-api-key": project.privateKey,
+    });
+    expectError(res, 400, "invalid_argument", "partner_user_id");
+    // The same message in a gRPC frame: no compression, 4-byte length.
+    const trailers = await grpcCall("/platformapi.v1.PlayerService/Get", [0, 0, 0, 0, message.length, ...message]);
+    expect(trailers["grpc-status"]).toBe(String(Code.InvalidArgument));
+  });
+
+  it("refuse an unpaired surrogate escape, which storage would turn into U+FFFD", async () => {
+    const body = `{"players":[{"partner_user_id":"p\\ud800","tags_add":["t"]}]}`;
+    expectError(await raw("/v1/players/update", body, asJson(project.publicKey)), 400, "invalid_argument");
+    const connect = await raw("/platformapi.v1.PlayerService/Update", body, asJson(project.publicKey));
+    expectError(connect, 400, "invalid_argument");
+    expect((await getPlayer("p\ufffd")).found).toBe(false);
+  });
+});
+
+describe("numbers in JSON are decimal", () => {
+  it('refuses "0x2a" and other non-decimal spellings for game_id and page, naming the field', async () => {
+    for (const spelling of ["0x2a", "0o52", "0b101010", "+42", "42abc", " 42"]) {
+      const created = await svc.postJson("/v1/admin/projects", { name: "hex", game_id: spelling }, ADMIN_KEY);
+      expectError(created, 400, "invalid_argument", "game_id");
+      const search = await svc.postJson("/v1/players/search", { page: spelling }, project.privateKey);
+      expectError(search, 400, "invalid_argument", "page");
+    }
+  });
+
+  it("accepts decimal numbers and decimal strings", async () => {
+    const gameId = 4_200_000_000 + Math.floor(Math.random() * 1_000_000);
+    const created = await svc.postJson("/v1/admin/projects", { name: "dec", game_id: String(gameId) }, ADMIN_KEY);
+    expect(created.status).toBe(200);
+    expect(created.body.project.game_id).toBe(gameId);
+    for (const page of [2, "2"]) {
+      const search = await svc.postJson("/v1/players/search", { page }, project.privateKey);
+      expect(search.status).toBe(200);
+      expect(search.body.players_info.page).toBe(2);
+    }
+  });
+});
+
+describe("/v1 Content-Type", () => {
+  const body = JSON.stringify({ partner_user_id: "anyone" });
+
+  it("answers 415 in the error shape for anything but JSON", async () => {
+    for (const type of [
+      "text/plain",
+      "application/x-www-form-urlencoded",
+      "application/xml",
+      "application/grpc",
+      "multipart/form-data; boundary=x",
+      "application/json-seq",
+      "application/json; charset=latin1",
+    ]) {
+      const res = await raw("/v1/players/get", body, { "content-type": type, "x-api-key": project.privateKey });
+      expect(res.status, type).toBe(415);
+      expectError(res, 415, "invalid_argument");
+    }
+  });
+
+  it("accepts application/json with or without charset, and a body without Content-Type", async () => {
+    const types: Record<string, string>[] = [
+      { "content-type": "application/json" },
+      { "content-type": "Application/JSON; charset=UTF-8" },
+      {},
+    ];
+    for (const headers of types) {
+      const res = await fetch(`${svc.baseUrl}/v1/players/get`, {
+        method: "POST",
+        // A string body gets text/plain from fetch unless a type is given; a Blob without a type sends none.
+        body: new Blob([body]),
+        headers: { ...headers, "x-api-key": project.privateKey },
+      });
+      expect(res.status, JSON.stringify(headers)).toBe(200);
+    }
+  });
+});
+
+describe("a message over the size limit", () => {
+  const big = JSON.stringify({ partner_user_id: "x".repeat(MAX_BODY_BYTES) });
+
+  it("answers 413 resource_exhausted over Connect, announced or streamed", async () => {
+    const announced = await raw("/platformapi.v1.PlayerService/Get", big, asJson(project.privateKey));
+    expectError(announced, 413, "resource_exhausted");
+    const streamed = await fetch(`${svc.baseUrl}/platformapi.v1.PlayerService/Get`, {
+      method: "POST",
+      headers: asJson(project.privateKey),
+      body: new ReadableStream({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(big));
+          controller.close();
+        },
+      }),
+      duplex: "half",
+    } as RequestInit);
+    expect(streamed.status).toBe(413);
+    expectError({ status: streamed.status, body: await streamed.json() }, 413, "resource_exhausted");
+  });
+
+  it("answers resource_exhausted over gRPC and with the Connect client", async () => {
+    for (const protocol of ["grpc", "connect"] as const) {
+      await expect(
+        svc
+          .client(PlayerService, protocol)
+          .get({ partnerUserId: "x".repeat(MAX_BODY_BYTES) }, { headers: { "x-api-key": project.privateKey } }),
+      ).rejects.toMatchObject({ code: Code.ResourceExhausted });
+    }
+  });
+
+  it("still answers 429 with Retry-After when a key is rate limited", async () => {
+    const limited = await startTestService({ RATE_LIMIT_PER_SECOND: "1", RATE_LIMIT_BURST: "1" });
+    try {
+      const statuses: number[] = [];
+      let retryAfter: string | null = null;
+      for (let i = 0; i < 3; i++) {
+        const res = await fetch(`${limited.baseUrl}/platformapi.v1.AdminService/RotateSigningKey`, {
+          method: "POST",
+          headers: asJson(ADMIN_KEY),
+          body: "{}",
+        });
+        statuses.push(res.status);
+        if (res.status === 429) retryAfter = res.headers.get("retry-after");
+      }
+      expect(statuses).toContain(429);
+      expect(retryAfter).not.toBeNull();
+    } finally {
+      await limited.stop();
+    }
+  });
+});
+
+describe("entitlements", () => {
+  it("record owns: true when owns is left out, over /v1 and gRPC, and false only when sent", async () => {
+    const user = randomUUID();
+    const viaJson = await svc.postJson("/v1/admin/entitlements", { platform_user_id: user, game_id: 31 }, ADMIN_KEY);
+    expect(viaJson.status).toBe(200);
+    expect(viaJson.body.entitlement.owns).toBe(true);
+    const viaGrpc = await svc
+      .client(AdminService)
+      .setEntitlement({ platformUserId: user, gameId: 32 }, { headers: { "x-api-key": ADMIN_KEY } });
+    expect(viaGrpc.entitlement?.owns).toBe(true);
+    const refund = await svc.postJson(
+      "/v1/admin/entitlements",
+      { platform_user_id: user, game_id: 31, owns: false },
+      ADMIN_KEY,
+    );
+    expect(refund.body.entitlement.owns).toBe(false);
+  });
+
+  it("lets a user whose entitlement was recorded without owns launch the game", async () => {
+    const game = await svc.createProject("Owns default");
+    const { key: platformKey } = await svc.createKey("platform");
+    const user = randomUUID();
+    await svc.postJson("/v1/admin/entitlements", { platform_user_id: user, game_id: game.gameId }, ADMIN_KEY);
+    const issued = await svc.postJson(
+      "/v1/launch_tokens/issue",
+      { platform_user_id: user, installation_id: randomUUID(), game_id: game.gameId },
+      platformKey,
+    );
+    expect(issued.status).toBe(200);
+  });
+});
+
+describe("pages", () => {
+  it("are refused at 0 and below, for players/search and players/tags alike", async () => {
+    for (const path of ["/v1/players/search", "/v1/players/tags"]) {
+      for (const page of [0, -1, "0"]) {
+        const res = await svc.postJson(path, { page }, project.privateKey);
+        expectError(res, 400, "invalid_argument", "page");
+      }
+    }
+  });
+
+  it("default to 1 when absent, for players/search and players/tags alike", async () => {
+    const search = await svc.postJson("/v1/players/search", {}, project.privateKey);
+    expect(search.body.players_info.page).toBe(1);
+    const tags = await svc.postJson("/v1/players/tags", {}, project.privateKey);
+    expect(tags.status).toBe(200);
+    expect(tags.body.tags_info.page).toBe(1);
+  });
+
+  it("are refused at 0 over gRPC too", async () => {
+    await expect(
+      svc.client(PlayerService).search({ page: 0 }, { headers: { "x-api-key": project.privateKey } }),
+    ).rejects.toMatchObject({ code: Code.InvalidArgument });
+  });
+});
+
+describe("integer trait values beyond 2^53", () => {
+  it("are dropped with a reason, never rounded, over /v1 and Connect", async () => {
+    const id = player();
+    const body = `{"players":[{"partner_user_id":"${id}","traits":{"big":9007199254740993,"neg":-9007199254740993,"safe":9007199254740991}}]}`;
+    const res = await raw("/v1/players/update", body, asJson(project.publicKey));
+    expect(res.status).toBe(200);
+    expect(res.body.updated[0].dropped).toEqual([
+      { field: "traits", item: "big", reason: "out_of_range" },
+      { field: "traits", item: "neg", reason: "out_of_range" },
+    ]);
+    const connect = await raw(
+      "/platformapi.v1.PlayerService/Update",
+      body.replace(id, `${id}-c`),
+      asJson(project.publicKey),
+    );
+    expect(connect.body.updated[0].dropped.map((d: any) => d.reason)).toEqual(["out_of_range", "out_of_range"]);
+    expect((await getPlayer(id)).profile.traits).toEqual({ safe: 9007199254740991 });
+  });
+});
