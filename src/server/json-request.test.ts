@@ -39,9 +39,9 @@ describe("parseJsonRequest", () => {
   });
 
   it("lets numbers be decimal only, in strings too, naming the field", () => {
-    for (const value of ["42", "-7", "1e3", "2.0", 42])
+    for (const value of ["42", "-7", "042", 42, 1e3])
       expect(parse(`{"game_id": ${JSON.stringify(value)}}`, CreateProjectRequestSchema)).toMatchObject({ ok: true });
-    for (const value of ["0x2a", "0b1", "0o7", "+1", " 1", "1 ", "Infinity", "NaN", "1_000", "٤٢"]) {
+    for (const value of ["0x2a", "0b1", "0o7", "+1", " 1", "1 ", "1e3", "2.0", "Infinity", "NaN", "1_000", "٤٢"]) {
       expect(parse(`{"game_id": ${JSON.stringify(value)}}`, CreateProjectRequestSchema)).toEqual({
         ok: false,
         error: { status: 400, message: `game_id: ${JSON.stringify(value)} is not a decimal number` },
@@ -52,7 +52,7 @@ describe("parseJsonRequest", () => {
 
   it("walks lists and maps: float spellings of NaN and Infinity stay, hex never", () => {
     const increments = (value: string) => `{"players": [{}, {"traits_increment": {"n": ${JSON.stringify(value)}}}]}`;
-    for (const value of ["NaN", "Infinity", "-Infinity", "1.5"])
+    for (const value of ["NaN", "Infinity", "-Infinity", "1.5", "-2e3"])
       expect(parse(increments(value))).toMatchObject({ ok: true });
     expect(parse(increments("0x1"))).toMatchObject({
       error: { message: 'players[1].traits_increment["n"]: "0x1" is not a decimal number' },

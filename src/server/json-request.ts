@@ -64,7 +64,12 @@ export function parseJsonRequest(
 const isObject = (json: JsonValue): json is JsonObject =>
   typeof json === "object" && json !== null && !Array.isArray(json);
 
-/** A number as protobuf's JSON accepts it in a string, but decimal only: "42", "-1.5", "1e3"; never "0x2a". */
+/**
+ * A number as protobuf's JSON accepts it in a string, but decimal only (never
+ * "0x2a"): an integer field takes "42" or "-7", as the OpenAPI document's
+ * pattern says; a float field also "-1.5" and "1e3", and "NaN" and "Infinity".
+ */
+const INTEGER = /^-?\d+$/;
 const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
 const FLOATS: ReadonlySet<ScalarType> = new Set([ScalarType.FLOAT, ScalarType.DOUBLE]);
 const NON_FINITE: ReadonlySet<string> = new Set(["NaN", "Infinity", "-Infinity"]);
@@ -74,7 +79,8 @@ const WRAPPERS = /^google\.protobuf\.(Double|Float|Int64|UInt64|Int32|UInt32)Val
 /** Each walk function returns the problem it found ("field: ..."), or undefined. */
 function scalarProblem(type: ScalarType, json: JsonValue, path: string): string | undefined {
   if (typeof json !== "string" || NON_NUMBERS.has(type)) return undefined;
-  if (DECIMAL.test(json) || (FLOATS.has(type) && NON_FINITE.has(json))) return undefined;
+  const decimal = FLOATS.has(type) ? DECIMAL.test(json) || NON_FINITE.has(json) : INTEGER.test(json);
+  if (decimal) return undefined;
   return `${path}: ${JSON.stringify(json)} is not a decimal number`;
 }
 

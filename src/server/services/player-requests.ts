@@ -117,9 +117,9 @@ function traitFilter(traits: JsonObject | undefined): string[] {
   });
 }
 
-/** Pages start at 1; the proto refuses 0 and below, and absent means 1. */
-export function paging(req: { page?: number; pageSize: number }): { page: number; pageSize: number } {
-  return { page: req.page ?? 1, pageSize: req.pageSize === 0 ? DEFAULT_PAGE_SIZE : req.pageSize };
+/** Pages start at 1; the proto refuses 0 and below, and absent means 1 (and the default page size). */
+export function paging(req: { page?: number; pageSize?: number }): { page: number; pageSize: number } {
+  return { page: req.page ?? 1, pageSize: req.pageSize ?? DEFAULT_PAGE_SIZE };
 }
 
 /** `text` becomes an escaped pattern: user text never acts as a regular expression. A category of "" means uncategorised tags. */
