@@ -6,7 +6,6 @@ import {
   type JsonObject,
   type JsonValue,
 } from "@bufbuild/protobuf";
-import { createContextValues } from "@connectrpc/connect";
 import {
   createAsyncIterable,
   readAllBytes,
@@ -16,6 +15,7 @@ import {
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Logger } from "../log.js";
+import { clientContextValues } from "./client-address.js";
 import { sendError } from "./http-errors.js";
 import { writeExplicitNulls } from "./json-nulls.js";
 import { parseJsonRequest } from "./json-request.js";
@@ -84,7 +84,7 @@ export function createHttpGateway(
 
 async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promise<void> {
   let body: JsonObject = {};
-  const contextValues = createContextValues().set(viaHttpJson, true);
+  const contextValues = clientContextValues(req).set(viaHttpJson, true);
   if (route.verb === "POST") {
     const bytes = await readBody(req);
     if (bytes === undefined) {
