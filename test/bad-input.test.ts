@@ -185,4 +185,12 @@ describe("integer trait values beyond 2^53", () => {
     expect(connect.body.updated[0].dropped.map((d: any) => d.reason)).toEqual(["out_of_range", "out_of_range"]);
     expect((await getPlayer(id)).profile.traits).toEqual({ safe: 9007199254740991 });
   });
+
+  it("are dropped with a reason as increments too", async () => {
+    const id = player();
+    const body = `{"players":[{"partner_user_id":"${id}","traits_increment":{"big":9007199254740993,"one":1}}]}`;
+    const res = await raw("/v1/players/update", body, asJson(project.publicKey));
+    expect(res.body.updated[0].dropped).toEqual([{ field: "traits_increment", item: "big", reason: "out_of_range" }]);
+    expect((await getPlayer(id)).profile.traits).toEqual({ one: 1 });
+  });
 });

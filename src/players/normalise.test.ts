@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { escapeRegex, normaliseTag, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "./normalise.js";
+import {
+  escapeRegex,
+  normaliseNumber,
+  normaliseTag,
+  normaliseTraitKey,
+  normaliseTraitValue,
+  traitIndexEntry,
+} from "./normalise.js";
 
 describe("normaliseTag", () => {
   it("trims, lowercases and turns each whitespace character into _", () => {
@@ -51,6 +58,8 @@ describe("normaliseTraitKey and normaliseTraitValue", () => {
     expect(normaliseTraitValue(-Number.MAX_SAFE_INTEGER)).toMatchObject({ ok: true });
     for (const raw of [2 ** 53, -(2 ** 53), 1e300])
       expect(normaliseTraitValue(raw)).toEqual({ ok: false, error: "out_of_range" });
+    for (const raw of [2 ** 53, 1e300]) expect(normaliseNumber(raw)).toEqual({ ok: false, error: "out_of_range" });
+    expect(normaliseNumber(-0.5)).toEqual({ ok: true, value: -0.5 });
     for (const raw of [null, { $gt: "" }, [1], undefined])
       expect(normaliseTraitValue(raw)).toEqual({ ok: false, error: "invalid_value" });
   });

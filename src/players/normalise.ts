@@ -71,14 +71,17 @@ export function normaliseTraitKey(raw: unknown): Normalised<string> {
  */
 export function normaliseTraitValue(raw: unknown): Normalised<TraitValue> {
   if (typeof raw === "boolean") return ok(raw);
-  if (typeof raw === "number") {
-    if (!Number.isFinite(raw)) return fail("not_finite");
-    return Math.abs(raw) > Number.MAX_SAFE_INTEGER ? fail("out_of_range") : ok(raw);
-  }
+  if (typeof raw === "number") return normaliseNumber(raw);
   if (typeof raw === "string") {
     return charCount(raw) > MAX_TRAIT_STRING_CHARS ? fail("value_too_long") : ok(raw);
   }
   return fail("invalid_value");
+}
+
+/** A trait's number or an increment's amount: finite and within ±(2^53 − 1), for the reason above. */
+export function normaliseNumber(raw: number): Normalised<number> {
+  if (!Number.isFinite(raw)) return fail("not_finite");
+  return Math.abs(raw) > Number.MAX_SAFE_INTEGER ? fail("out_of_range") : ok(raw);
 }
 
 /**
