@@ -84,6 +84,15 @@ describe("trait keys that name an object's built-in properties", () => {
     }
   });
 
+  it("are dropped with a reason from a Connect JSON body, where the JSON reader would lose __proto__", async () => {
+    const id = player();
+    const body = `{"players": [{"partner_user_id": "${id}", "traits": {"__proto__": 1, "kept": 1}}]}`;
+    const res = await raw("/platformapi.v1.PlayerService/Update", body, asJson(project.publicKey));
+    expect(res.status).toBe(200);
+    expect(res.body.updated[0].dropped).toEqual([{ field: "traits", item: "__proto__", reason: "reserved_name" }]);
+    expect((await getPlayer(id)).profile.traits).toEqual({ kept: 1 });
+  });
+
   it("make a search filter unusable: 400 naming traits, never an answer with everyone", async () => {
     await svc.postJson(
       "/v1/players/update",
@@ -91,8 +100,10 @@ describe("trait keys that name an object's built-in properties", () => {
       project.publicKey,
     );
     for (const key of RESERVED) {
-      const res = await raw("/v1/players/search", `{"traits": {"${key}": "x"}}`, asJson(project.privateKey));
-      expectError(res, 400, "invalid_argument", "traits");
+      for (const path of ["/v1/players/search", "/platformapi.v1.PlayerService/Search"]) {
+        const res = await raw(path, `{"traits": {"${key}": "x"}}`, asJson(project.privateKey));
+        expectError(res, 400, "invalid_argument", "traits");
+      }
     }
   });
 });
@@ -151,6 +162,12 @@ describe("numbers in JSON are decimal", () => {
       expectError(created, 400, "invalid_argument", "game_id");
       const search = await svc.postJson("/v1/players/search", { page: spelling }, project.privateKey);
       expectError(search, 400, "invalid_argument", "page");
+      const connect = await raw(
+        "/platformapi.v1.PlayerService/Search",
+        JSON.stringify({ page: spelling }),
+        asJson(project.privateKey),
+      );
+      expectError(connect, 400, "invalid_argument", "page");
     }
   });
 

@@ -5,7 +5,8 @@ import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
 /**
  * The checks of a /v1 request body before it becomes a message: its
  * Content-Type, its UTF-8, its JSON, and what protobuf-es's JSON reader
- * would otherwise let through or lose. Number spellings and `__proto__` keys
+ * would otherwise let through or lose (the last also for Connect JSON, see
+ * connect-json-check.ts). Number spellings and `__proto__` keys
  * are found in one walk over the body, decided from the descriptors, not per
  * field.
  */
@@ -56,9 +57,19 @@ export function parseJsonRequest(
     }
   }
   if (!isObject(body)) return fail({ status: 400, message: "request body must be a JSON object" });
+  const inspected = inspectJsonBody(schema, body);
+  return inspected.ok ? ok({ body, protoKeyPaths: inspected.value }) : fail({ status: 400, message: inspected.error });
+}
+
+/**
+ * What protobuf-es's JSON reader would let through or lose in a message's
+ * JSON: a number spelled other than in decimal ("page: ... is not a decimal
+ * number"), or else the paths of the `__proto__` keys (JsonRequest.protoKeyPaths).
+ */
+export function inspectJsonBody(schema: DescMessage, json: JsonValue): Result<ReadonlySet<string>, string> {
   const protoKeyPaths = new Set<string>();
-  const problem = walkMessage(schema, body, "", protoKeyPaths);
-  return problem === undefined ? ok({ body, protoKeyPaths }) : fail({ status: 400, message: problem });
+  const problem = walkMessage(schema, json, "", protoKeyPaths);
+  return problem === undefined ? ok(protoKeyPaths) : fail(problem);
 }
 
 const isObject = (json: JsonValue): json is JsonObject =>

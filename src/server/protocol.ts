@@ -10,10 +10,10 @@ export type Protocol = "grpc" | "grpc_web" | "connect" | "json";
 export const viaHttpJson = createContextKey(false, { description: "request arrived on the /v1 HTTP/JSON API" });
 
 /**
- * Set by the /v1 gateway: the paths of the body's map and Struct fields that
- * had a `__proto__` key, which protobuf-es drops while decoding (see
- * JsonRequest.protoKeyPaths). Over Connect and gRPC the key is lost before
- * the service sees the request.
+ * Set by the /v1 gateway and for Connect JSON (connect-json-check.ts): the
+ * paths of the body's map and Struct fields that had a `__proto__` key, which
+ * protobuf-es drops while decoding (see JsonRequest.protoKeyPaths). In a
+ * binary message (gRPC, Connect proto) the key is lost before any check sees it.
  */
 export const protoKeyPaths = createContextKey<ReadonlySet<string>>(new Set(), {
   description: "map fields of a /v1 body with a __proto__ key",

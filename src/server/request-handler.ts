@@ -10,6 +10,7 @@ import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor } from "./auth.js";
 import type { Capabilities } from "./capabilities.js";
 import { clientContextValues } from "./client-address.js";
+import { checkConnectJson } from "./connect-json-check.js";
 import { errorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
@@ -90,7 +91,9 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
-      router.handlers.forEach((handler, i) => (router.handlers[i] = sizeLimitAs413(handler)));
+      router.handlers.forEach((handler, i) => {
+        router.handlers[i] = sizeLimitAs413(checkConnectJson(handler, MAX_BODY_BYTES));
+      });
       gateway = createHttpGateway(SERVICES, router.handlers, log);
       answerUnknownRpc = createUnknownRpcResponder(served);
     },
