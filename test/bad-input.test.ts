@@ -1,4 +1,5 @@
 import http2 from "node:http2";
+import { gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../gen/platformapi/v1/players_pb.js";
@@ -169,6 +170,14 @@ describe("numbers in JSON are decimal", () => {
       );
       expectError(connect, 400, "invalid_argument", "page");
     }
+  });
+
+  it("refuses them in a gzip-compressed Connect JSON body too", async () => {
+    const res = await raw("/platformapi.v1.PlayerService/Search", gzipSync('{"page": "0x2a"}'), {
+      ...asJson(project.privateKey),
+      "content-encoding": "gzip",
+    });
+    expectError(res, 400, "invalid_argument", "page");
   });
 
   it("accepts decimal numbers and decimal strings", async () => {
