@@ -222,6 +222,42 @@ describe("the document is strict where the gateway is", () => {
     expect(tooBig.status).toBe(413);
     expect(checker.check(error, tooBig.body)).toBeUndefined();
   });
+
+  it("the refusals of a body before it is read as JSON are documented errors: 415, bad UTF-8, bad numbers", async () => {
+    const path = "/v1/players/search";
+    const operation = doc.paths[path].post;
+    const refusals: [Record<string, string>, BodyInit, number][] = [
+      [{ "content-type": "text/plain" }, "{}", 415],
+      [{ "content-type": "application/json" }, new Uint8Array([0x7b, 0xff, 0x7d]), 400],
+      [{ "content-type": "application/json" }, '{"page": "0x2a"}', 400],
+      [{ "content-type": "application/json" }, '{"page": 0}', 400],
+      [{ "content-type": "application/json" }, '{"traits": {"__proto__": "x"}}', 400],
+    ];
+    for (const [headers, body, status] of refusals) {
+      const res = await fetch(test.baseUrl + path, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": launch.privateKey },
+        body,
+      });
+      const json = await res.json();
+      expect(res.status, JSON.stringify(json)).toBe(status);
+      const documented = responseFor(operation, status).content["application/json"].schema;
+      expect(checker.check(documented, json)).toBeUndefined();
+    }
+  });
+
+  it("refuses the request bodies the service refuses for its declared rules", () => {
+    const request = (path: string) => doc.paths[path].post.requestBody.content["application/json"].schema;
+    for (const page of [0, -1, "0x2a", "+42"])
+      expect(checker.check(request("/v1/players/search"), { page })).toBeDefined();
+    expect(checker.check(request("/v1/players/tags"), { page_size: 101 })).toBeDefined();
+    expect(
+      checker.check(request("/v1/admin/entitlements"), { platform_user_id: "not-a-uuid", game_id: 1 }),
+    ).toBeDefined();
+    const players = Array.from({ length: 101 }, (_, i) => ({ partner_user_id: `p${i}` }));
+    expect(checker.check(request("/v1/players/update"), { players })).toBeDefined();
+    expect(checker.check(request("/v1/players/update"), { players: players.slice(1) })).toBeUndefined();
+  });
 });
 
 describe("null versus absent", () => {

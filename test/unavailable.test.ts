@@ -39,7 +39,7 @@ describe("database unreachable", () => {
 
     const res = await fetch(`${base}/v1/admin/entitlements`, {
       method: "POST",
-      headers: { "x-api-key": ADMIN_KEY },
+      headers: { "content-type": "application/json", "x-api-key": ADMIN_KEY },
       body: JSON.stringify({ platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 1 }),
     });
     expect(res.status).toBe(503);
