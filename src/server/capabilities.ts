@@ -1,7 +1,9 @@
 import { Admin } from "../admin/admin.js";
 import { ApiKeyCache } from "../admin/api-key-cache.js";
 import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
-import { AdminStore } from "../admin/store.js";
+import { ApiKeyStore } from "../admin/api-key-store.js";
+import { EntitlementStore } from "../admin/entitlement-store.js";
+import { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
@@ -29,21 +31,24 @@ export interface CapabilityOptions {
 
 /** Creates indexes, the bootstrap admin key and the keyring, and wires launch verifies into players. */
 export async function createCapabilities({ config, database, log, clock }: CapabilityOptions): Promise<Capabilities> {
-  const adminStore = new AdminStore(database.db);
-  await adminStore.createIndexes();
-  const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, clock.now());
-  const apiKeys = new ApiKeyCache({ store: adminStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
+  const projectStore = new ProjectStore(database.db);
+  const apiKeyStore = new ApiKeyStore(database.db);
+  const entitlementStore = new EntitlementStore(database.db);
+  await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
+  const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
+  const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
   const players = await createPlayers({ database, clock });
   const launch = await createLaunch({
     config,
     database,
-    adminStore,
+    projectStore,
+    entitlementStore,
     clock,
     log,
     onLaunchVerified: (event) => players.onLaunchVerified(event),
   });
   return {
-    admin: new Admin({ store: adminStore, apiKeys, clock }),
+    admin: new Admin({ projectStore, apiKeyStore, entitlementStore, apiKeys, clock }),
     apiKeys,
     launch,
     players,
