@@ -1,5 +1,6 @@
 import { performance } from "node:perf_hooks";
-import { PLAYER_PROFILES, PLAYER_TAGS, profileDocument, tagDocument } from "../src/players/store.js";
+import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
+import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
 import { measure, round, startBenchService, type BenchService } from "./support.js";
 
 /**

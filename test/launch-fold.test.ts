@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerStore } from "../src/players/store.js";
+import { ProfileStore } from "../src/players/profile-store.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
@@ -120,7 +120,7 @@ describe("a launch from an installation already linked to the player", () => {
   it("still folds a device profile left beside the link, as a racing update on another instance can leave one", async () => {
     const launch = await createLaunchFixture(test);
     const first = (await launch.verify((await launch.issue()).token)).body;
-    await new PlayerStore(test.database.db).insertProfile({
+    await new ProfileStore(test.database.db).insertProfile({
       projectId: launch.projectId,
       identityKey: `d:${launch.installationId}`,
       partnerUserId: null,

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Players } from "../src/players/players.js";
-import { PlayerStore } from "../src/players/store.js";
+import { createPlayerStores } from "../src/players/stores.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -9,7 +9,7 @@ let players: Players;
 beforeAll(async () => {
   svc = await startTestService();
   // The launch-verify hook, as the launch capability calls it, on the service's own database.
-  players = new Players(new PlayerStore(svc.database.db, svc.database.isFerretDb), svc.clock);
+  players = new Players(createPlayerStores(svc.database.db, svc.database.isFerretDb), svc.clock);
 });
 afterAll(() => svc.stop());
 

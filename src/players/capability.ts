@@ -1,11 +1,11 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { Players } from "./players.js";
-import { PlayerStore } from "./store.js";
+import { createPlayerIndexes, createPlayerStores } from "./stores.js";
 
 /** Players ready to serve, their indexes made. */
 export async function createPlayers({ database, clock }: { database: Database; clock: Clock }): Promise<Players> {
-  const store = new PlayerStore(database.db, database.isFerretDb);
-  await store.createIndexes();
-  return new Players(store, clock);
+  const stores = createPlayerStores(database.db, database.isFerretDb);
+  await createPlayerIndexes(stores);
+  return new Players(stores, clock);
 }

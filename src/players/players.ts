@@ -18,11 +18,12 @@ import {
   type Operations,
   type PlayerState,
 } from "./operations.js";
-import type { PlayerStore, ProfileQuery, ProfileRecord, TagMetadata, TagRecord } from "./store.js";
+import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
+import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
+import type { PlayerStores } from "./stores.js";
+import type { TagMetadata, TagRecord } from "./tag-store.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 
-export const MAX_TAGS_PER_PROJECT = 500;
-export const MAX_TRAIT_KEYS_PER_PROJECT = 200;
 /** Compare-and-swap attempts per entry; only writers in other processes can make one fail. */
 const MAX_ATTEMPTS = 20;
 /** Entries of one call about different players in flight at once. */
@@ -88,18 +89,14 @@ const stateOf = (profile: ProfileRecord | null): PlayerState => ({
  */
 export class Players {
   private readonly locks = new KeyedLock();
-  /**
-   * Tags and trait keys known to be registered, per project. Registrations are
-   * never removed, so what is in here stays true; it saves the registry lookups
-   * of most entries.
-   */
-  private readonly knownTags = new Map<string, Set<string>>();
-  private readonly knownKeys = new Map<string, Set<string>>();
+  private readonly registration;
 
   constructor(
-    private readonly store: PlayerStore,
+    private readonly store: PlayerStores,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.registration = new Registration(store);
+  }
 
   /**
    * Applies entries; each applies whole or is rejected whole. Entries about
@@ -110,7 +107,7 @@ export class Players {
     const deviceOnly = entries
       .filter((e) => e.partnerUserId === undefined && e.deviceId !== undefined)
       .map((e) => e.deviceId!);
-    const owners = await this.store.findDeviceOwners(projectId, deviceOnly);
+    const owners = await this.store.devices.findOwners(projectId, deviceOnly);
     const targets = entries.map((entry) => targetOf(projectId, entry, owners));
     const keys = entries.map((entry, i) => [
       ...(entry.partnerUserId === undefined ? [] : [partnerKey(entry.partnerUserId)]),
@@ -149,11 +146,11 @@ export class Players {
    */
   async onLaunchVerified({ projectId, platformUserId, partnerUserId, installationId }: LaunchVerified): Promise<void> {
     const [link, deviceProfile] = await Promise.all([
-      this.store.findDeviceLink(projectId, installationId),
-      this.store.findProfile(projectId, deviceKey(installationId)),
+      this.store.devices.find(projectId, installationId),
+      this.store.profiles.findProfile(projectId, deviceKey(installationId)),
     ]);
     if (!deviceProfile && link?.partnerUserId === partnerUserId && link.platformUserId === platformUserId) return;
-    await this.store.linkAccount(projectId, partnerUserId, platformUserId, this.clock.now());
+    await this.store.accounts.link(projectId, partnerUserId, platformUserId, this.clock.now());
     const target: Target = {
       projectId,
       identityKey: partnerKey(partnerUserId),
@@ -173,13 +170,14 @@ export class Players {
     projectId: string,
     identity: { partnerUserId: string } | { deviceId: string },
   ): Promise<ProfileRecord | null> {
-    if ("partnerUserId" in identity) return this.store.findProfile(projectId, partnerKey(identity.partnerUserId));
+    if ("partnerUserId" in identity)
+      return this.store.profiles.findProfile(projectId, partnerKey(identity.partnerUserId));
     const { identityKey } = await this.resolveDevice(projectId, identity.deviceId);
-    return this.store.findProfile(projectId, identityKey);
+    return this.store.profiles.findProfile(projectId, identityKey);
   }
 
   search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
-    return this.store.searchProfiles(projectId, query, (page - 1) * pageSize, pageSize);
+    return this.store.profiles.searchProfiles(projectId, query, (page - 1) * pageSize, pageSize);
   }
 
   async listTags(
@@ -189,8 +187,8 @@ export class Players {
     pageSize: number,
   ) {
     const [{ tags, total }, categories] = await Promise.all([
-      this.store.listTags(projectId, query, (page - 1) * pageSize, pageSize),
-      this.store.categories(projectId),
+      this.store.tags.listTags(projectId, query, (page - 1) * pageSize, pageSize),
+      this.store.tags.categories(projectId),
     ]);
     return { tags, total, categories };
   }
@@ -199,13 +197,13 @@ export class Players {
   async updateTag(projectId: string, tag: string, metadata: TagMetadata): Promise<TagRecord | null> {
     // Under the registry lock: on FerretDB a concurrent players_count $inc would otherwise be lost.
     return this.locks.run([registryLock(projectId)], async () => {
-      if (!(await this.store.findTag(projectId, tag))) return null;
-      return this.store.updateTagMetadata(projectId, tag, metadata);
+      if (!(await this.store.tags.findTag(projectId, tag))) return null;
+      return this.store.tags.updateMetadata(projectId, tag, metadata);
     });
   }
 
   private async resolveDevice(projectId: string, deviceId: string): Promise<Target> {
-    const owners = await this.store.findDeviceOwners(projectId, [deviceId]);
+    const owners = await this.store.devices.findOwners(projectId, [deviceId]);
     return targetOf(projectId, { deviceId }, owners)!;
   }
 
@@ -229,7 +227,7 @@ export class Players {
   ): Promise<Attempt<EntryOutcome>> {
     const { projectId, deviceOnlyId } = target;
     // A device folded into a real profile since it was resolved: write there instead.
-    if (deviceOnlyId !== null && (await this.store.findDeviceOwners(projectId, [deviceOnlyId])).size > 0)
+    if (deviceOnlyId !== null && (await this.store.devices.findOwners(projectId, [deviceOnlyId])).size > 0)
       return fail("conflict");
     const [current, device] = await this.readProfiles(target);
     return this.write(target, current, device, ops, null, counts);
@@ -239,7 +237,7 @@ export class Players {
   private async attemptFold(target: Target, platformUserId: string, counts: TagCountChanges): Promise<Attempt<void>> {
     const [current, device] = await this.readProfiles(target);
     if (!device && (!current || current.platformUserId === platformUserId)) {
-      await this.store.linkDevice(
+      await this.store.devices.link(
         target.projectId,
         target.foldDeviceId!,
         { partnerUserId: target.partnerUserId!, platformUserId },
@@ -257,8 +255,8 @@ export class Players {
     foldDeviceId,
   }: Target): Promise<[ProfileRecord | null, ProfileRecord | null]> {
     return Promise.all([
-      this.store.findProfile(projectId, identityKey),
-      foldDeviceId === null ? null : this.store.findProfile(projectId, deviceKey(foldDeviceId)),
+      this.store.profiles.findProfile(projectId, identityKey),
+      foldDeviceId === null ? null : this.store.profiles.findProfile(projectId, deviceKey(foldDeviceId)),
     ]);
   }
 
@@ -285,7 +283,7 @@ export class Players {
     const newTags = next.tags.filter((tag) => !base.tags.includes(tag));
     const newKeys = [...next.traits.keys()].filter((key) => !base.traits.has(key));
     const registered = await this.locks.run([registryLock(projectId)], () =>
-      this.register(projectId, newTags, newKeys, ops.labels, now),
+      this.registration.register(projectId, newTags, newKeys, ops.labels, now),
     );
     if (!registered.ok) return ok(reject(registered.error));
 
@@ -302,13 +300,15 @@ export class Players {
       firstSeenAt: earliest([current?.firstSeenAt, device?.firstSeenAt]) ?? now,
       lastSeenAt: now,
     };
-    const written = current ? await this.store.replaceProfile(profile) : await this.store.insertProfile(profile);
+    const written = current
+      ? await this.store.profiles.replaceProfile(profile)
+      : await this.store.profiles.insertProfile(profile);
     // Tags and keys registered for this attempt stay registered: the retry most likely needs them, and
     // removing them could pull a registration from under another writer that started using it.
     if (!written) return fail("conflict");
-    if (device) await this.store.deleteProfile(device);
+    if (device) await this.store.profiles.deleteProfile(device);
     if (foldDeviceId !== null) {
-      await this.store.linkDevice(
+      await this.store.devices.link(
         projectId,
         foldDeviceId,
         { partnerUserId: partnerUserId!, platformUserId: profile.platformUserId },
@@ -328,67 +328,15 @@ export class Players {
     );
   }
 
-  /**
-   * Registers tags and trait keys new to the project, within its limits. The
-   * slots are taken first with a guarded `$inc` on the project's counter
-   * (atomic on MongoDB; serialised by the registry lock in this process), so
-   * two writers can never both take the 500th tag. A tag or key keeps its slot
-   * once registered, even when no player carries it any more: its record (id,
-   * label, category) lives on, and only a studio could decide to retire it.
-   */
-  private async register(
-    projectId: string,
-    tags: string[],
-    keys: string[],
-    labels: ReadonlyMap<string, string>,
-    now: Date,
-  ): Promise<Result<void, RejectCode>> {
-    const cachedTags = knownIn(this.knownTags, projectId);
-    const cachedKeys = knownIn(this.knownKeys, projectId);
-    const uncachedTags = tags.filter((tag) => !cachedTags.has(tag));
-    const uncachedKeys = keys.filter((key) => !cachedKeys.has(key));
-    for (const tag of await this.store.findRegisteredTags(projectId, uncachedTags)) cachedTags.add(tag);
-    for (const key of await this.store.findRegisteredTraitKeys(projectId, uncachedKeys)) cachedKeys.add(key);
-    const missingTags = uncachedTags.filter((tag) => !cachedTags.has(tag));
-    const missingKeys = uncachedKeys.filter((key) => !cachedKeys.has(key));
-
-    let firstTagId = 0;
-    if (missingTags.length > 0) {
-      const reserved = await this.store.reserveTagSlots(projectId, missingTags.length, MAX_TAGS_PER_PROJECT);
-      if (reserved === null) return fail("project_tag_limit");
-      firstTagId = reserved;
-    }
-    if (
-      missingKeys.length > 0 &&
-      !(await this.store.reserveTraitKeySlots(projectId, missingKeys.length, MAX_TRAIT_KEYS_PER_PROJECT))
-    ) {
-      await this.store.releaseSlots(projectId, missingTags.length, 0);
-      return fail("project_trait_limit");
-    }
-
-    const labelled = missingTags.map((tag) => ({ tag, label: labels.get(tag) ?? tag }));
-    const insertedTags = await this.store.insertTags(projectId, firstTagId, labelled, now);
-    const insertedKeys = await this.store.insertTraitKeys(projectId, missingKeys, now);
-    // Another process registered some of them first: give back the slots taken twice.
-    await this.store.releaseSlots(
-      projectId,
-      missingTags.length - insertedTags.length,
-      missingKeys.length - insertedKeys.length,
-    );
-    for (const tag of missingTags) cachedTags.add(tag);
-    for (const key of missingKeys) cachedKeys.add(key);
-    return ok(undefined);
-  }
-
   /** A new partner profile starts linked when a launch of that player was verified before it existed. */
   private async platformUserOf(projectId: string, partnerUserId: string | null): Promise<string | null> {
-    return partnerUserId === null ? null : this.store.findPlatformUser(projectId, partnerUserId);
+    return partnerUserId === null ? null : this.store.accounts.findPlatformUser(projectId, partnerUserId);
   }
 
   private async applyCounts(projectId: string, counts: TagCountChanges): Promise<void> {
     if (counts.isEmpty()) return;
     await this.locks.run([registryLock(projectId)], () =>
-      this.store.adjustTagCounts(projectId, counts.deltas, [...counts.given], this.clock.now()),
+      this.store.tags.adjustCounts(projectId, counts.deltas, [...counts.given], this.clock.now()),
     );
   }
 }
@@ -413,12 +361,6 @@ function targetOf(
   return owner
     ? { projectId, identityKey: partnerKey(owner), partnerUserId: owner, foldDeviceId: null, deviceOnlyId: null }
     : { projectId, identityKey: deviceKey(deviceId), partnerUserId: null, foldDeviceId: null, deviceOnlyId: deviceId };
-}
-
-function knownIn(cache: Map<string, Set<string>>, projectId: string): Set<string> {
-  let known = cache.get(projectId);
-  if (!known) cache.set(projectId, (known = new Set()));
-  return known;
 }
 
 /** players_count changes of the entries of one call, applied together once they are written. */

@@ -15,7 +15,8 @@ import {
   traitIndexEntry,
 } from "../../players/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
-import type { ProfileQuery, TagMetadata } from "../../players/store.js";
+import type { ProfileQuery } from "../../players/profile-store.js";
+import type { TagMetadata } from "../../players/tag-store.js";
 
 /** Validation of PlayerService requests: proto messages in, domain values out, invalid_argument naming the field. */
 

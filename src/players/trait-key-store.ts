@@ -1,0 +1,43 @@
+import type { Db } from "mongodb";
+import { projectScopedId } from "../db/ids.js";
+import { insertAllNew } from "../db/insert-all-new.js";
+
+interface TraitKeyDoc {
+  _id: string;
+  project_id: string;
+  key: string;
+  first_seen_at: Date;
+}
+
+/** The player_trait_keys collection: each project's trait-key registry, `_id` `<project>/<key>`. */
+export class TraitKeyStore {
+  private readonly traitKeys;
+
+  constructor(db: Db) {
+    this.traitKeys = db.collection<TraitKeyDoc>("player_trait_keys");
+  }
+
+  async createIndexes(): Promise<void> {
+    await this.traitKeys.createIndex({ project_id: 1, key: 1 }, { unique: true });
+  }
+
+  async findRegistered(projectId: string, keys: readonly string[]): Promise<Set<string>> {
+    if (keys.length === 0) return new Set();
+    const docs = await this.traitKeys
+      .find({ project_id: projectId, key: { $in: [...keys] } }, { projection: { key: 1 } })
+      .toArray();
+    return new Set(docs.map((doc) => doc.key));
+  }
+
+  /** Registers keys; returns those inserted (the others were registered meanwhile by another writer). */
+  async insertTraitKeys(projectId: string, keys: readonly string[], now: Date): Promise<string[]> {
+    const docs: TraitKeyDoc[] = keys.map((key) => ({
+      _id: projectScopedId(projectId, key),
+      project_id: projectId,
+      key,
+      first_seen_at: now,
+    }));
+    const failed = await insertAllNew(this.traitKeys, docs);
+    return keys.filter((_, i) => !failed.has(i));
+  }
+}
