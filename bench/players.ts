@@ -95,7 +95,6 @@ async function generateProfiles(bench: BenchService, projectId: string, PROFILES
         category: i % 2 === 0 ? "even" : "odd",
         description: null,
         isHidden: false,
-        playersCount: 0,
         firstSeenAt: now,
         lastSeenAt: now,
       }),

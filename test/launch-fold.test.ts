@@ -120,9 +120,10 @@ describe("a launch from an installation already linked to the player", () => {
   it("still folds a device profile left beside the link, as a racing update on another instance can leave one", async () => {
     const launch = await createLaunchFixture(test);
     const first = (await launch.verify((await launch.issue()).token)).body;
-    await new ProfileStore(test.database.db).insertProfile({
+    const identityKey = `d:${launch.installationId}`;
+    const left = {
       projectId: launch.projectId,
-      identityKey: `d:${launch.installationId}`,
+      identityKey,
       partnerUserId: null,
       deviceId: launch.installationId,
       platformUserId: null,
@@ -131,7 +132,10 @@ describe("a launch from an installation already linked to the player", () => {
       version: 0,
       firstSeenAt: new Date(),
       lastSeenAt: new Date(),
-    });
+    };
+    await new ProfileStore(test.database.db).writeSlots(launch.projectId, [
+      { identityKey, readVersion: 0, next: { profile: left } },
+    ]);
 
     expect((await launch.verify((await launch.issue()).token)).body.valid).toBe(true);
     const profile = await test.postJson(
@@ -142,7 +146,7 @@ describe("a launch from an installation already linked to the player", () => {
     expect(profile.body.profile.traits).toEqual({ late: true });
     const stray = await test.database.db
       .collection("player_profiles")
-      .countDocuments({ identity_key: `d:${launch.installationId}` });
+      .countDocuments({ identity_key: `d:${launch.installationId}`, folded_into: null });
     expect(stray).toBe(0);
   });
 });

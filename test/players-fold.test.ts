@@ -9,7 +9,7 @@ let players: Players;
 beforeAll(async () => {
   svc = await startTestService();
   // The launch-verify hook, as the launch capability calls it, on the service's own database.
-  players = new Players(createPlayerStores(svc.database.db, svc.database.isFerretDb), svc.clock);
+  players = new Players({ stores: createPlayerStores(svc.database.db, svc.database.isFerretDb), clock: svc.clock });
 });
 afterAll(() => svc.stop());
 

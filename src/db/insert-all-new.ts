@@ -1,18 +1,18 @@
-import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from "mongodb";
-import { isDuplicateKey } from "./errors.js";
+import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
+import { batchedWrite } from "./batched-write.js";
 
-/** Inserts every document it can; returns the indexes of those refused as duplicates. */
+const DUPLICATE_KEY = 11000;
+
+/** Inserts every document it can (in batches the engine takes); returns the indexes of those refused as duplicates. */
 export async function insertAllNew<T extends Document & { _id: string }>(
   collection: Collection<T>,
   docs: T[],
 ): Promise<Set<number>> {
-  if (docs.length === 0) return new Set();
-  try {
-    await collection.insertMany(docs as OptionalUnlessRequiredId<T>[], { ordered: false });
-    return new Set();
-  } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || !isDuplicateKey(error)) throw error;
-    const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    return new Set(errors.map((e) => e.index));
-  }
+  const failures = await batchedWrite(
+    collection,
+    docs.map((document) => ({ insertOne: { document } }) as AnyBulkWriteOperation<T>),
+  );
+  const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
+  if (other) throw new Error(`insert into ${collection.collectionName} failed with code ${other.code}`);
+  return new Set(failures.map((failure) => failure.index));
 }

@@ -1,4 +1,5 @@
 import type { Db } from "mongodb";
+import { batchedWrite } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
 
 interface DeviceLinkDoc {
@@ -25,12 +26,11 @@ export class DeviceLinkStore {
     this.devices = db.collection<DeviceLinkDoc>("player_devices");
   }
 
-  /** Device id to the partner user it is linked to, for the linked ones among `deviceIds`. */
-  async findOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
-    if (deviceIds.length === 0) return new Map();
-    const ids = [...new Set(deviceIds)].map((deviceId) => projectScopedId(projectId, deviceId));
-    const docs = await this.devices.find(ids.length === 1 ? { _id: ids[0] } : { _id: { $in: ids } }).toArray();
-    return new Map(docs.map((doc) => [doc.device_id, doc.partner_user_id]));
+  /** The links of `deviceIds` (null where unlinked), read side by side by `_id`. */
+  async findMany(projectId: string, deviceIds: readonly string[]): Promise<Map<string, DeviceLink | null>> {
+    const ids = [...new Set(deviceIds)];
+    const links = await Promise.all(ids.map((deviceId) => this.find(projectId, deviceId)));
+    return new Map(ids.map((deviceId, i) => [deviceId, links[i]]));
   }
 
   async find(projectId: string, deviceId: string): Promise<DeviceLink | null> {
@@ -38,19 +38,23 @@ export class DeviceLinkStore {
     return doc && { partnerUserId: doc.partner_user_id, platformUserId: doc.platform_user_id ?? null };
   }
 
-  async link(projectId: string, deviceId: string, link: DeviceLink, now: Date): Promise<void> {
-    await this.devices.updateOne(
-      { _id: projectScopedId(projectId, deviceId) },
-      {
-        $set: {
-          project_id: projectId,
-          device_id: deviceId,
-          partner_user_id: link.partnerUserId,
-          platform_user_id: link.platformUserId,
-          linked_at: now,
+  async linkMany(projectId: string, links: ReadonlyMap<string, DeviceLink>, now: Date): Promise<void> {
+    const operations = [...links].map(([deviceId, link]) => ({
+      updateOne: {
+        filter: { _id: projectScopedId(projectId, deviceId) },
+        update: {
+          $set: {
+            project_id: projectId,
+            device_id: deviceId,
+            partner_user_id: link.partnerUserId,
+            platform_user_id: link.platformUserId,
+            linked_at: now,
+          },
         },
+        upsert: true,
       },
-      { upsert: true },
-    );
+    }));
+    const failures = await batchedWrite(this.devices, operations);
+    if (failures.length > 0) throw new Error(`device link write failed with code ${failures[0].code}`);
   }
 }

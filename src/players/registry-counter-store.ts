@@ -21,6 +21,11 @@ export class RegistryCounterStore {
     this.counters = db.collection<RegistryCounterDoc>("player_registry_counters");
   }
 
+  async read(projectId: string): Promise<{ tags: number; traitKeys: number }> {
+    const doc = await this.counters.findOne({ _id: projectId });
+    return { tags: doc?.tag_count ?? 0, traitKeys: doc?.trait_key_count ?? 0 };
+  }
+
   /** Takes `n` tag slots if that keeps the project within `limit`; the first of `n` fresh tag ids, or null. */
   async reserveTagSlots(projectId: string, n: number, limit: number): Promise<number | null> {
     await this.ensureCounter(projectId);

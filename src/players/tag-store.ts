@@ -1,15 +1,14 @@
-import type { Db, Filter } from "mongodb";
+import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
 
-export interface TagRecord {
+export interface RegisteredTag {
   id: number;
   tag: string;
   label: string;
   category: string | null;
   description: string | null;
   isHidden: boolean;
-  playersCount: number;
   firstSeenAt: Date;
   lastSeenAt: Date;
 }
@@ -30,7 +29,6 @@ export interface TagDoc {
   category: string | null;
   description: string | null;
   is_hidden: boolean;
-  players_count: number;
   first_seen_at: Date;
   last_seen_at: Date;
 }
@@ -51,12 +49,12 @@ export class TagStore {
     await this.tags.createIndex({ project_id: 1, category: 1 });
   }
 
-  async findRegistered(projectId: string, tags: readonly string[]): Promise<Set<string>> {
-    if (tags.length === 0) return new Set();
-    const docs = await this.tags
-      .find({ project_id: projectId, tag: { $in: [...tags] } }, { projection: { tag: 1 } })
-      .toArray();
-    return new Set(docs.map((doc) => doc.tag));
+  /** The ids of the registered ones among `tags`, read side by side by `_id`. */
+  async findIds(projectId: string, tags: readonly string[]): Promise<Map<string, number>> {
+    const docs = await Promise.all(
+      tags.map((tag) => this.tags.findOne({ _id: projectScopedId(projectId, tag) }, { projection: { id: 1 } })),
+    );
+    return new Map(tags.flatMap((tag, i) => (docs[i] ? [[tag, docs[i].id] as const] : [])));
   }
 
   /**
@@ -78,7 +76,6 @@ export class TagStore {
         category: null,
         description: null,
         isHidden: false,
-        playersCount: 0,
         firstSeenAt: now,
         lastSeenAt: now,
       }),
@@ -87,60 +84,18 @@ export class TagStore {
     return tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
   }
 
-  /** Applies players_count changes (with `$inc`, never by counting profiles) and stamps tags players were given. */
-  async adjustCounts(
-    projectId: string,
-    deltas: ReadonlyMap<string, number>,
-    given: readonly string[],
-    now: Date,
-  ): Promise<void> {
-    const byDelta = new Map<number, string[]>();
-    for (const [tag, delta] of deltas) byDelta.set(delta, [...(byDelta.get(delta) ?? []), tag]);
-    for (const [delta, tags] of byDelta) {
-      await this.tags.updateMany(
-        { project_id: projectId, tag: { $in: tags } },
-        delta > 0
-          ? { $inc: { players_count: delta }, $set: { last_seen_at: now } }
-          : { $inc: { players_count: delta } },
-      );
-    }
-    const stampOnly = given.filter((tag) => !((deltas.get(tag) ?? 0) > 0));
-    if (stampOnly.length > 0) {
-      await this.tags.updateMany({ project_id: projectId, tag: { $in: stampOnly } }, { $set: { last_seen_at: now } });
-    }
-  }
-
-  async findTag(projectId: string, tag: string): Promise<TagRecord | null> {
+  async findTag(projectId: string, tag: string): Promise<RegisteredTag | null> {
     const doc = await this.tags.findOne({ _id: projectScopedId(projectId, tag) });
     return doc && toTag(doc);
   }
 
-  /** `textPattern` is an already escaped regular expression, matched case-insensitively against tag and label. */
-  async listTags(
-    projectId: string,
-    query: { textPattern?: string; category?: string | null },
-    skip: number,
-    limit: number,
-  ): Promise<{ tags: TagRecord[]; total: number }> {
-    const filter: Filter<TagDoc> = { project_id: projectId };
-    if (query.category !== undefined) filter.category = query.category;
-    if (query.textPattern !== undefined) {
-      const match = { $regex: query.textPattern, $options: "i" };
-      filter.$or = [{ tag: match }, { label: match }];
-    }
-    const [docs, total] = await Promise.all([
-      this.tags.find(filter).sort({ id: 1 }).skip(skip).limit(limit).toArray(),
-      this.tags.countDocuments(filter),
-    ]);
-    return { tags: docs.map(toTag), total };
+  /** Every tag of the project, by id: at most the project's 500. */
+  async listAll(projectId: string): Promise<RegisteredTag[]> {
+    const docs = await this.tags.find({ project_id: projectId }).sort({ id: 1 }).toArray();
+    return docs.map(toTag);
   }
 
-  async categories(projectId: string): Promise<string[]> {
-    const values = await this.tags.distinct("category", { project_id: projectId });
-    return values.filter((value): value is string => typeof value === "string").sort();
-  }
-
-  async updateMetadata(projectId: string, tag: string, metadata: TagMetadata): Promise<TagRecord | null> {
+  async updateMetadata(projectId: string, tag: string, metadata: TagMetadata): Promise<RegisteredTag | null> {
     const set: Partial<TagDoc> = {};
     if (metadata.label !== undefined) set.label = metadata.label;
     if (metadata.category !== undefined) set.category = metadata.category;
@@ -152,7 +107,7 @@ export class TagStore {
 }
 
 /** The stored shape of a tag record. */
-export function tagDocument(projectId: string, tag: TagRecord): TagDoc {
+export function tagDocument(projectId: string, tag: RegisteredTag): TagDoc {
   return {
     _id: projectScopedId(projectId, tag.tag),
     project_id: projectId,
@@ -162,13 +117,12 @@ export function tagDocument(projectId: string, tag: TagRecord): TagDoc {
     category: tag.category,
     description: tag.description,
     is_hidden: tag.isHidden,
-    players_count: tag.playersCount,
     first_seen_at: tag.firstSeenAt,
     last_seen_at: tag.lastSeenAt,
   };
 }
 
-function toTag(doc: TagDoc): TagRecord {
+function toTag(doc: TagDoc): RegisteredTag {
   return {
     id: doc.id,
     tag: doc.tag,
@@ -176,7 +130,6 @@ function toTag(doc: TagDoc): TagRecord {
     category: doc.category,
     description: doc.description,
     isHidden: doc.is_hidden,
-    playersCount: doc.players_count,
     firstSeenAt: doc.first_seen_at,
     lastSeenAt: doc.last_seen_at,
   };

@@ -21,12 +21,12 @@ export class TraitKeyStore {
     await this.traitKeys.createIndex({ project_id: 1, key: 1 }, { unique: true });
   }
 
+  /** The registered ones among `keys`, read side by side by `_id`. */
   async findRegistered(projectId: string, keys: readonly string[]): Promise<Set<string>> {
-    if (keys.length === 0) return new Set();
-    const docs = await this.traitKeys
-      .find({ project_id: projectId, key: { $in: [...keys] } }, { projection: { key: 1 } })
-      .toArray();
-    return new Set(docs.map((doc) => doc.key));
+    const docs = await Promise.all(
+      keys.map((key) => this.traitKeys.findOne({ _id: projectScopedId(projectId, key) }, { projection: { _id: 1 } })),
+    );
+    return new Set(keys.filter((_, i) => docs[i] !== null));
   }
 
   /** Registers keys; returns those inserted (the others were registered meanwhile by another writer). */

@@ -33,7 +33,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   await adminStore.createIndexes();
   const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache(adminStore, config.apiKeyCacheSeconds * 1000);
-  const players = await createPlayers({ database, clock });
+  const players = await createPlayers({ database, clock, log });
   const launch = await createLaunch({
     config,
     database,

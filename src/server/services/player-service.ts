@@ -21,7 +21,7 @@ import { NotFoundError } from "../../errors.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { Players } from "../../players/players.js";
 import type { ProfileRecord } from "../../players/profile-store.js";
-import type { TagRecord } from "../../players/tag-store.js";
+import type { TagRecord } from "../../players/search.js";
 import { projectOf } from "../caller.js";
 import { requireText, requireUuid } from "../validate.js";
 import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./player-requests.js";
