@@ -104,6 +104,8 @@ describe("players/tags", () => {
       { partner_user_id: "p1", tags_remove: ["vip"] },
       { partner_user_id: "p5", tags_add: ["vip", "new_one"] },
     ]);
+    // Search follows the same membership: p1 left vip, p5 joined it.
+    expect(ids(await search({ tags: ["vip"] }))).toEqual(["p3", "p5"]);
     const after = await post("/v1/players/tags", { page: 1 });
     expect(Object.fromEntries(after.body.tags.map((t: any) => [t.tag, t.players_count]))).toEqual({
       team_a: 2,

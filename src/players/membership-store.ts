@@ -33,7 +33,7 @@ export interface MembershipChange {
 /**
  * The player_tag_members collection: per project and tag, the identity keys
  * carrying the tag, in MEMBERSHIP_BUCKETS documents addressed by `_id`
- * `<project>/<tag>/<bucket>`. Adds and removes are `$addToSet`/`$pull`, so
+ * `<project>/<tag>/<bucket>`. Adds and removes are `$addToSet`/`$pullAll`, so
  * writing the same change twice is harmless.
  */
 export class MembershipStore {
@@ -70,7 +70,8 @@ export class MembershipStore {
         operations.push({
           updateOne: {
             filter: { _id: bucketId(projectId, tag, bucket) },
-            update: { $pull: { members: { $in: keys } } },
+            // $pullAll, not $pull with $in: FerretDB 1.24 accepts the latter and removes nothing (measured).
+            update: { $pullAll: { members: keys } },
           },
         });
       }
