@@ -14,6 +14,8 @@ export interface BenchService {
   baseUrl: string;
   service: RunningService;
   database: Database;
+  /** The database server's URI, for a load generator in another process. */
+  mongodbUri: string;
   adminKey: string;
   stop(): Promise<void>;
 }
@@ -38,13 +40,15 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     RATE_LIMIT_PER_SECOND: "0",
     ...env,
   });
-  const database = await connectDatabase(process.env.MONGODB_URI ?? embedded!.uri, config.dbName);
+  const mongodbUri = process.env.MONGODB_URI ?? embedded!.uri;
+  const database = await connectDatabase(mongodbUri, config.dbName);
   await database.db.dropDatabase();
   const service = await startService({ config, database, log });
   return {
     baseUrl: `http://127.0.0.1:${service.port}`,
     service,
     database,
+    mongodbUri,
     adminKey: BENCH_ADMIN_KEY,
     async stop() {
       await service.close(1_000);

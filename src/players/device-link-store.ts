@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { batchedWrite } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 interface DeviceLinkDoc {
   _id: string;
@@ -29,7 +30,7 @@ export class DeviceLinkStore {
   /** The links of `deviceIds` (null where unlinked), read side by side by `_id`. */
   async findMany(projectId: string, deviceIds: readonly string[]): Promise<Map<string, DeviceLink | null>> {
     const ids = [...new Set(deviceIds)];
-    const links = await Promise.all(ids.map((deviceId) => this.find(projectId, deviceId)));
+    const links = await sideBySide(ids, (deviceId) => this.find(projectId, deviceId));
     return new Map(ids.map((deviceId, i) => [deviceId, links[i]]));
   }
 

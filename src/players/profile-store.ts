@@ -2,6 +2,7 @@ import type { Db, Filter } from "mongodb";
 import { batchedWrite } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
 export interface ProfileRecord {
@@ -75,7 +76,7 @@ export class ProfileStore {
   /** The profiles of `identityKeys`, read side by side by `_id` (`$in` would scan on FerretDB). */
   async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
-    const docs = await Promise.all(keys.map((key) => this.profiles.findOne({ _id: projectScopedId(projectId, key) })));
+    const docs = await sideBySide(keys, (key) => this.profiles.findOne({ _id: projectScopedId(projectId, key) }));
     return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));
   }
 

@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 export interface RegisteredTag {
   id: number;
@@ -51,8 +52,8 @@ export class TagStore {
 
   /** The ids of the registered ones among `tags`, read side by side by `_id`. */
   async findIds(projectId: string, tags: readonly string[]): Promise<Map<string, number>> {
-    const docs = await Promise.all(
-      tags.map((tag) => this.tags.findOne({ _id: projectScopedId(projectId, tag) }, { projection: { id: 1 } })),
+    const docs = await sideBySide(tags, (tag) =>
+      this.tags.findOne({ _id: projectScopedId(projectId, tag) }, { projection: { id: 1 } }),
     );
     return new Map(tags.flatMap((tag, i) => (docs[i] ? [[tag, docs[i].id] as const] : [])));
   }

@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 interface TraitKeyDoc {
   _id: string;
@@ -23,8 +24,8 @@ export class TraitKeyStore {
 
   /** The registered ones among `keys`, read side by side by `_id`. */
   async findRegistered(projectId: string, keys: readonly string[]): Promise<Set<string>> {
-    const docs = await Promise.all(
-      keys.map((key) => this.traitKeys.findOne({ _id: projectScopedId(projectId, key) }, { projection: { _id: 1 } })),
+    const docs = await sideBySide(keys, (key) =>
+      this.traitKeys.findOne({ _id: projectScopedId(projectId, key) }, { projection: { _id: 1 } }),
     );
     return new Set(keys.filter((_, i) => docs[i] !== null));
   }

@@ -16,6 +16,7 @@ import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
 import type { PlayerStores } from "./stores.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
 const MAX_ROUNDS = 20;
@@ -125,7 +126,7 @@ export class WritePath {
       const partner = partnerOf(key);
       return partner !== null && !slot.profile && slot.foldedInto === null ? [partner] : [];
     });
-    const found = await Promise.all(partners.map((p) => this.options.stores.accounts.findPlatformUser(projectId, p)));
+    const found = await sideBySide(partners, (p) => this.options.stores.accounts.findPlatformUser(projectId, p));
     return new Map(partners.map((partner, i) => [partner, found[i]]));
   }
 
