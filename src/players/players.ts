@@ -53,7 +53,9 @@ export interface PlayersOptions {
   stores: PlayerStores;
   clock: Clock;
   /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
-  afterProfileWrites?: () => void;
+  afterProfileWrites?: () => void | Promise<void>;
+  /** Other processes write the same profiles (MongoDB with several instances). */
+  sharedDatabase?: boolean;
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */
@@ -71,11 +73,11 @@ export class Players {
   private readonly writes: WritePath;
   private readonly search_: Search;
 
-  constructor({ stores, clock, afterProfileWrites }: PlayersOptions) {
+  constructor({ stores, clock, afterProfileWrites, sharedDatabase }: PlayersOptions) {
     this.stores = stores;
     this.clock = clock;
     const registration = new Registration(stores);
-    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, afterProfileWrites });
+    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, afterProfileWrites, sharedDatabase });
     this.search_ = new Search(stores);
   }
 

@@ -11,7 +11,7 @@ import {
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
 import type { KeyedLock } from "./keyed-lock.js";
-import { countDeltas, membershipChanges, tagMove } from "./membership.js";
+import { countDeltas, membershipChanges, tagMove, type TagMove } from "./membership.js";
 import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
@@ -27,7 +27,9 @@ export interface WritePathOptions {
   locks: KeyedLock;
   clock: Clock;
   /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
-  afterProfileWrites?: () => void;
+  afterProfileWrites?: () => void | Promise<void>;
+  /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
+  sharedDatabase?: boolean;
 }
 
 export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
@@ -158,17 +160,14 @@ export class WritePath {
     const lost = await this.writeSlots(projectId, profiles);
     const tombstones = writes.filter((w) => "foldedInto" in w.next && !lost.has(w.next.foldedInto as string));
     const lostTombstones = await this.writeSlots(projectId, tombstones);
-    this.options.afterProfileWrites?.();
+    await this.options.afterProfileWrites?.();
 
     const written = new Set(
       [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
     );
-    await this.writeMembership(
-      projectId,
-      moves.filter((move) => written.has(move.identityKey)),
-      plan.given,
-      now,
-    );
+    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+    await this.writeMembership(projectId, writtenMoves, plan.given, now);
+    if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
     await stores.journal.end(journalId);
     // A device profile changed by another process after it was read here: fold what it holds now.
     await this.refold(projectId, writes, lostTombstones);
@@ -183,7 +182,7 @@ export class WritePath {
     return new Set([...lost].map((i) => writes[i].identityKey));
   }
 
-  private async writeMembership(projectId: string, moves: ReturnType<typeof tagMove>[], given: Set<string>, now: Date) {
+  private async writeMembership(projectId: string, moves: readonly TagMove[], given: Set<string>, now: Date) {
     const { stores, locks, registration } = this.options;
     const changes = membershipChanges(moves);
     const deltas = countDeltas(changes);
@@ -195,6 +194,38 @@ export class WritePath {
       const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
       await stores.tagStats.change(projectId, idDeltas, byId(given), now);
     });
+  }
+
+  /**
+   * Two instances' rounds on one player write their membership in either
+   * order. Each round re-reads its profiles afterwards; where another round
+   * wrote since, it re-derives the tags it moved from the profile as it is
+   * now, so the last membership write for a player follows its last profile.
+   * (Counts need none of this: each moves by its own round's delta.)
+   */
+  private async settle(projectId: string, moves: readonly TagMove[], writes: readonly PlannedWrite[]) {
+    const { stores, locks } = this.options;
+    const version = new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
+    const now = await stores.profiles.readSlots(
+      projectId,
+      moves.map((move) => move.identityKey),
+    );
+    const stale = moves.filter((move) => now.get(move.identityKey)?.version !== version.get(move.identityKey));
+    if (stale.length === 0) return;
+    const changes = membershipChanges(
+      stale.map(({ identityKey, before, after }) => {
+        const current = now.get(identityKey)?.profile?.tags ?? [];
+        const moved = [...new Set([...before, ...after])];
+        return {
+          identityKey,
+          before: moved.filter((tag) => !current.includes(tag)),
+          after: moved.filter((tag) => current.includes(tag)),
+        };
+      }),
+    );
+    // Each moved tag is added where the profile carries it now and removed where it does not: idempotent writes.
+    const docLocks = stores.membership.documentIds(projectId, changes).map((id) => `members/${id}`);
+    await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
   }
 
   private async refold(projectId: string, writes: readonly PlannedWrite[], lost: Set<string>) {

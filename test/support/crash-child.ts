@@ -10,7 +10,7 @@ const database = await connectDatabase(uri, dbName);
 const players = new Players({
   stores: createPlayerStores(database.db, database.isFerretDb),
   clock: systemClock,
-  afterProfileWrites: () => process.kill(process.pid, "SIGKILL"),
+  afterProfileWrites: () => void process.kill(process.pid, "SIGKILL"),
 });
 await players.update(projectId, [
   { partnerUserId: "crash-victim", tagsAdd: ["crashed"], tagsRemove: ["before"], traitsIncrement: {}, traitsUnset: [] },
