@@ -109,20 +109,21 @@ async function reads(client: MongoClient) {
 const client = new MongoClient(task.mongodbUri);
 await client.connect();
 try {
-  const update = await updates();
-  const bare = await bareUpserts(client);
+  // Reads first, on the generated profiles alone; an update phase that fails is reported, not fatal.
   const read = await reads(client);
+  const bare = await bareUpserts(client);
   const perSec = (ops: number) => round(ops * ENTRIES_PER_CALL);
-  process.stdout.write(
-    JSON.stringify({
-      update: {
-        fresh: { ...update.fresh, entries_per_sec: perSec(update.fresh.ops_per_sec) },
-        existing: { ...update.existing, entries_per_sec: perSec(update.existing.ops_per_sec) },
-      },
-      bare_upserts: bare,
-      ...read,
-    }),
-  );
+  let update: object;
+  try {
+    const { fresh, existing } = await updates();
+    update = {
+      fresh: { ...fresh, entries_per_sec: perSec(fresh.ops_per_sec) },
+      existing: { ...existing, entries_per_sec: perSec(existing.ops_per_sec) },
+    };
+  } catch (error) {
+    update = { error: String(error) };
+  }
+  process.stdout.write(JSON.stringify({ update, bare_upserts: bare, ...read }));
 } finally {
   await client.close();
 }

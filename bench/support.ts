@@ -41,7 +41,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     ...env,
   });
   const mongodbUri = process.env.MONGODB_URI ?? embedded!.uri;
-  const database = await connectDatabase(mongodbUri, config.dbName);
+  const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   await database.db.dropDatabase();
   const service = await startService({ config, database, log });
   return {

@@ -71,14 +71,14 @@ export class Players {
   private readonly stores: PlayerStores;
   private readonly clock: Clock;
   private readonly writes: WritePath;
-  private readonly search_: Search;
+  private readonly reads: Search;
 
   constructor({ stores, clock, afterProfileWrites, sharedDatabase }: PlayersOptions) {
     this.stores = stores;
     this.clock = clock;
     const registration = new Registration(stores);
     this.writes = new WritePath({ stores, registration, locks: this.locks, clock, afterProfileWrites, sharedDatabase });
-    this.search_ = new Search(stores);
+    this.reads = new Search(stores);
   }
 
   /**
@@ -155,11 +155,11 @@ export class Players {
   }
 
   search(...args: Parameters<Search["search"]>) {
-    return this.search_.search(...args);
+    return this.reads.search(...args);
   }
 
   listTags(...args: Parameters<Search["listTags"]>) {
-    return this.search_.listTags(...args);
+    return this.reads.listTags(...args);
   }
 
   /** Null for a tag the project does not have. */
@@ -168,6 +168,6 @@ export class Players {
       if (!(await this.stores.tags.findTag(projectId, tag))) return null;
       return this.stores.tags.updateMetadata(projectId, tag, metadata);
     });
-    return record && this.search_.withStats(projectId, [record]).then(([withStats]) => withStats);
+    return record && this.reads.withStats(projectId, [record]).then(([withStats]) => withStats);
   }
 }
