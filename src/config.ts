@@ -37,6 +37,18 @@ export interface Config {
   rateLimitBurst: number;
   /** How long an API key lookup is reused (0: every request reads the key); a revocation elsewhere takes this long. */
   apiKeyCacheSeconds: number;
+  /** Failed authentications a minute per client address, refused with 429 beyond the burst (0: no limit). */
+  authFailuresPerMinute: number;
+  /** Failed authentications a client address may make at once. */
+  authFailuresBurst: number;
+  /** A connection must send a request's headers (HTTP/2: open its first stream) this long after connecting. */
+  serverHeadersTimeoutSeconds: number;
+  /** A request's headers and body must have arrived this long after its first byte (HTTP/2: its stream opened). */
+  serverRequestTimeoutSeconds: number;
+  /** A connection with no request in flight is closed after this long. */
+  serverIdleTimeoutSeconds: number;
+  /** Concurrent client connections; at the cap a newcomer evicts the longest-idle one. */
+  serverMaxConnections: number;
 }
 
 export class ConfigError extends Error {
@@ -95,7 +107,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond,
     rateLimitBurst: integer("RATE_LIMIT_BURST", 2 * rateLimitPerSecond, 1, 2_000_000),
     apiKeyCacheSeconds: integer("API_KEY_CACHE_SECONDS", 5, 0, 300),
+    authFailuresPerMinute: integer("AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000),
+    authFailuresBurst: integer("AUTH_FAILURES_BURST", 20, 1, 1_000_000),
+    serverHeadersTimeoutSeconds: integer("SERVER_HEADERS_TIMEOUT_SECONDS", 10, 1, 3600),
+    serverRequestTimeoutSeconds: integer("SERVER_REQUEST_TIMEOUT_SECONDS", 30, 1, 3600),
+    serverIdleTimeoutSeconds: integer("SERVER_IDLE_TIMEOUT_SECONDS", 60, 1, 3600),
+    serverMaxConnections: integer("SERVER_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
   };
+  if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {
+    problems.push("SERVER_HEADERS_TIMEOUT_SECONDS must not exceed SERVER_REQUEST_TIMEOUT_SECONDS");
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

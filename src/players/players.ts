@@ -20,6 +20,7 @@ import type { TagMetadata } from "./tag-store.js";
 import { registryLock, WritePath } from "./write-path.js";
 
 export type { RejectCode } from "./decide.js";
+export type { WriteContention } from "./write-path.js";
 
 export interface Identity {
   partnerUserId?: string;
@@ -152,6 +153,11 @@ export class Players {
       key = slot.foldedInto;
     }
     return null;
+  }
+
+  /** Compare-and-swap races of this instance's player writes (exported as metrics). */
+  get contention() {
+    return this.writes.contention;
   }
 
   search(...args: Parameters<Search["search"]>) {

@@ -34,6 +34,14 @@ export interface WritePathOptions {
 
 export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
 
+/** Compare-and-swap races of this instance's player writes since it started (exported as metrics). */
+export interface WriteContention {
+  /** Profile writes that lost to another writer (refused by the version guard); their entries run again. */
+  conflicts: number;
+  /** Calls given up after MAX_ROUNDS rounds: each failed with ContentionError. */
+  exhausted: number;
+}
+
 interface PlannedWrite {
   identityKey: string;
   read: ProfileSlot;
@@ -50,6 +58,8 @@ interface PlannedWrite {
  * that lost run again in the next round.
  */
 export class WritePath {
+  readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
+
   constructor(private readonly options: WritePathOptions) {}
 
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
@@ -57,8 +67,12 @@ export class WritePath {
     const redirects = new Map<string, string>();
     let pending = [...entries];
     for (let round = 0; pending.length > 0; round++) {
-      if (round === MAX_ROUNDS) throw new ContentionError("too many concurrent writers to one player; retry");
+      if (round === MAX_ROUNDS) {
+        this.contention.exhausted++;
+        throw new ContentionError("too many concurrent writers to one player; retry");
+      }
       const { plan, lost } = await this.round(projectId, pending, redirects);
+      this.contention.conflicts += lost.size;
       const retry: RoundEntry[] = [];
       for (const entry of pending) {
         const decision = plan.decisions.get(entry.index)!;

@@ -1,5 +1,4 @@
 import { getOption, type DescMessage, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
-import { createContextValues } from "@connectrpc/connect";
 import {
   createAsyncIterable,
   readAllBytes,
@@ -9,6 +8,7 @@ import {
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Logger } from "../log.js";
+import { clientContextValues } from "./client-address.js";
 import { sendError } from "./http-errors.js";
 import { writeExplicitNulls } from "./json-nulls.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
@@ -95,7 +95,7 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
       return;
     }
   }
-  const contextValues = createContextValues().set(viaHttpJson, true);
+  const contextValues = clientContextValues(req).set(viaHttpJson, true);
   const original = universalRequestFromNodeRequest(req, res, body, contextValues);
   const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
   const apiKey = original.header.get("x-api-key");

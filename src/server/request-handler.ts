@@ -8,6 +8,7 @@ import type { Logger } from "../log.js";
 import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor } from "./auth.js";
 import type { Capabilities } from "./capabilities.js";
+import { clientContextValues } from "./client-address.js";
 import { errorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
@@ -15,7 +16,7 @@ import { sendError, sendJson } from "./http-errors.js";
 import { metricsHandler, type Metrics } from "./metrics.js";
 import { metricsInterceptor } from "./metrics-interceptor.js";
 import type { NodeHandler } from "./node-types.js";
-import { rateLimitInterceptor } from "./rate-limit.js";
+import { FailedAuthLimit, rateLimitInterceptor } from "./rate-limit.js";
 import { createReadinessCheck } from "./readiness.js";
 import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { registerServices, SERVICES } from "./routes.js";
@@ -49,9 +50,17 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
-      authInterceptor(capabilities.apiKeys),
-      rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }),
+      authInterceptor({
+        apiKeys: capabilities.apiKeys,
+        failedAuthentications: new FailedAuthLimit({
+          perMinute: config.authFailuresPerMinute,
+          burst: config.authFailuresBurst,
+          clock,
+        }),
+      }),
+      rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, clock }),
     ],
+    contextValues: clientContextValues,
     // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     readMaxBytes: MAX_BODY_BYTES,
