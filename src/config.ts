@@ -28,6 +28,8 @@ export interface Config {
   adminKey: string | undefined;
   /** Lifetime of a launch token. */
   launchTokenTtlSeconds: number;
+  /** How often launch follow-ups owed after a failure are completed (and expired tokens swept on FerretDB). */
+  launchSweepSeconds: number;
   /** `iss` claim of launch tokens. */
   tokenIssuer: string;
   logLevel: string;
@@ -102,6 +104,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbLeaseSeconds: integer("DB_LEASE_SECONDS", 15, 3, 600),
     adminKey,
     launchTokenTtlSeconds: integer("LAUNCH_TOKEN_TTL_SECONDS", 60, 1, 3600),
+    launchSweepSeconds: integer("LAUNCH_SWEEP_SECONDS", 60, 1, 3600),
     tokenIssuer: text("TOKEN_ISSUER") ?? "platform",
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimitPerSecond,
