@@ -74,8 +74,9 @@ export class LaunchUserStore {
 
   /** Moves the links of `partner_links` (before launch records) into `launch_users`, once. */
   async migratePartnerLinks(): Promise<void> {
-    const [legacy] = await this.db.listCollections({ name: "partner_links" }, { nameOnly: true }).toArray();
-    if (!legacy) return;
+    // Filtered again here: mongo-java-server answers listCollections with every collection.
+    const found = await this.db.listCollections({ name: "partner_links" }, { nameOnly: true }).toArray();
+    if (!found.some((collection) => collection.name === "partner_links")) return;
     const links = this.db.collection<LaunchUserDoc>("partner_links");
     for await (const link of links.find()) {
       await this.users.updateOne(
