@@ -65,14 +65,16 @@ export class WritePath {
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
     const redirects = new Map<string, string>();
+    const refolds = new Map<string, DeviceLink>();
     let pending = [...entries];
     for (let round = 0; pending.length > 0; round++) {
       if (round === MAX_ROUNDS) {
         this.contention.exhausted++;
         throw new ContentionError("too many concurrent writers to one player; retry");
       }
-      const { plan, lost } = await this.round(projectId, pending, redirects);
+      const { plan, lost, lostFolds } = await this.round(projectId, pending, redirects);
       this.contention.conflicts += lost.size;
+      for (const [deviceId, link] of lostFolds) refolds.set(deviceId, link);
       const retry: RoundEntry[] = [];
       for (const entry of pending) {
         const decision = plan.decisions.get(entry.index)!;
@@ -84,6 +86,8 @@ export class WritePath {
       pending = retry;
     }
     await this.foldLateLinks(projectId, entries, finals);
+    // Outside the round's locks: the fold takes the same profile locks again.
+    if (refolds.size > 0) await this.fold(projectId, refolds);
     return finals;
   }
 
@@ -131,7 +135,7 @@ export class WritePath {
           rejected = new Map([...rejected, ...more]);
           plan = decideRound(reads, entries, rejected);
         }
-        return { plan, lost: await this.write(projectId, plan, reads.now) };
+        return { plan, ...(await this.write(projectId, plan, reads.now)) };
       },
     );
   }
@@ -150,16 +154,17 @@ export class WritePath {
    * Writes a round: its journal entry, device links (before any fold, see
    * foldLateLinks), profiles, then the tombstones of profiles folded into one
    * that was written, then membership and counts. Returns the identity keys
-   * whose write lost to another process.
+   * whose write lost to another process, and the device folds to run again
+   * because a device profile changed after it was read here.
    */
-  private async write(projectId: string, plan: RoundPlan, now: Date): Promise<Set<string>> {
+  private async write(projectId: string, plan: RoundPlan, now: Date) {
     const { stores } = this.options;
     const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
       identityKey,
       read,
       next,
     }));
-    if (writes.length === 0 && plan.links.size === 0) return new Set();
+    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>(), lostFolds: new Map() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const tags = [...new Set(moves.flatMap((move) => [...move.before, ...move.after]))];
     const journalId = await stores.journal.begin(
@@ -183,9 +188,7 @@ export class WritePath {
     await this.writeMembership(projectId, writtenMoves, plan.given, now);
     if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
     await stores.journal.end(journalId);
-    // A device profile changed by another process after it was read here: fold what it holds now.
-    await this.refold(projectId, writes, lostTombstones);
-    return lost;
+    return { lost, lostFolds: lostFolds(writes, lostTombstones) };
   }
 
   private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
@@ -241,17 +244,18 @@ export class WritePath {
     const docLocks = stores.membership.documentIds(projectId, changes).map((id) => `members/${id}`);
     await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
   }
+}
 
-  private async refold(projectId: string, writes: readonly PlannedWrite[], lost: Set<string>) {
-    const links = new Map<string, DeviceLink | null>();
-    for (const { identityKey, next } of writes) {
-      const owner = "foldedInto" in next ? partnerOf(next.foldedInto) : null;
-      if (lost.has(identityKey) && identityKey.startsWith("d:") && owner !== null) {
-        links.set(identityKey.slice(2), { partnerUserId: owner, platformUserId: null });
-      }
+/** Device folds whose tombstone lost to another process: the device profile changed, so it is folded again. */
+function lostFolds(writes: readonly PlannedWrite[], lost: Set<string>): Map<string, DeviceLink> {
+  const links = new Map<string, DeviceLink>();
+  for (const { identityKey, next } of writes) {
+    const owner = "foldedInto" in next ? partnerOf(next.foldedInto) : null;
+    if (lost.has(identityKey) && identityKey.startsWith("d:") && owner !== null) {
+      links.set(identityKey.slice(2), { partnerUserId: owner, platformUserId: null });
     }
-    if (links.size > 0) await this.fold(projectId, links);
   }
+  return links;
 }
 
 /** A fold with nothing else to apply. */
