@@ -162,12 +162,13 @@ function decideEntry(
   return { kind: "applied", targetKey, profile: nextProfile, dropped: allDropped };
 }
 
-/** The live profiles the entry folds into its target: the device's own (with a partner id) and `foldKey`'s. */
+/**
+ * The live profiles the entry folds into its target: the device's own, when
+ * the target is another profile (a partner id given, or the device linked:
+ * a writer that stopped before its fold can leave one beside the link), and `foldKey`'s.
+ */
 function foldedProfiles(entry: RoundEntry, targetKey: string, current: (key: string) => SlotContent | null) {
-  const keys = [
-    entry.partnerUserId !== null && entry.deviceId !== null ? deviceKey(entry.deviceId) : null,
-    entry.foldKey,
-  ];
+  const keys = [entry.deviceId === null ? null : deviceKey(entry.deviceId), entry.foldKey];
   const folded: [string, ProfileRecord][] = [];
   for (const key of keys) {
     if (key === null || key === targetKey) continue;
