@@ -12,6 +12,8 @@ interface Task {
   reader: { projectId: string; privateKey: string };
   updateCalls: number;
   queries: number;
+  /** Profiles generated in the reader's project (`gen-0` …). */
+  profiles: number;
   searchTagA: string;
   searchTagB: string;
 }
@@ -101,7 +103,7 @@ async function reads(client: MongoClient) {
     bareFindOne: await measure({
       concurrency: 1,
       total: task.queries,
-      run: async (i) => void (await profiles.findOne({ _id: `${projectId}/u:gen-${(i * 7919) % 100_000}` })),
+      run: async (i) => void (await profiles.findOne({ _id: `${projectId}/u:gen-${(i * 7919) % task.profiles}` })),
     }),
   };
 }

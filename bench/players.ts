@@ -145,6 +145,7 @@ export default async function playersBenchmark() {
       reader,
       updateCalls: UPDATE_CALLS,
       queries: QUERIES,
+      profiles: PROFILES,
       searchTagA: TAG_A,
       searchTagB: TAG_B,
     });

@@ -1,3 +1,4 @@
+import { Gate } from "./gate.js";
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
 
 /**
@@ -18,21 +19,7 @@ export const STATEMENTS_PER_COMMAND = 50;
  * against the database deadline (measured: 503s with 8 update calls in flight
  * on a loaded 2-core machine); queued here, they wait without a deadline.
  */
-const COMMANDS_IN_FLIGHT = 2;
-let inFlight = 0;
-const waiting: (() => void)[] = [];
-
-async function gated<T>(command: () => Promise<T>): Promise<T> {
-  if (inFlight >= COMMANDS_IN_FLIGHT) await new Promise<void>((resolve) => waiting.push(resolve));
-  else inFlight++;
-  try {
-    return await command();
-  } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else inFlight--;
-  }
-}
+const commands = new Gate(2);
 
 /** A statement the server refused, by its index in the operations given. */
 export interface StatementFailure {
@@ -56,7 +43,7 @@ export async function batchedWrite<T extends Document>(
   for (let from = 0; from < operations.length; from += STATEMENTS_PER_COMMAND) {
     const batch = operations.slice(from, from + STATEMENTS_PER_COMMAND);
     try {
-      await gated(() => collection.bulkWrite(batch as AnyBulkWriteOperation<T>[], { ordered: false }));
+      await commands.run(() => collection.bulkWrite(batch as AnyBulkWriteOperation<T>[], { ordered: false }));
     } catch (error) {
       if (!(error instanceof MongoBulkWriteError) || error.writeErrors === undefined) throw error;
       const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
