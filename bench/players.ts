@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import type { CommandStartedEvent } from "mongodb";
+import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { batchedWrite } from "../src/db/batched-write.js";
 import { rebuildMembership } from "../src/players/membership-repair.js";
 import { PLAYER_PROFILES, profileDocument, type ProfileDoc } from "../src/players/profile-store.js";
@@ -113,18 +113,39 @@ function load(task: object): Promise<any> {
   });
 }
 
-/** Write commands and statements the service sends while the load runs: what an update costs the database. */
+/**
+ * What the service sends while the load runs: write commands and statements (what an update costs the
+ * database), finds, and per command name the slowest reply and the failures (what a 503 came from).
+ */
 function countWrites(bench: BenchService) {
   const counts = { commands: 0, statements: 0, reads: 0 };
-  const listener = (event: CommandStartedEvent) => {
+  const byCommand: Record<string, { count: number; max_ms: number; failed: number; max_statements: number }> = {};
+  const statementsOf = new Map<number, number>();
+  const entry = (name: string) => (byCommand[name] ??= { count: 0, max_ms: 0, failed: 0, max_statements: 0 });
+  const started = (event: CommandStartedEvent) => {
     const list = event.command.updates ?? event.command.documents ?? event.command.deletes;
     if (Array.isArray(list)) {
       counts.commands++;
       counts.statements += list.length;
+      statementsOf.set(event.requestId, list.length);
     } else if (event.commandName === "find") counts.reads++;
   };
-  bench.database.client.on("commandStarted", listener);
-  return { counts, stop: () => bench.database.client.off("commandStarted", listener) };
+  const ended = (failed: boolean) => (event: CommandSucceededEvent | CommandFailedEvent) => {
+    const stats = entry(event.commandName);
+    stats.count++;
+    stats.max_ms = Math.max(stats.max_ms, round(event.duration));
+    stats.max_statements = Math.max(stats.max_statements, statementsOf.get(event.requestId) ?? 0);
+    statementsOf.delete(event.requestId);
+    if (failed) stats.failed++;
+  };
+  const [succeeded, failed] = [ended(false), ended(true)];
+  const { client } = bench.database;
+  client.on("commandStarted", started).on("commandSucceeded", succeeded).on("commandFailed", failed);
+  return {
+    counts,
+    byCommand,
+    stop: () => client.off("commandStarted", started).off("commandSucceeded", succeeded).off("commandFailed", failed),
+  };
 }
 
 export default async function playersBenchmark() {
@@ -172,6 +193,7 @@ export default async function playersBenchmark() {
         write_commands: writes.counts.commands,
         write_statements_per_update_entry: round(writes.counts.statements / entries, 2),
         find_commands: writes.counts.reads,
+        commands: writes.byCommand,
       },
     };
   } finally {
