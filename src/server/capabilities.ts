@@ -37,7 +37,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
   const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
-  const players = await createPlayers({ database, clock });
+  const players = await createPlayers({ database, clock, log });
   const launch = await createLaunch({
     config,
     database,
