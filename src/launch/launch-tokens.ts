@@ -150,7 +150,7 @@ export class LaunchTokens {
       spendsInDoubt.remember(jti, expiresAt);
       throw error;
     }
-    if (spent) spendsInDoubt.forget(jti);
+    if (spent) spendsInDoubt.spent(jti, expiresAt);
     return spent || spendsInDoubt.claim(jti);
   }
 

@@ -13,7 +13,22 @@ describe("SpendsInDoubt", () => {
   it("claims nothing once a spend of the token succeeded", () => {
     const doubts = new SpendsInDoubt(true);
     doubts.remember("a", later);
-    doubts.forget("a");
+    doubts.spent("a", later);
+    expect(doubts.claim("a")).toBe(false);
+  });
+
+  it("opens no doubt for a failed spend that reports after a spend of the token succeeded", () => {
+    const doubts = new SpendsInDoubt(true);
+    doubts.spent("a", later);
+    doubts.remember("a", later);
+    expect(doubts.claim("a")).toBe(false);
+  });
+
+  it("opens no second doubt once the first was claimed", () => {
+    const doubts = new SpendsInDoubt(true);
+    doubts.remember("a", later);
+    expect(doubts.claim("a")).toBe(true);
+    doubts.remember("a", later);
     expect(doubts.claim("a")).toBe(false);
   });
 
