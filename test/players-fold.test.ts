@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repairMembership } from "../src/players/membership-repair.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { startTestService, type TestService } from "./support/service.js";
@@ -183,5 +184,48 @@ describe("an update entry carrying both identities", () => {
     expect(res.rejected[0]).toMatchObject({ code: "player_tag_limit", partner_user_id: "frank", device_id: "tablet" });
     expect((await p.get({ device_id: "tablet" })).profile.identity_key).toBe("d:tablet");
     expect((await p.get({ partner_user_id: "frank" })).found).toBe(false);
+  });
+});
+
+describe("a fold that stopped between the device's tombstone and the player's profile", () => {
+  // The tombstone keeps the device's data; the next write through the device merges it, once.
+  it("is completed by the next write through the device, exactly once", async () => {
+    const p = await project();
+    await p.update([{ partner_user_id: "gina", tags_add: ["own"], traits: { level: 1 } }]);
+    await p.update([{ device_id: "inst-9", tags_add: ["stray"], traits: { visits: 2 } }]);
+    const stores = createPlayerStores(svc.database.db, svc.database.isFerretDb);
+    const stopping = new Players({
+      stores,
+      clock: svc.clock,
+      afterTombstones: () => {
+        throw new Error("stopped after the tombstones");
+      },
+    });
+    const verified = {
+      projectId: p.projectId,
+      platformUserId: "plat-9",
+      partnerUserId: "gina",
+      installationId: "inst-9",
+    };
+    await expect(stopping.onLaunchVerified(verified)).rejects.toThrow("stopped after the tombstones");
+    expect((await p.get({ partner_user_id: "gina" })).profile).toMatchObject({ tags: ["own"], traits: { level: 1 } });
+    // The repair pass of the next start settles the stopped round's membership: the device counts no more.
+    await repairMembership({ stores, now: new Date(Date.now() + 60_000), graceMs: 0 });
+    expect(await p.tagCounts()).toEqual({ own: 1, stray: 0 });
+
+    const res = await p.update([{ device_id: "inst-9", traits_increment: { visits: 1 } }]);
+    expect(res.updated[0]).toMatchObject({ identity_key: "u:gina", tags: ["own", "stray"] });
+    expect((await p.get({ partner_user_id: "gina" })).profile.traits).toEqual({ level: 1, visits: 3 });
+    expect(await p.tagCounts()).toEqual({ own: 1, stray: 1 });
+
+    // Merged once: a tag the player then drops stays dropped through later device writes and verifies.
+    await p.update([{ partner_user_id: "gina", tags_remove: ["stray"] }]);
+    await p.update([{ device_id: "inst-9", traits_increment: { visits: 1 } }]);
+    await players.onLaunchVerified(verified);
+    expect((await p.get({ device_id: "inst-9" })).profile).toMatchObject({
+      tags: ["own"],
+      traits: { level: 1, visits: 4 },
+    });
+    expect(await p.tagCounts()).toEqual({ own: 1, stray: 0 });
   });
 });

@@ -125,12 +125,12 @@ describe("players/update from two instances on one database", () => {
     );
   });
 
-  // KNOWN LOSS: a fold writes the player's profile (the device's snapshot merged in, traits "where
-  // missing") before the device's tombstone. When a device-only write on the other instance beats the
-  // tombstone, the fold runs again on the device's new snapshot, but the player's profile already has
-  // the trait, so that write's increment is dropped. Fixing it needs the tombstone first, with the
-  // snapshot kept in it until the player's profile is written. When fixed, `it.fails` turns red: make it `it`.
-  it.fails("device-only increments racing a link through the other instance all reach the partner", async () => {
+  // A fold writes the device's tombstone first (guarded by the version it read, keeping the data it
+  // merges), then the player's profile: a device-only write on the other instance either lands before
+  // the tombstone (the tombstone loses and the fold runs again on the new data) or follows the link or
+  // tombstone to the player. Written the other way round, the player's profile took an older snapshot
+  // and a refold merged traits "where missing", dropping the racing write's increment.
+  it("device-only increments racing a link through the other instance all reach the partner", async () => {
     const p = await project();
     // Up to 20 rounds; the first that loses an increment ends the test.
     for (const round of range(20)) {

@@ -88,7 +88,7 @@ export function decideRound(
 
 function contentOf(slot: ProfileSlot | undefined): SlotContent | null {
   if (!slot) return null;
-  if (slot.foldedInto !== null) return { foldedInto: slot.foldedInto };
+  if (slot.foldedInto !== null) return { foldedInto: slot.foldedInto, snapshot: slot.snapshot };
   return slot.profile && { profile: slot.profile };
 }
 
@@ -105,6 +105,10 @@ export function targetOf(
     const owner = linkOf(entry.deviceId);
     key = owner ? partnerKey(owner.partnerUserId) : deviceKey(entry.deviceId);
   }
+  return followRedirects(key, redirects);
+}
+
+function followRedirects(key: string, redirects: ReadonlyMap<string, string>): string {
   for (let hops = 0; hops < 8 && redirects.has(key); hops++) key = redirects.get(key)!;
   return key;
 }
@@ -121,7 +125,7 @@ function decideEntry(
   const target = current(targetKey);
   if (target && "foldedInto" in target) return { kind: "redirected", from: targetKey, to: target.foldedInto };
   const profile = target?.profile ?? null;
-  const folded = foldedProfiles(entry, targetKey, current);
+  const folded = foldedProfiles(entry, targetKey, current, reads.redirects);
   if (!entry.createsProfile && folded.length === 0 && (!profile || profile.platformUserId === entry.platformUserId)) {
     linkDevice(reads, plan, entry, entry.platformUserId);
     return { kind: "applied", targetKey: null, profile: null, dropped: [] };
@@ -147,9 +151,12 @@ function decideEntry(
     version: 0,
     firstSeenAt: earliest([profile?.firstSeenAt, ...folded.map(([, p]) => p.firstSeenAt)]) ?? reads.now,
     lastSeenAt: reads.now,
+    absorbed: [
+      ...new Set([...(profile?.absorbed ?? []), ...folded.flatMap(([key, p]) => [key, ...(p.absorbed ?? [])])]),
+    ],
   };
   setContent(reads, plan, targetKey, { profile: nextProfile });
-  for (const [key] of folded) setContent(reads, plan, key, { foldedInto: targetKey });
+  for (const [key, p, live] of folded) if (live) setContent(reads, plan, key, { foldedInto: targetKey, snapshot: p });
   linkDevice(reads, plan, entry, platformUserId);
   plan.needs.push({
     index: entry.index,
@@ -163,17 +170,39 @@ function decideEntry(
 }
 
 /**
- * The live profiles the entry folds into its target: the device's own, when
- * the target is another profile (a partner id given, or the device linked:
- * a writer that stopped before its fold can leave one beside the link), and `foldKey`'s.
+ * The profiles the entry folds into its target: the device's own, when the
+ * target is another profile (a partner id given, or the device linked: a
+ * writer that stopped before its fold can leave one beside the link), and
+ * `foldKey`'s; live ones (`true`: their tombstone is written first), and the
+ * snapshot of a tombstone that leads to the target which the target has not
+ * absorbed yet (its fold stopped or lost between the tombstone and the target).
  */
-function foldedProfiles(entry: RoundEntry, targetKey: string, current: (key: string) => SlotContent | null) {
-  const keys = [entry.deviceId === null ? null : deviceKey(entry.deviceId), entry.foldKey];
-  const folded: [string, ProfileRecord][] = [];
-  for (const key of keys) {
+function foldedProfiles(
+  entry: RoundEntry,
+  targetKey: string,
+  current: (key: string) => SlotContent | null,
+  redirects: ReadonlyMap<string, string>,
+) {
+  const target = current(targetKey);
+  const absorbed = (target && "profile" in target && target.profile.absorbed) || [];
+  const keys = [
+    entry.deviceId === null ? null : deviceKey(entry.deviceId),
+    entry.foldKey,
+    // A partner id redirected to its target: its tombstone's snapshot may still wait.
+    entry.partnerUserId === null ? null : partnerKey(entry.partnerUserId),
+  ];
+  const folded: [string, ProfileRecord, boolean][] = [];
+  for (const key of new Set(keys)) {
     if (key === null || key === targetKey) continue;
     const content = current(key);
-    if (content && "profile" in content) folded.push([key, content.profile]);
+    if (content && "profile" in content) folded.push([key, content.profile, true]);
+    else if (
+      content?.snapshot &&
+      !absorbed.includes(key) &&
+      followRedirects(content.foldedInto, redirects) === targetKey
+    ) {
+      folded.push([key, content.snapshot, false]);
+    }
   }
   return folded;
 }

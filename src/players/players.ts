@@ -55,6 +55,8 @@ export interface PlayersOptions {
   clock: Clock;
   /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
   afterProfileWrites?: () => void | Promise<void>;
+  /** Runs after a round's tombstones are written and before the profiles they fold into: a crash test's fault point. */
+  afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances). */
   sharedDatabase?: boolean;
 }
@@ -74,11 +76,12 @@ export class Players {
   private readonly writes: WritePath;
   private readonly reads: Search;
 
-  constructor({ stores, clock, afterProfileWrites, sharedDatabase }: PlayersOptions) {
+  constructor({ stores, clock, afterProfileWrites, afterTombstones, sharedDatabase }: PlayersOptions) {
     this.stores = stores;
     this.clock = clock;
     const registration = new Registration(stores);
-    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, afterProfileWrites, sharedDatabase });
+    const faults = { afterProfileWrites, afterTombstones };
+    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...faults, sharedDatabase });
     this.reads = new Search(stores);
   }
 

@@ -16,6 +16,8 @@ export interface ProfileRecord {
   version: number;
   firstSeenAt: Date;
   lastSeenAt: Date;
+  /** Identity keys of the folded profiles whose data this profile took in: each is merged once (see ProfileSlot.snapshot). */
+  absorbed?: readonly string[];
 }
 
 export interface ProfileQuery {
@@ -42,6 +44,9 @@ export interface ProfileDoc {
   last_seen_at: Date;
   /** Set on the tombstone a fold leaves: the identity key the profile now lives under. */
   folded_into?: string | null;
+  /** On a tombstone: its other fields are the profile as it was folded (tombstones written before this field hold none). */
+  snapshot?: boolean;
+  absorbed?: string[];
 }
 
 export const PLAYER_PROFILES = "player_profiles";
@@ -134,9 +139,16 @@ export interface ProfileSlot {
   version: number;
   /** The identity key this profile was folded into; its document stays as a tombstone that guards late writers. */
   foldedInto: string | null;
+  /**
+   * On a tombstone: the profile as it was folded. The tombstone is written
+   * before the profile it folds into, so no write lands between the data a
+   * fold merges and the tombstone; until the target lists the key in
+   * `absorbed`, the next write of the target through this key merges it.
+   */
+  snapshot?: ProfileRecord;
 }
 
-export type SlotContent = { profile: ProfileRecord } | { foldedInto: string };
+export type SlotContent = { profile: ProfileRecord } | { foldedInto: string; snapshot?: ProfileRecord };
 
 export interface SlotWrite {
   identityKey: string;
@@ -146,12 +158,17 @@ export interface SlotWrite {
 
 function slotOf(doc: ProfileDoc | null): ProfileSlot {
   if (!doc) return { profile: null, version: 0, foldedInto: null };
-  if (doc.folded_into) return { profile: null, version: doc.version, foldedInto: doc.folded_into };
+  if (doc.folded_into) {
+    const tombstone = { profile: null, version: doc.version, foldedInto: doc.folded_into };
+    return doc.snapshot ? { ...tombstone, snapshot: toProfile(doc) } : tombstone;
+  }
   return { profile: toProfile(doc), version: doc.version, foldedInto: null };
 }
 
 function slotDocument(projectId: string, identityKey: string, next: SlotContent, version: number): ProfileDoc {
   if ("profile" in next) return profileDocument({ ...next.profile, version });
+  if (next.snapshot)
+    return { ...profileDocument({ ...next.snapshot, version }), folded_into: next.foldedInto, snapshot: true };
   return {
     ...profileDocument({
       projectId,
@@ -184,6 +201,7 @@ export function profileDocument(profile: ProfileRecord): ProfileDoc {
     version: profile.version,
     first_seen_at: profile.firstSeenAt,
     last_seen_at: profile.lastSeenAt,
+    ...(profile.absorbed?.length ? { absorbed: [...profile.absorbed] } : {}),
   };
 }
 
@@ -199,5 +217,6 @@ function toProfile(doc: ProfileDoc): ProfileRecord {
     version: doc.version,
     firstSeenAt: doc.first_seen_at,
     lastSeenAt: doc.last_seen_at,
+    absorbed: doc.absorbed ?? [],
   };
 }

@@ -28,6 +28,8 @@ export interface WritePathOptions {
   clock: Clock;
   /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
   afterProfileWrites?: () => void | Promise<void>;
+  /** Runs after a round's tombstones are written and before the profiles they fold into: a crash test's fault point. */
+  afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
   sharedDatabase?: boolean;
 }
@@ -65,16 +67,14 @@ export class WritePath {
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
     const redirects = new Map<string, string>();
-    const refolds = new Map<string, DeviceLink>();
     let pending = [...entries];
     for (let round = 0; pending.length > 0; round++) {
       if (round === MAX_ROUNDS) {
         this.contention.exhausted++;
         throw new ContentionError("too many concurrent writers to one player; retry");
       }
-      const { plan, lost, lostFolds } = await this.round(projectId, pending, redirects);
+      const { plan, lost } = await this.round(projectId, pending, redirects);
       this.contention.conflicts += lost.size;
-      for (const [deviceId, link] of lostFolds) refolds.set(deviceId, link);
       const retry: RoundEntry[] = [];
       for (const entry of pending) {
         const decision = plan.decisions.get(entry.index)!;
@@ -86,8 +86,6 @@ export class WritePath {
       pending = retry;
     }
     await this.foldLateLinks(projectId, entries, finals);
-    // Outside the round's locks: the fold takes the same profile locks again.
-    if (refolds.size > 0) await this.fold(projectId, refolds);
     return finals;
   }
 
@@ -152,10 +150,10 @@ export class WritePath {
 
   /**
    * Writes a round: its journal entry, device links (before any fold, see
-   * foldLateLinks), profiles, then the tombstones of profiles folded into one
-   * that was written, then membership and counts. Returns the identity keys
-   * whose write lost to another process, and the device folds to run again
-   * because a device profile changed after it was read here.
+   * foldLateLinks), the tombstones of folded profiles (each keeping the data
+   * its fold merges), then the profiles, then membership and counts. Returns
+   * the identity keys whose write lost to another process, or was not made
+   * because a profile folded into it changed after it was read here.
    */
   private async write(projectId: string, plan: RoundPlan, now: Date) {
     const { stores } = this.options;
@@ -164,7 +162,7 @@ export class WritePath {
       read,
       next,
     }));
-    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>(), lostFolds: new Map() };
+    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const tags = [...new Set(moves.flatMap((move) => [...move.before, ...move.after]))];
     const journalId = await stores.journal.begin(
@@ -175,10 +173,12 @@ export class WritePath {
     );
     if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
 
-    const profiles = writes.filter((w) => "profile" in w.next);
-    const lost = await this.writeSlots(projectId, profiles);
-    const tombstones = writes.filter((w) => "foldedInto" in w.next && !lost.has(w.next.foldedInto as string));
+    const tombstones = writes.filter((w) => "foldedInto" in w.next);
     const lostTombstones = await this.writeSlots(projectId, tombstones);
+    await this.options.afterTombstones?.();
+    const lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
+    const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
+    for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
     await this.options.afterProfileWrites?.();
 
     const written = new Set(
@@ -188,7 +188,7 @@ export class WritePath {
     await this.writeMembership(projectId, writtenMoves, plan.given, now);
     if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
     await stores.journal.end(journalId);
-    return { lost, lostFolds: lostFolds(writes, lostTombstones) };
+    return { lost };
   }
 
   private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
@@ -246,17 +246,8 @@ export class WritePath {
   }
 }
 
-/** Device folds whose tombstone lost to another process: the device profile changed, so it is folded again. */
-function lostFolds(writes: readonly PlannedWrite[], lost: Set<string>): Map<string, DeviceLink> {
-  const links = new Map<string, DeviceLink>();
-  for (const { identityKey, next } of writes) {
-    const owner = "foldedInto" in next ? partnerOf(next.foldedInto) : null;
-    if (lost.has(identityKey) && identityKey.startsWith("d:") && owner !== null) {
-      links.set(identityKey.slice(2), { partnerUserId: owner, platformUserId: null });
-    }
-  }
-  return links;
-}
+/** The profile a tombstone's fold writes into. */
+const foldTarget = (write: PlannedWrite) => ("foldedInto" in write.next ? write.next.foldedInto : write.identityKey);
 
 /** A fold with nothing else to apply. */
 function foldEntry(index: number, partnerUserId: string, deviceId: string): RoundEntry {
