@@ -26,7 +26,13 @@ const ID_INDEX_PATCH = {
 };
 
 const execFileAsync = promisify(execFile);
-const GO_ENV = { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
+/** What the go toolchain needs of this process's environment, and nothing else (no keys of the service). */
+const GO_VARIABLES = /^(PATH|HOME|TMPDIR|XDG_\w+|GO\w*|https?_proxy|HTTPS?_PROXY|no_proxy|NO_PROXY)$/;
+const GO_ENV = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([name]) => GO_VARIABLES.test(name))),
+  GOFLAGS: "-mod=mod",
+  CGO_ENABLED: "0",
+};
 
 /**
  * Returns the path of the FerretDB binary, building it with `go` the first time.
