@@ -1,5 +1,5 @@
 import type { AnyBulkWriteOperation, Db } from "mongodb";
-import { batchedWrite } from "../db/batched-write.js";
+import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
 
 /**
@@ -77,7 +77,7 @@ export class MembershipStore {
       }
     }
     const failures = await batchedWrite(this.members, operations);
-    if (failures.length > 0) throw new Error(`membership write failed with code ${failures[0].code}`);
+    throwIfRefused("membership write", failures);
   }
 
   /** Every member of `tag`, unordered: its buckets read side by side by `_id`. */
@@ -101,7 +101,7 @@ export class MembershipStore {
       },
     }));
     const failures = await batchedWrite(this.members, operations);
-    if (failures.length > 0) throw new Error(`membership write failed with code ${failures[0].code}`);
+    throwIfRefused("membership write", failures);
   }
 
   async dropAll(): Promise<void> {

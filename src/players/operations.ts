@@ -183,20 +183,6 @@ export function foldDevice(real: PlayerState, device: PlayerState): PlayerState 
   return { tags, traits };
 }
 
-/**
- * How each tag's players_count changes when the profiles `before` (the real
- * profile and a folded device profile, each possibly absent) become one
- * profile carrying `after`. Tags whose count does not change are left out.
- */
-export function tagCountDeltas(before: readonly (readonly string[])[], after: readonly string[]): Map<string, number> {
-  const deltas = new Map<string, number>();
-  const add = (tag: string, n: number) => deltas.set(tag, (deltas.get(tag) ?? 0) + n);
-  for (const tags of before) for (const tag of tags) add(tag, -1);
-  for (const tag of after) add(tag, 1);
-  for (const [tag, n] of deltas) if (n === 0) deltas.delete(tag);
-  return deltas;
-}
-
 /** An entry that changes nothing: a fold alone. */
 export const NO_OPERATIONS: Operations = normaliseEntry({
   tagsAdd: [],
