@@ -110,7 +110,8 @@ export class Registration {
     needs: readonly RegistrationNeed[],
     now: Date,
   ) {
-    const labelOf = (tag: string) => needs.find((need) => need.labels.has(tag))?.labels.get(tag) ?? tag;
+    // The first entry that gives the tag: an entry's labels also hold the raw forms it removes.
+    const labelOf = (tag: string) => needs.find((need) => need.tags.includes(tag))?.labels.get(tag) ?? tag;
     const labelled = plan.tags.map((tag) => ({ tag, label: labelOf(tag) }));
     const insertedTags = await this.stores.tags.insertTags(projectId, firstTagId, labelled, now);
     const insertedKeys = await this.stores.traitKeys.insertTraitKeys(projectId, plan.keys, now);
