@@ -43,13 +43,12 @@ export async function repairMembership(options: RepairOptions): Promise<void> {
 
 /** Sets players_count of `tags` to the size of their membership. */
 async function recount(stores: PlayerStores, projectId: string, tags: readonly string[]): Promise<void> {
-  const ids = await stores.tags.findIds(projectId, tags);
-  const sizes = await Promise.all(
-    [...ids].map(async ([tag, id]) => {
-      const buckets = await stores.membership.read(projectId, tag);
-      return [id, buckets.reduce((n, members) => n + members.length, 0)] as const;
-    }),
+  const ids = [...(await stores.tags.findIds(projectId, tags))];
+  const buckets = await stores.membership.read(
+    projectId,
+    ids.map(([tag]) => tag),
   );
+  const sizes = ids.map(([, id], i) => [id, buckets[i].reduce((n, members) => n + members.length, 0)] as const);
   await stores.tagStats.setCounts(projectId, new Map(sizes));
 }
 
