@@ -5,7 +5,7 @@
  * that does not verify, an entry that is rejected) are Results, not errors.
  */
 export type ErrorCode =
-  "invalid_argument" | "not_found" | "already_exists" | "permission_denied" | "aborted" | "unavailable";
+  "invalid_argument" | "not_found" | "already_exists" | "permission_denied" | "aborted" | "unavailable" | "internal";
 
 export abstract class PlatformError extends Error {
   abstract readonly code: ErrorCode;
@@ -41,4 +41,13 @@ export class ContentionError extends PlatformError {
 /** The database is unreachable or missed its deadline; nothing was half-written. */
 export class UnavailableError extends PlatformError {
   readonly code = "unavailable";
+}
+
+/**
+ * The database refused a statement the service sent (a document over its size
+ * limit, say): a fault of the service, not of the request. `cause` holds what
+ * the database answered.
+ */
+export class WriteRefusedError extends PlatformError {
+  readonly code = "internal";
 }

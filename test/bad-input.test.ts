@@ -219,4 +219,21 @@ describe("integer trait values beyond 2^53", () => {
     expect(res.body.updated[0].dropped).toEqual([{ field: "traits_increment", item: "big", reason: "out_of_range" }]);
     expect((await getPlayer(id)).profile.traits).toEqual({ one: 1 });
   });
+
+  it("drop an increment whose sum would pass 2^53 − 1, keeping the trait as it was", async () => {
+    const id = player();
+    const set = `{"players":[{"partner_user_id":"${id}","traits":{"near":9007199254740990,"low":-9007199254740990}}]}`;
+    expect((await raw("/v1/players/update", set, asJson(project.publicKey))).status).toBe(200);
+    const body = `{"players":[{"partner_user_id":"${id}","traits_increment":{"near":2,"low":-2,"one":1}}]}`;
+    const res = await raw("/v1/players/update", body, asJson(project.publicKey));
+    expect(res.status).toBe(200);
+    expect(res.body.updated[0].dropped).toEqual([
+      { field: "traits_increment", item: "near", reason: "out_of_range" },
+      { field: "traits_increment", item: "low", reason: "out_of_range" },
+    ]);
+    expect((await getPlayer(id)).profile.traits).toEqual({ near: 9007199254740990, low: -9007199254740990, one: 1 });
+    const last = `{"players":[{"partner_user_id":"${id}","traits_increment":{"near":1}}]}`;
+    expect((await raw("/v1/players/update", last, asJson(project.publicKey))).body.updated[0].dropped).toEqual([]);
+    expect((await getPlayer(id)).profile.traits.near).toBe(9007199254740991);
+  });
 });

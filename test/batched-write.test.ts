@@ -1,6 +1,9 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { batchedWrite, MAX_STATEMENTS_PER_COMMAND, STATEMENTS_PER_COMMAND } from "../src/db/batched-write.js";
+import { projectScopedId } from "../src/db/ids.js";
+import { WriteRefusedError } from "../src/errors.js";
+import { bucketOf, MembershipStore } from "../src/players/membership-store.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -58,5 +61,23 @@ describe("multi-statement writes stay under 100 statements a command", () => {
     const search = await svc.postJson("/v1/players/search", { tags: ["tag_0"], page_size: 100 }, privateKey);
     const expected = players.filter((p) => p.tags.includes("tag_0")).map((p) => p.partner_user_id);
     expect(search.body.players.map((p: any) => p.partner_user_id)).toEqual(expected.sort());
+  });
+});
+
+describe("a statement the database refuses", () => {
+  it("fails the write with a WriteRefusedError keeping what the database answered", async () => {
+    const members = new MembershipStore(svc.database.db);
+    const bucket = svc.database.db.collection<{ _id: string; members: unknown }>("player_tag_members");
+    // A bucket whose members are not an array: $addToSet on it is refused statement by statement.
+    await bucket.insertOne({ _id: projectScopedId("refused", `t/${bucketOf("k")}`), members: "not an array" });
+    const write = members.apply("refused", [{ tag: "t", added: ["k"], removed: [] }]);
+    const error: unknown = await write.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    if (!(error instanceof WriteRefusedError)) throw new Error(`expected a WriteRefusedError, got ${String(error)}`);
+    expect(error.code).toBe("internal");
+    expect(error.message).toMatch(/^membership write refused by the database \(code \d+\)$/);
+    expect(error.cause).toEqual([{ index: 0, code: expect.any(Number) }]);
   });
 });

@@ -1,4 +1,6 @@
+import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { READS_IN_FLIGHT } from "../src/db/side-by-side.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -77,6 +79,44 @@ describe("players/search", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.code).toBe("invalid_argument");
     }
+  });
+
+  it("refuses more than 50 tags or 50 traits with 400 naming the field, and takes 50 of each", async () => {
+    const many = (n: number) => Array.from({ length: n }, (_, i) => `t${i}`);
+    const tags = await post("/v1/players/search", { tags: many(51) });
+    expect(tags.status).toBe(400);
+    expect(tags.body.code).toBe("invalid_argument");
+    expect(tags.body.message).toMatch(/tags/);
+    const traits = await post("/v1/players/search", { traits: Object.fromEntries(many(51).map((k) => [k, 1])) });
+    expect(traits.status).toBe(400);
+    expect(traits.body.message).toMatch(/traits/);
+    expect(ids(await search({ tags: [...many(49), "vip"] }))).toEqual(["p1", "p3"]);
+    expect(ids(await search({ traits: Object.fromEntries(many(50).map((k) => [k, 1])) }))).toEqual([]);
+  });
+
+  it("reads a many-tag search's membership at most READS_IN_FLIGHT at a time", async () => {
+    const inFlight = new Set<number>();
+    let most = 0;
+    const started = (event: CommandStartedEvent) => {
+      if (event.commandName !== "find" || event.command.find !== "player_tag_members") return;
+      inFlight.add(event.requestId);
+      most = Math.max(most, inFlight.size);
+    };
+    const ended = (event: CommandSucceededEvent | CommandFailedEvent) => inFlight.delete(event.requestId);
+    const client = svc.database.client;
+    client.on("commandStarted", started);
+    client.on("commandSucceeded", ended);
+    client.on("commandFailed", ended);
+    try {
+      const tags = Array.from({ length: 50 }, (_, i) => `t${i}`);
+      expect(ids(await search({ tags: [...tags.slice(1), "vip"] }))).toEqual(["p1", "p3"]);
+    } finally {
+      client.off("commandStarted", started);
+      client.off("commandSucceeded", ended);
+      client.off("commandFailed", ended);
+    }
+    expect(most).toBeGreaterThan(0);
+    expect(most).toBeLessThanOrEqual(READS_IN_FLIGHT);
   });
 
   it("needs events:read", async () => {

@@ -51,6 +51,17 @@ describe("players/update over /v1 JSON", () => {
     expect(tags.body.tags[0]).toMatchObject({ tag: "team_a", label: "Team A", players_count: 1, is_hidden: false });
   });
 
+  it("labels a new tag with the first raw form an entry adds, not one an earlier entry removes", async () => {
+    const res = await update([
+      { partner_user_id: player(), tags_remove: ["LABEL FROM REMOVAL"] },
+      { partner_user_id: player(), tags_add: ["Label From Removal"] },
+    ]);
+    expect(res.status).toBe(200);
+    const tags = await svc.postJson("/v1/players/tags", { page: 1, text: "label_from_removal" }, readKey);
+    expect(tags.body.tags).toHaveLength(1);
+    expect(tags.body.tags[0]).toMatchObject({ tag: "label_from_removal", label: "Label From Removal" });
+  });
+
   it("drops a tag with disallowed punctuation and a _key trait, lists them, and applies the rest", async () => {
     const id = player();
     const res = await update([

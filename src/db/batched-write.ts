@@ -1,3 +1,4 @@
+import { WriteRefusedError } from "../errors.js";
 import { Gate } from "./gate.js";
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
 
@@ -53,4 +54,11 @@ export async function batchedWrite<T extends Document>(
     }
   }
   return failures;
+}
+
+/** Throws when the database refused any of `failures` (those a caller handles filtered out first); they become the `cause`. */
+export function throwIfRefused(what: string, failures: readonly StatementFailure[]): void {
+  if (failures.length === 0) return;
+  const codes = [...new Set(failures.map((failure) => failure.code))].join(", ");
+  throw new WriteRefusedError(`${what} refused by the database (code ${codes})`, { cause: failures });
 }

@@ -14,13 +14,18 @@ import { UnavailableError } from "../errors.js";
 
 const DUPLICATE_KEY = 11000;
 
+/** True when a statement failure's code (a batched write's, say) says the key already exists. */
+export function isDuplicateKeyCode(code: unknown): boolean {
+  return code === DUPLICATE_KEY;
+}
+
 /** True when a write failed only because a document with that key already exists (a bulk write: every failure was one). */
 export function isDuplicateKey(error: unknown): boolean {
   if (error instanceof MongoBulkWriteError) {
     const failures = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    return failures.length > 0 && failures.every((failure) => failure.code === DUPLICATE_KEY);
+    return failures.length > 0 && failures.every((failure) => isDuplicateKeyCode(failure.code));
   }
-  return error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+  return error instanceof MongoServerError && isDuplicateKeyCode(error.code);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { expect, it } from "vitest";
+import { UnavailableError } from "../errors.js";
 import { Gate } from "./gate.js";
 
 it("runs at most `limit` tasks at once, the rest in arrival order, and passes on results and errors", async () => {
@@ -30,3 +31,19 @@ async function until(condition: () => boolean): Promise<void> {
   for (let i = 0; i < 1000 && !condition(); i++) await new Promise((resolve) => setImmediate(resolve));
   expect(condition()).toBe(true);
 }
+
+it("refuses a task that waited past its limit, without running it, and leaves the queue in order", async () => {
+  const gate = new Gate(1);
+  let release!: () => void;
+  const held = gate.run(() => new Promise<void>((resolve) => (release = resolve)));
+  let ran = false;
+  const late = gate.run(async () => void (ran = true), { waitLimitMs: 20 });
+  const patient = gate.run(async () => "patient");
+  await expect(late).rejects.toBeInstanceOf(UnavailableError);
+  expect(ran).toBe(false);
+  release();
+  await held;
+  expect(await patient).toBe("patient");
+  expect(ran).toBe(false);
+  expect(await gate.run(async () => "free", { waitLimitMs: 20 })).toBe("free");
+});

@@ -1,7 +1,6 @@
 import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
-import { batchedWrite } from "./batched-write.js";
-
-const DUPLICATE_KEY = 11000;
+import { batchedWrite, throwIfRefused } from "./batched-write.js";
+import { isDuplicateKeyCode } from "./errors.js";
 
 /** Inserts every document it can (in batches the engine takes); returns the indexes of those refused as duplicates. */
 export async function insertAllNew<T extends Document & { _id: string }>(
@@ -12,7 +11,9 @@ export async function insertAllNew<T extends Document & { _id: string }>(
     collection,
     docs.map((document) => ({ insertOne: { document } }) as AnyBulkWriteOperation<T>),
   );
-  const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
-  if (other) throw new Error(`insert into ${collection.collectionName} failed with code ${other.code}`);
+  throwIfRefused(
+    `insert into ${collection.collectionName}`,
+    failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
+  );
   return new Set(failures.map((failure) => failure.index));
 }

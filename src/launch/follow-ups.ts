@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import { KeyedLock } from "../players/keyed-lock.js";
+import { KeyedLock } from "../db/keyed-lock.js";
 import type { FollowUp, LaunchUserStore } from "./launch-user-store.js";
 import type { LaunchStore } from "./store.js";
 

@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
-import { KeyedLock } from "../players/keyed-lock.js";
+import { KeyedLock } from "../db/keyed-lock.js";
 
 /** What a verify needs to know about a platform user in a project, in one document. */
 export interface LaunchUser {

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
+import { repairRegistryCounters } from "./counter-repair.js";
 import { repairMembership } from "./membership-repair.js";
 import { Players } from "./players.js";
 import { createPlayerIndexes, createPlayerStores } from "./stores.js";
@@ -11,7 +12,10 @@ import { createPlayerIndexes, createPlayerStores } from "./stores.js";
  */
 const REPAIR_GRACE_MS = 5 * 60_000;
 
-/** Players ready to serve: indexes made, tag membership repaired if a crash left it behind the profiles. */
+/**
+ * Players ready to serve: indexes made, tag membership repaired if a crash left it behind the profiles, registry
+ * counters set to their records if a failed registration left them high.
+ */
 export async function createPlayers({
   database,
   clock,
@@ -24,5 +28,6 @@ export async function createPlayers({
   const stores = createPlayerStores(database.db, database.isFerretDb);
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
+  await repairRegistryCounters({ stores, lower: database.isFerretDb, log });
   return new Players({ stores, clock, sharedDatabase: !database.isFerretDb });
 }

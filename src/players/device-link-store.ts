@@ -1,5 +1,5 @@
 import type { Db } from "mongodb";
-import { batchedWrite } from "../db/batched-write.js";
+import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
 import { sideBySide } from "../db/side-by-side.js";
 
@@ -56,6 +56,6 @@ export class DeviceLinkStore {
       },
     }));
     const failures = await batchedWrite(this.devices, operations);
-    if (failures.length > 0) throw new Error(`device link write failed with code ${failures[0].code}`);
+    throwIfRefused("device link write", failures);
   }
 }

@@ -43,24 +43,18 @@ export async function repairMembership(options: RepairOptions): Promise<void> {
 
 /** Sets players_count of `tags` to the size of their membership. */
 async function recount(stores: PlayerStores, projectId: string, tags: readonly string[]): Promise<void> {
-  const ids = await stores.tags.findIds(projectId, tags);
-  const sizes = await Promise.all(
-    [...ids].map(async ([tag, id]) => {
-      const buckets = await stores.membership.read(projectId, tag);
-      return [id, buckets.reduce((n, members) => n + members.length, 0)] as const;
-    }),
+  const ids = [...(await stores.tags.findIds(projectId, tags))];
+  const buckets = await stores.membership.read(
+    projectId,
+    ids.map(([tag]) => tag),
   );
+  const sizes = ids.map(([, id], i) => [id, buckets[i].reduce((n, members) => n + members.length, 0)] as const);
   await stores.tagStats.setCounts(projectId, new Map(sizes));
 }
 
 /** Re-derives every membership and count from the profiles, in one pass over them. */
 export async function rebuildMembership(stores: PlayerStores): Promise<void> {
-  const projects = new Map<string, Map<string, string[]>>();
-  for await (const { projectId, identityKey, tags } of stores.profiles.allTags()) {
-    let byTag = projects.get(projectId);
-    if (!byTag) projects.set(projectId, (byTag = new Map()));
-    for (const tag of tags) byTag.set(tag, [...(byTag.get(tag) ?? []), identityKey]);
-  }
+  const projects = await membersByProject(stores.profiles.allTags());
   await stores.membership.dropAll();
   for (const [projectId, byTag] of projects) {
     const registered = await stores.tags.listAll(projectId);
@@ -69,4 +63,21 @@ export async function rebuildMembership(stores: PlayerStores): Promise<void> {
   }
   await stores.journal.endAll();
   await stores.membership.saveLayout();
+}
+
+/** Per project and tag, the identity keys carrying it, in the order the profiles come. */
+export async function membersByProject(
+  profiles: AsyncIterable<{ projectId: string; identityKey: string; tags: readonly string[] }>,
+): Promise<Map<string, Map<string, string[]>>> {
+  const projects = new Map<string, Map<string, string[]>>();
+  for await (const { projectId, identityKey, tags } of profiles) {
+    let byTag = projects.get(projectId);
+    if (!byTag) projects.set(projectId, (byTag = new Map()));
+    for (const tag of tags) {
+      const members = byTag.get(tag);
+      if (members) members.push(identityKey);
+      else byTag.set(tag, [identityKey]);
+    }
+  }
+  return projects;
 }

@@ -1,6 +1,7 @@
 import type { AnyBulkWriteOperation, Db } from "mongodb";
-import { batchedWrite } from "../db/batched-write.js";
+import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 /**
  * Members of a tag are spread over this many bucket documents by a hash of
@@ -77,17 +78,18 @@ export class MembershipStore {
       }
     }
     const failures = await batchedWrite(this.members, operations);
-    if (failures.length > 0) throw new Error(`membership write failed with code ${failures[0].code}`);
+    throwIfRefused("membership write", failures);
   }
 
-  /** Every member of `tag`, unordered: its buckets read side by side by `_id`. */
-  async read(projectId: string, tag: string): Promise<string[][]> {
-    const docs = await Promise.all(
-      Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) =>
-        this.members.findOne({ _id: bucketId(projectId, tag, bucket) }, { projection: { members: 1 } }),
-      ),
+  /** Per tag, its members by bucket: every bucket of every tag read side by side by `_id`. */
+  async read(projectId: string, tags: readonly string[]): Promise<string[][][]> {
+    const ids = tags.flatMap((tag) =>
+      Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket)),
     );
-    return docs.map((doc) => doc?.members ?? []);
+    const docs = await sideBySide(ids, (_id) => this.members.findOne({ _id }, { projection: { members: 1 } }));
+    return tags.map((_, t) =>
+      docs.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS).map((doc) => doc?.members ?? []),
+    );
   }
 
   /** Replaces the whole membership of `tag` (the repair pass). */
@@ -101,7 +103,7 @@ export class MembershipStore {
       },
     }));
     const failures = await batchedWrite(this.members, operations);
-    if (failures.length > 0) throw new Error(`membership write failed with code ${failures[0].code}`);
+    throwIfRefused("membership write", failures);
   }
 
   async dropAll(): Promise<void> {
@@ -129,11 +131,14 @@ export function bucketOf(identityKey: string): number {
   return (hash >>> 0) % MEMBERSHIP_BUCKETS;
 }
 
-function byBucket(keys: readonly string[]): Map<number, string[]> {
+/** `keys` grouped by their bucket, each group in the order of `keys`. */
+export function byBucket(keys: readonly string[]): Map<number, string[]> {
   const buckets = new Map<number, string[]>();
   for (const key of keys) {
     const bucket = bucketOf(key);
-    buckets.set(bucket, [...(buckets.get(bucket) ?? []), key]);
+    const members = buckets.get(bucket);
+    if (members) members.push(key);
+    else buckets.set(bucket, [key]);
   }
   return buckets;
 }

@@ -4,7 +4,6 @@ import {
   foldDevice,
   normaliseEntry,
   playerLimitBroken,
-  tagCountDeltas,
   type EntryInput,
   type PlayerState,
 } from "./operations.js";
@@ -66,23 +65,12 @@ describe("normaliseEntry and applyOperations", () => {
   });
 });
 
-describe("foldDevice and tagCountDeltas", () => {
+describe("foldDevice", () => {
   it("unions tags and adds missing traits within the limits, keeping the real player's own data", () => {
     const folded = foldDevice(state(["a", "b"], { level: 2 }), state(["b", "c"], { level: 9, guest: true }));
     expect(folded.tags).toEqual(["a", "b", "c"]);
     expect(Object.fromEntries(folded.traits)).toEqual({ level: 2, guest: true });
     const full = Array.from({ length: 50 }, (_, i) => `t${i}`);
     expect(foldDevice(state(full), state(["extra"])).tags).toEqual(full);
-  });
-
-  it("counts a tag once after a fold and leaves unchanged tags out", () => {
-    const deltas = tagCountDeltas(
-      [
-        ["a", "b"],
-        ["b", "c", "d"],
-      ],
-      ["a", "b", "c", "e"],
-    );
-    expect(Object.fromEntries(deltas)).toEqual({ b: -1, d: -1, e: 1 });
   });
 });

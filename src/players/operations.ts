@@ -1,3 +1,4 @@
+import { fail } from "../result.js";
 import {
   normaliseNumber,
   normaliseTag,
@@ -137,7 +138,8 @@ export function normaliseEntry(input: EntryInput): Operations {
 /**
  * Applies the operations in their documented order (docs/api.md): tags, tags_add,
  * tags_remove, traits, traits_once, traits_increment, traits_unset. Returns
- * the new state and the increments dropped because the current value is not a number.
+ * the new state and the increments dropped because the current value is not a
+ * number or the sum would leave ±(2^53 − 1).
  */
 export function applyOperations(state: PlayerState, ops: Operations): { state: PlayerState; dropped: DroppedItem[] } {
   let tags = ops.tags ? [...ops.tags] : [...state.tags];
@@ -150,8 +152,10 @@ export function applyOperations(state: PlayerState, ops: Operations): { state: P
   const dropped: DroppedItem[] = [];
   for (const [key, amount] of ops.traitsIncrement) {
     const current = traits.get(key) ?? 0;
-    if (typeof current !== "number") dropped.push({ field: "traits_increment", item: key, reason: "not_a_number" });
-    else traits.set(key, current + amount);
+    // A sum past ±(2^53 − 1) would be stored rounded: dropped like such an amount, the trait keeps its value.
+    const sum = typeof current === "number" ? normaliseNumber(current + amount) : fail("not_a_number" as const);
+    if (sum.ok) traits.set(key, sum.value);
+    else dropped.push({ field: "traits_increment", item: key, reason: sum.error });
   }
   for (const key of ops.traitsUnset) traits.delete(key);
   return { state: { tags, traits }, dropped };
@@ -181,20 +185,6 @@ export function foldDevice(real: PlayerState, device: PlayerState): PlayerState 
     if (!traits.has(key)) traits.set(key, value);
   }
   return { tags, traits };
-}
-
-/**
- * How each tag's players_count changes when the profiles `before` (the real
- * profile and a folded device profile, each possibly absent) become one
- * profile carrying `after`. Tags whose count does not change are left out.
- */
-export function tagCountDeltas(before: readonly (readonly string[])[], after: readonly string[]): Map<string, number> {
-  const deltas = new Map<string, number>();
-  const add = (tag: string, n: number) => deltas.set(tag, (deltas.get(tag) ?? 0) + n);
-  for (const tags of before) for (const tag of tags) add(tag, -1);
-  for (const tag of after) add(tag, 1);
-  for (const [tag, n] of deltas) if (n === 0) deltas.delete(tag);
-  return deltas;
 }
 
 /** An entry that changes nothing: a fold alone. */

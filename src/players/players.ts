@@ -3,7 +3,7 @@ import { fail, ok, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { RejectCode, RoundEntry } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
-import { KeyedLock } from "./keyed-lock.js";
+import { KeyedLock } from "../db/keyed-lock.js";
 import {
   MAX_TAGS_PER_PLAYER,
   MAX_TRAITS_PER_PLAYER,

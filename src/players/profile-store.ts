@@ -1,5 +1,6 @@
 import type { Db, Filter } from "mongodb";
-import { batchedWrite } from "../db/batched-write.js";
+import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
+import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
 import { sideBySide } from "../db/side-by-side.js";
@@ -50,7 +51,6 @@ export interface ProfileDoc {
 }
 
 export const PLAYER_PROFILES = "player_profiles";
-const DUPLICATE_KEY = 11000;
 
 /** The player_profiles collection: one document per player and project, `_id` `<project>/<identity_key>`. */
 export class ProfileStore {
@@ -100,8 +100,10 @@ export class ProfileStore {
       return { replaceOne: { filter, replacement: doc, upsert: true } };
     });
     const failures = await batchedWrite(this.profiles, operations);
-    const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
-    if (other) throw new Error(`profile write failed with code ${other.code}`);
+    throwIfRefused(
+      "profile write",
+      failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
+    );
     return new Set(failures.map((failure) => failure.index));
   }
 

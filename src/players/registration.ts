@@ -96,9 +96,17 @@ export class Registration {
       if (first === null) return null;
       firstTagId = first;
     }
-    if (keys > 0 && !(await counters.reserveTraitKeySlots(projectId, keys, MAX_TRAIT_KEYS_PER_PROJECT))) {
-      await counters.releaseSlots(projectId, tags, 0);
-      return null;
+    if (keys > 0) {
+      const reservedKeys = await counters
+        .reserveTraitKeySlots(projectId, keys, MAX_TRAIT_KEYS_PER_PROJECT)
+        .catch(async (error: unknown) => {
+          await counters.releaseSlots(projectId, tags, 0).catch(() => undefined);
+          throw error;
+        });
+      if (!reservedKeys) {
+        await counters.releaseSlots(projectId, tags, 0);
+        return null;
+      }
     }
     return firstTagId;
   }
@@ -110,10 +118,19 @@ export class Registration {
     needs: readonly RegistrationNeed[],
     now: Date,
   ) {
-    const labelOf = (tag: string) => needs.find((need) => need.labels.has(tag))?.labels.get(tag) ?? tag;
+    // The first entry that gives the tag: an entry's labels also hold the raw forms it removes.
+    const labelOf = (tag: string) => needs.find((need) => need.tags.includes(tag))?.labels.get(tag) ?? tag;
     const labelled = plan.tags.map((tag) => ({ tag, label: labelOf(tag) }));
-    const insertedTags = await this.stores.tags.insertTags(projectId, firstTagId, labelled, now);
-    const insertedKeys = await this.stores.traitKeys.insertTraitKeys(projectId, plan.keys, now);
+    let insertedTags: string[];
+    let insertedKeys: string[];
+    try {
+      insertedTags = await this.stores.tags.insertTags(projectId, firstTagId, labelled, now);
+      insertedKeys = await this.stores.traitKeys.insertTraitKeys(projectId, plan.keys, now);
+    } catch (error) {
+      // Best effort (the database may be gone): the start-up repair sets the counters right otherwise.
+      await this.releaseUnwritten(projectId, plan).catch(() => undefined);
+      throw error;
+    }
     // Another process registered some of them first: give back the slots taken twice.
     await this.stores.counters.releaseSlots(
       projectId,
@@ -125,6 +142,16 @@ export class Registration {
     insertedTags.forEach((tag) => known.set(tag, firstTagId + plan.tags.indexOf(tag)));
     await this.tagIds(projectId, plan.tags);
     for (const key of plan.keys) knownKeysIn(this.knownKeys, projectId).add(key);
+  }
+
+  /** After a failed insert, gives back the slots of the planned names that have no record. */
+  private async releaseUnwritten(projectId: string, plan: SlotPlan): Promise<void> {
+    const { tags, traitKeys, counters } = this.stores;
+    const [writtenTags, writtenKeys] = await Promise.all([
+      tags.findIds(projectId, plan.tags),
+      traitKeys.findRegistered(projectId, plan.keys),
+    ]);
+    await counters.releaseSlots(projectId, plan.tags.length - writtenTags.size, plan.keys.length - writtenKeys.size);
   }
 }
 

@@ -51,6 +51,20 @@ export class RegistryCounterStore {
     await this.counters.updateOne({ _id: projectId }, { $inc: { tag_count: -tags, trait_key_count: -traitKeys } });
   }
 
+  /** Every project's counts (one document per project that ever registered a name). */
+  async all(): Promise<{ projectId: string; tags: number; traitKeys: number }[]> {
+    const docs = await this.counters.find({}).toArray();
+    return docs.map((doc) => ({ projectId: doc._id, tags: doc.tag_count, traitKeys: doc.trait_key_count }));
+  }
+
+  /** Sets the counts (the repair pass); the last tag id stays, so ids are never handed out twice. */
+  async setCounts(projectId: string, counts: { tags: number; traitKeys: number }): Promise<void> {
+    await this.counters.updateOne(
+      { _id: projectId },
+      { $set: { tag_count: counts.tags, trait_key_count: counts.traitKeys } },
+    );
+  }
+
   private async ensureCounter(projectId: string): Promise<void> {
     try {
       await this.counters.updateOne(

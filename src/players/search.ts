@@ -14,8 +14,6 @@ export interface TagRecord extends RegisteredTag {
  * candidate by `_id`; docs/database.md states both costs.
  */
 export const MAX_CANDIDATES_READ = 2_000;
-/** Candidate profiles read side by side at once. */
-const READ_WINDOW = 100;
 
 /** Reads of cohorts: search from tag membership, tag listing from the registry and its counts. */
 export class Search {
@@ -39,17 +37,13 @@ export class Search {
       return { profiles, total: members.length };
     }
     const wanted = new Set(query.traits);
-    const matching: ProfileRecord[] = [];
-    for (let from = 0; from < members.length; from += READ_WINDOW) {
-      const window = await this.read(projectId, members.slice(from, from + READ_WINDOW));
-      matching.push(...window.filter((profile) => hasTraits(profile, wanted)));
-    }
+    const matching = (await this.read(projectId, members)).filter((profile) => hasTraits(profile, wanted));
     return { profiles: matching.slice(skip, skip + pageSize), total: matching.length };
   }
 
   /** Identity keys carrying any (or all) of `tags`, sorted. Buckets of equal number hold the same keys' memberships. */
   private async members(projectId: string, tags: readonly string[], all: boolean): Promise<string[]> {
-    const perTag = await Promise.all(tags.map((tag) => this.stores.membership.read(projectId, tag)));
+    const perTag = await this.stores.membership.read(projectId, tags);
     const keys: string[] = [];
     perTag[0].forEach((_, bucket) => {
       const sets = perTag.map((buckets) => buckets[bucket]);
@@ -104,9 +98,26 @@ export class Search {
   }
 }
 
-/** identity_key ascending in code-unit order, the order MongoDB sorts strings in. */
-function compareKeys(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/**
+ * identity_key ascending in code point order, the order MongoDB sorts strings
+ * in (by their UTF-8 bytes), so membership pages in the order a scan does.
+ * JavaScript's `<` compares UTF-16 code units, which puts U+E000–U+FFFF after
+ * the surrogates of U+10000 and above.
+ */
+export function compareKeys(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return codePointRank(x) - codePointRank(y);
+  }
+  return a.length - b.length;
+}
+
+/** A UTF-16 code unit moved so that surrogates (code points above U+FFFF) rank above U+E000–U+FFFF. */
+function codePointRank(unit: number): number {
+  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
+  return unit >= 0xe000 ? unit - 0x800 : unit;
 }
 
 function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {

@@ -90,6 +90,11 @@ export class TagStore {
     return doc && toTag(doc);
   }
 
+  /** How many tags the project has registered (a scan of player_tags on FerretDB). */
+  async countInProject(projectId: string): Promise<number> {
+    return this.tags.countDocuments({ project_id: projectId });
+  }
+
   /** Every tag of the project, by id: at most the project's 500. */
   async listAll(projectId: string): Promise<RegisteredTag[]> {
     const docs = await this.tags.find({ project_id: projectId }).sort({ id: 1 }).toArray();

@@ -30,6 +30,11 @@ export class TraitKeyStore {
     return new Set(keys.filter((_, i) => docs[i] !== null));
   }
 
+  /** How many trait keys the project has registered (a scan of player_trait_keys on FerretDB). */
+  async countInProject(projectId: string): Promise<number> {
+    return this.traitKeys.countDocuments({ project_id: projectId });
+  }
+
   /** Registers keys; returns those inserted (the others were registered meanwhile by another writer). */
   async insertTraitKeys(projectId: string, keys: readonly string[], now: Date): Promise<string[]> {
     const docs: TraitKeyDoc[] = keys.map((key) => ({

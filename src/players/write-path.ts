@@ -10,7 +10,7 @@ import {
 } from "./decide.js";
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
-import type { KeyedLock } from "./keyed-lock.js";
+import type { KeyedLock } from "../db/keyed-lock.js";
 import { countDeltas, membershipChanges, tagMove, type TagMove } from "./membership.js";
 import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";

@@ -11,6 +11,7 @@ const RPC_CODES: Readonly<Record<ErrorCode, Code>> = {
   permission_denied: Code.PermissionDenied,
   aborted: Code.Aborted,
   unavailable: Code.Unavailable,
+  internal: Code.Internal,
 };
 
 /**
@@ -30,6 +31,7 @@ export function errorInterceptor(log: Logger): Interceptor {
       if (unavailable) log.error({ rpc, err: error }, "database unavailable");
       const domainError = unavailable ?? error;
       if (domainError instanceof PlatformError) {
+        if (domainError.code === "internal") log.error({ rpc, err: domainError }, "database refused a write");
         throw new ConnectError(domainError.message, RPC_CODES[domainError.code], undefined, undefined, domainError);
       }
       log.error({ rpc, err: error }, "unexpected error");

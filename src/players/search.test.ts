@@ -1,0 +1,21 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { compareKeys } from "./search.js";
+
+const byUtf8 = (a: string, b: string) => Math.sign(Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
+
+describe("compareKeys", () => {
+  it("orders by code point, as MongoDB does: U+FFFD before an emoji, though its UTF-16 unit is larger", () => {
+    const keys = ["u:\u{1F600}", "u:\uFFFD", "u:\uE000", "u:z", "u:"];
+    expect([...keys].sort(compareKeys)).toEqual(["u:", "u:z", "u:\uE000", "u:\uFFFD", "u:\u{1F600}"]);
+  });
+
+  it("agrees with a comparison of the UTF-8 bytes on any strings", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary" }), fc.string({ unit: "binary" }), (a, b) => {
+        expect(Math.sign(compareKeys(a, b))).toBe(byUtf8(a, b));
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+});
