@@ -37,6 +37,10 @@ export interface Config {
   rateLimitBurst: number;
   /** How long an API key lookup is reused (0: every request reads the key); a revocation elsewhere takes this long. */
   apiKeyCacheSeconds: number;
+  /** Raw events and rollups older than this many days are deleted by the service. */
+  eventRetentionDays: number;
+  /** Whether this process runs the events apply worker ("off": ingest and charts only). */
+  eventWorker: boolean;
 }
 
 export class ConfigError extends Error {
@@ -95,6 +99,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerSecond,
     rateLimitBurst: integer("RATE_LIMIT_BURST", 2 * rateLimitPerSecond, 1, 2_000_000),
     apiKeyCacheSeconds: integer("API_KEY_CACHE_SECONDS", 5, 0, 300),
+    eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
+    eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

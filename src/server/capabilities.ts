@@ -5,6 +5,8 @@ import { AdminStore } from "../admin/store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
+import { createEvents, type EventsCapability } from "../events/capability.js";
+import { partnerKey } from "../players/identity-key.js";
 import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
 import { createPlayers } from "../players/capability.js";
@@ -16,6 +18,7 @@ export interface Capabilities {
   apiKeys: ApiKeyCache;
   launch: Launch;
   players: Players;
+  events: EventsCapability;
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
 }
@@ -34,19 +37,30 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache(adminStore, config.apiKeyCacheSeconds * 1000);
   const players = await createPlayers({ database, clock });
+  const events = await createEvents({
+    database,
+    clock,
+    retentionDays: config.eventRetentionDays,
+    worker: { onError: (err) => log.error({ err }, "event apply worker") },
+  });
   const launch = await createLaunch({
     config,
     database,
     adminStore,
     clock,
     log,
-    onLaunchVerified: (event) => players.onLaunchVerified(event),
+    onLaunchVerified: async (event) => {
+      await players.onLaunchVerified(event);
+      // The installation's events follow it to the verified player.
+      await events.events.onDeviceFolded(event.projectId, event.installationId, partnerKey(event.partnerUserId));
+    },
   });
   return {
     admin: new Admin({ store: adminStore, apiKeys, clock }),
     apiKeys,
     launch,
     players,
+    events,
     generatedAdminKey: generatedKey,
   };
 }

@@ -33,6 +33,18 @@ export async function startService({
   for (const service of SERVICES) service.methods.forEach(requiredScope);
   const capabilities = await createCapabilities({ config, database, log, clock });
   const metrics = new Metrics();
+  const { worker } = capabilities.events;
+  metrics.gauge(
+    "platform_event_lag_seconds",
+    "Age of the oldest accepted event not yet applied.",
+    async () => (await worker.measureLag()).seconds,
+  );
+  metrics.gauge(
+    "platform_event_queue_depth",
+    "Events accepted and not yet applied.",
+    async () => (await worker.measureLag()).depth,
+  );
+  if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   const closing = new AbortController();
   const handler = createRequestHandler({
@@ -50,6 +62,7 @@ export async function startService({
     generatedAdminKey: capabilities.generatedAdminKey,
     async close(graceMs) {
       capabilities.launch.stop();
+      await worker.stop();
       closing.abort();
       await listener.close(graceMs);
       stopDatabaseMetrics();

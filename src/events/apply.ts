@@ -1,0 +1,81 @@
+import type { TraitValue } from "../players/normalise.js";
+import { traitIndexEntry } from "../players/normalise.js";
+import { deviceKey, partnerKey } from "../players/identity-key.js";
+import { tagCohort, traitCohort } from "./cohort-rollup-store.js";
+import type { QueuedEvent } from "./entries.js";
+import type { EventIdStore } from "./event-id-store.js";
+import { Planner, type Plan } from "./plan.js";
+import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
+import type { PlayerRollupStore } from "./player-rollup-store.js";
+import type { Segment } from "./segment-store.js";
+
+export interface PlanningDeps {
+  directory: PlayerDirectory;
+  playerRollups: PlayerRollupStore;
+  eventIds: EventIdStore;
+  /** Trait keys with materialised cohorts, per project. */
+  materialisedKeys: (projectId: string) => Promise<ReadonlySet<string>>;
+}
+
+/** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */
+export function cohortIds(player: PlayerCohorts | undefined, materialised: ReadonlySet<string>): string[] {
+  if (!player) return [];
+  const ids = player.tags.map(tagCohort);
+  for (const [key, value] of player.traits as ReadonlyMap<string, TraitValue>) {
+    if (materialised.has(key)) ids.push(traitCohort(traitIndexEntry(key, value)));
+  }
+  return ids;
+}
+
+/**
+ * Decides what segment `segment` changes, reading the state it starts from:
+ * the histories of the players it touches, their cohorts as of now, device
+ * links, and which event_ids are repeats.
+ */
+export async function planSegment(segment: Segment, firstDay: string, deps: PlanningDeps): Promise<Plan> {
+  const { projectId, work } = segment;
+  if (projectId === null || work === null) return { players: [], cohorts: [] };
+  const folds: [string, string][] = [];
+  const byPlayer = new Map<string, QueuedEvent[]>();
+  let resyncs: string[] = [];
+  if (work.kind === "events") {
+    const events = await countable(projectId, segment.seq, work.events, deps.eventIds);
+    const devices = [...new Set(events.filter((e) => e.u === null).map((e) => e.d!))];
+    const owners = await deps.directory.deviceOwners(projectId, devices);
+    for (const [device, owner] of owners) folds.push([deviceKey(device), owner]);
+    for (const event of events) {
+      const key = event.u !== null ? partnerKey(event.u) : (owners.get(event.d!) ?? deviceKey(event.d!));
+      byPlayer.set(key, [...(byPlayer.get(key) ?? []), event]);
+    }
+  } else if (work.kind === "resync") {
+    resyncs = work.identityKeys;
+  } else {
+    folds.push([deviceKey(work.deviceId), work.into]);
+  }
+
+  const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
+  const [rollups, profiles, materialised] = await Promise.all([
+    deps.playerRollups.read(projectId, keys),
+    deps.directory.cohortsOf(projectId, keys),
+    deps.materialisedKeys(projectId),
+  ]);
+  const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
+  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow });
+  for (const [device, owner] of folds) planner.fold(device, owner);
+  for (const key of resyncs) planner.resync(key);
+  for (const [key, events] of byPlayer) planner.addEvents(key, events);
+  return planner.plan();
+}
+
+/** The events of a segment minus repeats of an event_id the project used before. */
+async function countable(
+  projectId: string,
+  seq: number,
+  events: readonly QueuedEvent[],
+  eventIds: EventIdStore,
+): Promise<QueuedEvent[]> {
+  const claims = events.flatMap((event, index) => (event.i === null ? [] : [{ eventId: event.i, index, t: event.t }]));
+  if (claims.length === 0) return [...events];
+  const repeats = await eventIds.claim(projectId, seq, claims);
+  return events.filter((_, index) => !repeats.has(index));
+}

@@ -1,0 +1,60 @@
+import type { Clock } from "../clock.js";
+import type { Database } from "../db/database.js";
+import { PlayerStore } from "../players/store.js";
+import { CohortRollupStore } from "./cohort-rollup-store.js";
+import { EventIdStore } from "./event-id-store.js";
+import { Events } from "./events.js";
+import { PlanStore } from "./plan-store.js";
+import type { PlayerDirectory } from "./player-directory.js";
+import { PlayerRollupStore } from "./player-rollup-store.js";
+import { QueueStateStore } from "./queue-state-store.js";
+import { Retention } from "./retention.js";
+import { SegmentStore } from "./segment-store.js";
+import { StoreDirectory } from "./store-directory.js";
+import { CohortReader } from "./trends.js";
+import { ApplyWorker, type WorkerOptions } from "./worker.js";
+
+export interface EventsCapability {
+  events: Events;
+  worker: ApplyWorker;
+}
+
+export interface CreateEventsOptions {
+  database: Database;
+  clock: Clock;
+  retentionDays: number;
+  /** Defaults to the players' stores. */
+  directory?: PlayerDirectory;
+  /** Lease, polling and test hooks of the apply worker. */
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError">;
+}
+
+/** The events capability and its apply worker (not started: the caller decides whether this process applies). */
+export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
+  const { database, clock, retentionDays } = options;
+  const { db } = database;
+  const queue = new QueueStateStore(db);
+  await queue.ensure();
+  const segments = new SegmentStore(db);
+  const eventIds = new EventIdStore(db);
+  const playerRollups = new PlayerRollupStore(db);
+  const cohortRollups = new CohortRollupStore(db);
+  const directory = options.directory ?? new StoreDirectory(new PlayerStore(db, database.isFerretDb));
+  const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
+  const worker = new ApplyWorker({
+    ...options.worker,
+    queue,
+    segments,
+    plans: new PlanStore(db),
+    cohortRollups,
+    playerRollups,
+    eventIds,
+    directory,
+    retention,
+    clock,
+    // Trait cohorts are materialised for no key yet: a trait filter takes the exact path.
+    materialisedKeys: async () => new Set<string>(),
+  });
+  const reader = new CohortReader({ cohortRollups, playerRollups, directory });
+  return { events: new Events({ segments, queue, worker, reader, directory, retention, clock }), worker };
+}

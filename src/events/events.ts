@@ -1,0 +1,118 @@
+import type { Clock } from "../clock.js";
+import { UnavailableError } from "../errors.js";
+import { checkEvent, type IncomingEvent, type Rejection } from "./entries.js";
+import type { Retention } from "./retention.js";
+import type { SegmentStore, SegmentWork } from "./segment-store.js";
+import type { QueueStateStore } from "./queue-state-store.js";
+import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
+import type { ApplyWorker, Lag } from "./worker.js";
+import type { EventQuery } from "./query.js";
+import type { PlayerDirectory } from "./player-directory.js";
+
+/** Sequence numbers a writer tries before giving up (each loss means a worker tombstoned a stalled one). */
+const ENQUEUE_ATTEMPTS = 5;
+/** With split_by and no tags given: the tags with the most players, at most this many. */
+export const MAX_SPLIT_TAGS = 20;
+
+export interface IngestOutcome {
+  accepted: number;
+  rejected: ({ index: number } & Rejection)[];
+  lag: Lag;
+}
+
+export interface TrendsRequest {
+  query: EventQuery;
+  names?: string[];
+  splitByTags: boolean;
+}
+
+export interface EventsOptions {
+  segments: SegmentStore;
+  queue: QueueStateStore;
+  worker: ApplyWorker;
+  reader: CohortReader;
+  directory: PlayerDirectory;
+  retention: Retention;
+  clock: Clock;
+}
+
+/**
+ * The events of every project: ingestion onto the queue (applied later by
+ * the ApplyWorker), charts from the rollups, and the hooks by which player
+ * changes move histories between cohorts.
+ */
+export class Events {
+  constructor(private readonly options: EventsOptions) {}
+
+  /** Accepts the valid events durably and answers at once; the worker applies them later. */
+  async ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
+    const { clock, retention, worker } = this.options;
+    const now = clock.now();
+    const oldest = retention.oldest(now);
+    const accepted = [];
+    const rejected: IngestOutcome["rejected"] = [];
+    for (const [index, event] of events.entries()) {
+      const outcome = checkEvent(event, now, oldest);
+      if (outcome.ok) accepted.push(outcome.value);
+      else rejected.push({ index, ...outcome.error });
+    }
+    if (accepted.length > 0) {
+      const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
+      await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest);
+    }
+    return { accepted: accepted.length, rejected, lag: worker.lag() };
+  }
+
+  /**
+   * The hook of the players write path, called after profiles were written:
+   * their histories follow their tags and traits as of now. Idempotent; a
+   * call lost to a crash is made good by the player's next event.
+   */
+  async onProfilesChanged(projectId: string, identityKeys: readonly string[]): Promise<void> {
+    if (identityKeys.length === 0) return;
+    await this.enqueue(projectId, { kind: "resync", identityKeys: [...new Set(identityKeys)] }, 0, new Date(0));
+  }
+
+  /** The hook of a device fold (verify or update): the device's history moves to the player `into`. */
+  async onDeviceFolded(projectId: string, deviceId: string, into: string): Promise<void> {
+    await this.enqueue(projectId, { kind: "fold", deviceId, into }, 0, new Date(0));
+  }
+
+  async trends(projectId: string, request: TrendsRequest): Promise<TrendSeries[]> {
+    const { query, names, splitByTags } = request;
+    const { reader, retention, clock, directory } = this.options;
+    const firstDay = retention.firstDay(clock.now());
+    if (!splitByTags) return seriesOf(query.days, await reader.counts(projectId, query, firstDay), names);
+    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await directory.topTags(projectId, MAX_SPLIT_TAGS);
+    const perTag = await Promise.all(
+      tags.map(async (tag) => {
+        const cohort = { tags: [tag], tagsMatch: "any" as const, traits: query.cohort.traits };
+        const series = seriesOf(query.days, await reader.counts(projectId, query, firstDay, cohort), names);
+        return series.map((one) => ({ ...one, tag }));
+      }),
+    );
+    return perTag.flat();
+  }
+
+  async names(projectId: string, query: EventQuery): Promise<{ name: string; events: number }[]> {
+    const firstDay = this.options.retention.firstDay(this.options.clock.now());
+    return nameTotals(await this.options.reader.counts(projectId, query, firstDay));
+  }
+
+  lag(): Promise<Lag> {
+    return this.options.worker.measureLag();
+  }
+
+  private async enqueue(projectId: string, work: SegmentWork, count: number, latest: Date): Promise<void> {
+    const { queue, segments, clock, worker } = this.options;
+    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
+      // The count joins the accepted total once, with the first sequence number.
+      const seq = await queue.reserve(attempt === 0 ? count : 0);
+      if (await segments.insert({ seq, projectId, receivedAt: clock.now(), count, work }, latest)) {
+        worker.wake();
+        return;
+      }
+    }
+    throw new UnavailableError("the event queue is stalled; nothing was queued, try again");
+  }
+}
