@@ -52,6 +52,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     directory,
     retention,
     clock,
+    isFerretDb: database.isFerretDb,
     // Trait cohorts are materialised for no key yet: a trait filter takes the exact path.
     materialisedKeys: async () => new Set<string>(),
   });

@@ -1,6 +1,6 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { absorb, type DocumentChange, type RollupDoc } from "./absorb.js";
+import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 
 /** The whole project: every player. */
 export const EVERYONE = "*";
@@ -48,8 +48,8 @@ export class CohortRollupStore {
     return Object.assign({}, ...docs.map((doc) => doc?.days ?? {})) as CohortDays;
   }
 
-  absorb(seq: number, changes: readonly DocumentChange[]): Promise<void> {
-    return absorb(this.writes, seq, changes);
+  absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
+    return absorb(this.writes, seq, changes, options);
   }
 
   /** Months wholly before `beforeMonth`. A periodic sweep: it scans. */

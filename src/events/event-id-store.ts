@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { batchedWrite } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
+import { pointReads } from "./point-reads.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -44,8 +45,8 @@ export class EventIdStore {
       if (failure.code !== DUPLICATE_KEY) throw new Error(`event id claim failed with code ${failure.code}`);
       return claims[failure.index];
     });
-    const holders = await Promise.all(
-      taken.map((claim) => this.ids.findOne({ _id: projectScopedId(projectId, claim.eventId) })),
+    const holders = await pointReads(taken, (claim) =>
+      this.ids.findOne({ _id: projectScopedId(projectId, claim.eventId) }),
     );
     taken.forEach((claim, i) => {
       const holder = holders[i];

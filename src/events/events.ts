@@ -73,6 +73,20 @@ export class Events {
     await this.enqueue(projectId, { kind: "resync", identityKeys: [...new Set(identityKeys)] }, 0, new Date(0));
   }
 
+  /** After a players/update: histories follow the written players' cohorts, and devices linked by an entry fold. */
+  async onPlayersWritten(
+    projectId: string,
+    written: readonly { identityKey: string; linkedDeviceId: string | null }[],
+  ): Promise<void> {
+    await this.onProfilesChanged(
+      projectId,
+      written.map((one) => one.identityKey),
+    );
+    for (const { identityKey, linkedDeviceId } of written) {
+      if (linkedDeviceId !== null) await this.onDeviceFolded(projectId, linkedDeviceId, identityKey);
+    }
+  }
+
   /** The hook of a device fold (verify or update): the device's history moves to the player `into`. */
   async onDeviceFolded(projectId: string, deviceId: string, into: string): Promise<void> {
     await this.enqueue(projectId, { kind: "fold", deviceId, into }, 0, new Date(0));

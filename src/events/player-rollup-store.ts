@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { absorb, type DocumentChange, type RollupDoc } from "./absorb.js";
+import { pointReads } from "./point-reads.js";
+import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 
 /** Per day, events per name field (see names.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
@@ -39,11 +40,9 @@ export class PlayerRollupStore {
     this.writes = db.collection<RollupDoc>("event_player_rollups");
   }
 
-  /** Point reads side by side (an `$in` over `_id` would scan on FerretDB). */
+  /** Point reads side by side (see point-reads.ts). */
   async read(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerRollup>> {
-    const docs = await Promise.all(
-      identityKeys.map((key) => this.rollups.findOne({ _id: playerRollupId(projectId, key) })),
-    );
+    const docs = await pointReads(identityKeys, (key) => this.rollups.findOne({ _id: playerRollupId(projectId, key) }));
     const found = new Map<string, PlayerRollup>();
     for (const doc of docs) {
       if (doc) {
@@ -58,8 +57,8 @@ export class PlayerRollupStore {
     return found;
   }
 
-  absorb(seq: number, changes: readonly DocumentChange[]): Promise<void> {
-    return absorb(this.writes, seq, changes);
+  absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
+    return absorb(this.writes, seq, changes, options);
   }
 
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */

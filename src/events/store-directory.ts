@@ -1,5 +1,6 @@
 import { partnerKey } from "../players/identity-key.js";
 import type { PlayerStore, ProfileQuery } from "../players/store.js";
+import { pointReads } from "./point-reads.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
 import type { CohortFilter } from "./query.js";
 
@@ -14,7 +15,7 @@ export class StoreDirectory implements PlayerDirectory {
   constructor(private readonly store: PlayerStore) {}
 
   async cohortsOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerCohorts>> {
-    const profiles = await Promise.all(identityKeys.map((key) => this.store.findProfile(projectId, key)));
+    const profiles = await pointReads(identityKeys, (key) => this.store.findProfile(projectId, key));
     const found = new Map<string, PlayerCohorts>();
     for (const profile of profiles) {
       if (profile) found.set(profile.identityKey, { tags: profile.tags, traits: profile.traits });
@@ -24,7 +25,7 @@ export class StoreDirectory implements PlayerDirectory {
 
   async deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
     // One device a read: a read of many by `$in` scans on FerretDB.
-    const owners = await Promise.all(deviceIds.map((id) => this.store.findDeviceOwners(projectId, [id])));
+    const owners = await pointReads(deviceIds, (id) => this.store.findDeviceOwners(projectId, [id]));
     const found = new Map<string, string>();
     for (const owner of owners) for (const [device, partner] of owner) found.set(device, partnerKey(partner));
     return found;

@@ -21,8 +21,8 @@ export interface TrendSeries {
 /** Per day, per name field: events and distinct players, of one cohort over a range. */
 type Counts = CohortDays;
 
-/** Player histories are read this many at a time on the exact path. */
-const READ_CONCURRENCY = 256;
+/** Player histories are read in slices of this many on the exact path, so memory stays bounded. */
+const READ_SLICE = 1000;
 
 export interface ReadOptions {
   cohortRollups: CohortRollupStore;
@@ -56,8 +56,8 @@ export class CohortReader {
     const members = await this.options.directory.members(projectId, cohort);
     const wanted = new Set(days);
     const counts: Counts = {};
-    for (let from = 0; from < members.length; from += READ_CONCURRENCY) {
-      const rollups = await this.options.playerRollups.read(projectId, members.slice(from, from + READ_CONCURRENCY));
+    for (let from = 0; from < members.length; from += READ_SLICE) {
+      const rollups = await this.options.playerRollups.read(projectId, members.slice(from, from + READ_SLICE));
       for (const rollup of rollups.values()) {
         for (const [day, names] of Object.entries(rollup.days)) {
           if (!wanted.has(day)) continue;

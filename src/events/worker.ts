@@ -21,6 +21,8 @@ export interface WorkerOptions extends PlanningDeps {
   cohortRollups: CohortRollupStore;
   retention: Retention;
   clock: Clock;
+  /** FerretDB: rollup guards are read, not filtered (see absorb.ts). */
+  isFerretDb: boolean;
   /** How long the lease on the queue lasts without renewal; another worker takes over after that. */
   leaseMs?: number;
   /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
@@ -129,6 +131,7 @@ export class ApplyWorker {
   private async apply(seq: number, segment: NonNullable<Awaited<ReturnType<SegmentStore["find"]>>>): Promise<void> {
     const { queue, plans, playerRollups, cohortRollups, retention, clock, onStep } = this.options;
     let plan = await plans.find(seq);
+    let fresh = false;
     if (!plan) {
       const settled = await plans.settle(
         seq,
@@ -140,11 +143,13 @@ export class ApplyWorker {
         return;
       }
       plan = settled.plan;
+      fresh = settled.mine;
     }
+    const absorbing = { fresh, guardInFilter: !this.options.isFerretDb };
     await onStep?.(seq, "planned");
-    await playerRollups.absorb(seq, plan.players);
+    await playerRollups.absorb(seq, plan.players, absorbing);
     await onStep?.(seq, "players-written");
-    await cohortRollups.absorb(seq, plan.cohorts);
+    await cohortRollups.absorb(seq, plan.cohorts, absorbing);
     await onStep?.(seq, "cohorts-written");
     await queue.advance(seq, segment.count);
     // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.

@@ -18,7 +18,15 @@ export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerServi
 export function registerServices(router: ConnectRouter, capabilities: Capabilities, clock: Clock): void {
   const { admin, launch, players, events } = capabilities;
   router.service(LaunchTokenService, createLaunchService(launch));
-  router.service(PlayerService, createPlayerService({ players, launchTokens: launch.tokens, clock }));
+  router.service(
+    PlayerService,
+    createPlayerService({
+      players,
+      launchTokens: launch.tokens,
+      clock,
+      onPlayersWritten: (projectId, written) => events.events.onPlayersWritten(projectId, written),
+    }),
+  );
   router.service(AdminService, createAdminService(admin, launch.keyring));
   router.service(EventService, createEventService({ events: events.events, clock }));
 }

@@ -23,7 +23,9 @@ export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boo
 /** The queue depth and lag /readyz reports. */
 export async function queueOf(svc: TestService): Promise<{ lag_seconds: number; queue_depth: number }> {
   const res = await fetch(`${svc.baseUrl}/readyz`);
-  return ((await res.json()) as { events: { lag_seconds: number; queue_depth: number } }).events;
+  const body = (await res.json()) as { events?: { lag_seconds: number; queue_depth: number } };
+  // A busy database can make /readyz answer 503 for a moment: that is no depth.
+  return body.events ?? { lag_seconds: -1, queue_depth: -1 };
 }
 
 /** Daily {events, players} per name as a brute-force count over raw events: what trends must answer. */

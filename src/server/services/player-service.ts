@@ -69,6 +69,14 @@ export interface PlayerServiceOptions {
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
   launchTokens: LaunchTokens;
   clock: Clock;
+  /** Told of every applied entry, after the write: event histories follow tags and device folds. */
+  onPlayersWritten?: (projectId: string, written: PlayerWritten[]) => Promise<void>;
+}
+
+/** An applied update entry: the profile written, and the device it linked (an entry with both ids). */
+export interface PlayerWritten {
+  identityKey: string;
+  linkedDeviceId: string | null;
 }
 
 /** PlayerService: tags and traits (update, get, search, tag listing and metadata) and Link. */
@@ -76,12 +84,26 @@ export function createPlayerService({
   players,
   launchTokens,
   clock,
+  onPlayersWritten,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
       const projectId = projectOf(ctx);
       const entries = updateEntries(req.players);
       const outcomes = await players.update(projectId, entries);
+      await onPlayersWritten?.(
+        projectId,
+        outcomes.flatMap((outcome, i) =>
+          outcome.ok
+            ? [
+                {
+                  identityKey: outcome.value.profile.identityKey,
+                  linkedDeviceId: entries[i].partnerUserId === undefined ? null : (entries[i].deviceId ?? null),
+                },
+              ]
+            : [],
+        ),
+      );
       const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(clock.now()) });
       outcomes.forEach((outcome, index) => {
         if (outcome.ok) {
