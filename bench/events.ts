@@ -31,7 +31,7 @@ function log(step: string, value?: unknown): void {
 }
 
 async function load(task: object): Promise<any> {
-  const child = spawn("node_modules/.bin/tsx", ["bench/events-load.ts", JSON.stringify(task)], {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/events-load.ts", JSON.stringify(task)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let out = "";

@@ -19,7 +19,8 @@ afterAll(async () => {
 
 /** Starts a worker process; resolves once it printed `line`. */
 async function worker(line: string, crashAt?: string): Promise<ChildProcess> {
-  const child = spawn("node_modules/.bin/tsx", ["test/support/event-worker-child.ts"], {
+  // Node itself with tsx as a loader, not the tsx wrapper: SIGKILL must reach the worker, not a parent of it.
+  const child = spawn(process.execPath, ["--import", "tsx", "test/support/event-worker-child.ts"], {
     env: { ...process.env, MONGODB_URI: inject("mongodbUri"), DB_NAME: svc.config.dbName, CRASH_AT: crashAt ?? "" },
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -30,6 +31,8 @@ async function worker(line: string, crashAt?: string): Promise<ChildProcess> {
 }
 
 async function kill(child: ChildProcess): Promise<void> {
+  // An exited child emits no second "exit".
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = once(child, "exit");
   child.kill("SIGKILL");
   await exited;
