@@ -7,14 +7,21 @@ import type { EventIdStore } from "./event-id-store.js";
 import { Planner, type Plan } from "./plan.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
 import type { PlayerRollupStore } from "./player-rollup-store.js";
+import type { QueueWriter } from "./queue-writer.js";
 import type { Segment } from "./segment-store.js";
+import type { TraitCohorts } from "./trait-cohorts.js";
+import type { TraitKeyStore } from "./trait-key-store.js";
 
 export interface PlanningDeps {
   directory: PlayerDirectory;
   playerRollups: PlayerRollupStore;
   eventIds: EventIdStore;
-  /** Trait keys with materialised cohorts, per project. */
-  materialisedKeys: (projectId: string) => Promise<ReadonlySet<string>>;
+  /** Which trait keys have materialised cohorts, per project (written here, in queue order). */
+  traitKeys: TraitKeyStore;
+  /** Gathers the evidence of trait keys' cardinality from the profiles a plan reads. */
+  traitCohorts: TraitCohorts;
+  /** Queues the backfill of a key that proved low-cardinality. */
+  writer: QueueWriter;
 }
 
 /** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */
@@ -35,6 +42,13 @@ export function cohortIds(player: PlayerCohorts | undefined, materialised: Reado
 export async function planSegment(segment: Segment, firstDay: string, deps: PlanningDeps): Promise<Plan> {
   const { projectId, work } = segment;
   if (projectId === null || work === null) return { players: [], cohorts: [] };
+  if (work.kind === "materialise") {
+    // Every earlier segment is written: the key's holders are the players whose last touch saw it; every later
+    // segment is planned with the key materialised.
+    await deps.traitKeys.addMaterialised(projectId, work.key);
+    const holders = await deps.playerRollups.holdersOf(projectId, work.key);
+    return { players: [], cohorts: [], backfill: { key: work.key, holders } };
+  }
   const folds: [string, string][] = [];
   const byPlayer = new Map<string, QueuedEvent[]>();
   let resyncs: string[] = [];
@@ -57,10 +71,14 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   const [rollups, profiles, materialised] = await Promise.all([
     deps.playerRollups.read(projectId, keys),
     deps.directory.cohortsOf(projectId, keys),
-    deps.materialisedKeys(projectId),
+    deps.traitKeys.materialisedKeys(projectId),
   ]);
+  for (const key of await deps.traitCohorts.observe(projectId, profiles, materialised)) {
+    await deps.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+  }
   const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
-  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow });
+  const traitKeysNow = new Map(keys.map((key) => [key, [...(profiles.get(key)?.traits.keys() ?? [])]]));
+  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow });
   for (const [device, owner] of folds) planner.fold(device, owner);
   for (const key of resyncs) planner.resync(key);
   for (const [key, events] of byPlayer) planner.addEvents(key, events);

@@ -10,7 +10,10 @@ import { PlayerRollupStore } from "./player-rollup-store.js";
 import { QueueStateStore } from "./queue-state-store.js";
 import { Retention } from "./retention.js";
 import { SegmentStore } from "./segment-store.js";
+import { QueueWriter } from "./queue-writer.js";
 import { StoreDirectory } from "./store-directory.js";
+import { TraitCohorts } from "./trait-cohorts.js";
+import { TraitKeyStore } from "./trait-key-store.js";
 import { CohortReader } from "./trends.js";
 import { ApplyWorker, type WorkerOptions } from "./worker.js";
 
@@ -40,6 +43,9 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const playerRollups = new PlayerRollupStore(db);
   const cohortRollups = new CohortRollupStore(db);
   const directory = options.directory ?? new StoreDirectory(new PlayerStore(db, database.isFerretDb));
+  const writer = new QueueWriter({ queue, segments, clock });
+  const traitKeys = new TraitKeyStore(db);
+  const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
   const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({
     ...options.worker,
@@ -53,9 +59,11 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     retention,
     clock,
     isFerretDb: database.isFerretDb,
-    // Trait cohorts are materialised for no key yet: a trait filter takes the exact path.
-    materialisedKeys: async () => new Set<string>(),
+    traitKeys,
+    traitCohorts,
+    writer,
   });
-  const reader = new CohortReader({ cohortRollups, playerRollups, directory });
-  return { events: new Events({ segments, queue, worker, reader, directory, retention, clock }), worker };
+  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts });
+  const events = new Events({ writer, worker, reader, directory, traitCohorts, retention, clock });
+  return { events, worker };
 }

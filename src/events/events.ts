@@ -1,16 +1,14 @@
 import type { Clock } from "../clock.js";
-import { UnavailableError } from "../errors.js";
 import { checkEvent, type IncomingEvent, type Rejection } from "./entries.js";
 import type { Retention } from "./retention.js";
-import type { SegmentStore, SegmentWork } from "./segment-store.js";
-import type { QueueStateStore } from "./queue-state-store.js";
+import type { SegmentWork } from "./segment-store.js";
+import type { QueueWriter } from "./queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
 import type { ApplyWorker, Lag } from "./worker.js";
 import type { EventQuery } from "./query.js";
 import type { PlayerDirectory } from "./player-directory.js";
+import type { TraitCohorts } from "./trait-cohorts.js";
 
-/** Sequence numbers a writer tries before giving up (each loss means a worker tombstoned a stalled one). */
-const ENQUEUE_ATTEMPTS = 5;
 /** With split_by and no tags given: the tags with the most players, at most this many. */
 export const MAX_SPLIT_TAGS = 20;
 
@@ -27,11 +25,11 @@ export interface TrendsRequest {
 }
 
 export interface EventsOptions {
-  segments: SegmentStore;
-  queue: QueueStateStore;
+  writer: QueueWriter;
   worker: ApplyWorker;
   reader: CohortReader;
   directory: PlayerDirectory;
+  traitCohorts: TraitCohorts;
   retention: Retention;
   clock: Clock;
 }
@@ -92,6 +90,18 @@ export class Events {
     await this.enqueue(projectId, { kind: "fold", deviceId, into }, 0, new Date(0));
   }
 
+  /**
+   * Turns on materialised cohorts for a trait key of the project (idempotent).
+   * Answers whether a filter on it reads them already; until then it is
+   * answered exactly by the slower path. Null when the project has no such key.
+   */
+  async materialiseTrait(projectId: string, key: string): Promise<{ ready: boolean } | null> {
+    if (!(await this.options.directory.hasTraitKey(projectId, key))) return null;
+    const { ready, backfill } = await this.options.traitCohorts.materialise(projectId, key);
+    if (backfill) await this.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+    return { ready };
+  }
+
   async trends(projectId: string, request: TrendsRequest): Promise<TrendSeries[]> {
     const { query, names, splitByTags } = request;
     const { reader, retention, clock, directory } = this.options;
@@ -118,15 +128,7 @@ export class Events {
   }
 
   private async enqueue(projectId: string, work: SegmentWork, count: number, latest: Date): Promise<void> {
-    const { queue, segments, clock, worker } = this.options;
-    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
-      // The count joins the accepted total once, with the first sequence number.
-      const seq = await queue.reserve(attempt === 0 ? count : 0);
-      if (await segments.insert({ seq, projectId, receivedAt: clock.now(), count, work }, latest)) {
-        worker.wake();
-        return;
-      }
-    }
-    throw new UnavailableError("the event queue is stalled; nothing was queued, try again");
+    await this.options.writer.enqueue(projectId, work, count, latest);
+    this.options.worker.wake();
   }
 }

@@ -13,6 +13,7 @@ interface PlanDoc {
   _id: number;
   players: StoredChange[];
   cohorts: StoredChange[];
+  backfill?: Plan["backfill"];
 }
 
 function stored({ inc, ...change }: DocumentChange): StoredChange {
@@ -38,7 +39,12 @@ export class PlanStore {
   /** Stores `plan` for `seq` unless one is there already; answers the plan that is. */
   async settle(seq: number, plan: Plan): Promise<{ plan: Plan; mine: boolean }> {
     try {
-      await this.plans.insertOne({ _id: seq, players: plan.players.map(stored), cohorts: plan.cohorts.map(stored) });
+      await this.plans.insertOne({
+        _id: seq,
+        players: plan.players.map(stored),
+        cohorts: plan.cohorts.map(stored),
+        ...(plan.backfill && { backfill: plan.backfill }),
+      });
       return { plan, mine: true };
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
@@ -48,7 +54,13 @@ export class PlanStore {
 
   async find(seq: number): Promise<Plan | null> {
     const doc = await this.plans.findOne({ _id: seq });
-    return doc && { players: doc.players.map(restored), cohorts: doc.cohorts.map(restored) };
+    return (
+      doc && {
+        players: doc.players.map(restored),
+        cohorts: doc.cohorts.map(restored),
+        ...(doc.backfill && { backfill: doc.backfill }),
+      }
+    );
   }
 
   async delete(seq: number): Promise<void> {

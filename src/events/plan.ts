@@ -9,6 +9,8 @@ import { playerRollupId, type DayCounts, type PlayerRollup } from "./player-roll
 export interface Plan {
   players: DocumentChange[];
   cohorts: DocumentChange[];
+  /** A trait key turned on: resyncs of its holders to queue, after which its cohorts are whole. */
+  backfill?: { key: string; holders: string[] };
 }
 
 /** The reads a plan is decided from. */
@@ -20,11 +22,14 @@ export interface PlanReads {
   rollups: ReadonlyMap<string, PlayerRollup>;
   /** The cohorts of every player the segment touches, as of now. */
   cohortsNow: ReadonlyMap<string, readonly string[]>;
+  /** The trait keys of every player the segment touches, as of now (a backfill finds a key's holders by them). */
+  traitKeysNow: ReadonlyMap<string, readonly string[]>;
 }
 
 interface PlayerState {
   days: DayCounts;
   cohorts: string[];
+  traitKeys: readonly string[];
   inc: Record<string, number>;
   unset: Set<string>;
   foldedInto: string | null;
@@ -84,6 +89,7 @@ export class Planner {
     }
     device.days = {};
     device.cohorts = [];
+    device.traitKeys = [];
     device.foldedInto = into;
     device.touched = true;
     device.inc = {};
@@ -99,7 +105,12 @@ export class Planner {
       players.push({
         id: playerRollupId(projectId, identityKey),
         inc: player.inc,
-        set: { cohorts: player.cohorts, folded_into: player.foldedInto, last_day: days.at(-1) ?? "" },
+        set: {
+          cohorts: player.cohorts,
+          trait_keys: player.traitKeys,
+          folded_into: player.foldedInto,
+          last_day: days.at(-1) ?? "",
+        },
         unset: [...player.unset],
         init: { project_id: projectId, identity_key: identityKey },
       });
@@ -125,6 +136,7 @@ export class Planner {
       player = {
         days,
         cohorts: [...(stored?.cohorts ?? [])],
+        traitKeys: [],
         inc: {},
         unset,
         foldedInto: stored?.foldedInto ?? null,
@@ -150,6 +162,7 @@ export class Planner {
       }
     }
     player.cohorts = now;
+    player.traitKeys = [...(this.reads.traitKeysNow.get(identityKey) ?? [])].sort();
     return player;
   }
 

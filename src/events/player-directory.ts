@@ -19,6 +19,8 @@ export interface PlayerDirectory {
   deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>>;
   /** Every player in the cohort (exact), by identity key. */
   members(projectId: string, filter: CohortFilter): Promise<string[]>;
+  /** Whether the project has the trait key (some player was given it). */
+  hasTraitKey(projectId: string, key: string): Promise<boolean>;
   /** The project's tags with the most players, most first, at most `limit`. */
   topTags(projectId: string, limit: number): Promise<string[]>;
 }

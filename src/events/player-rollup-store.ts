@@ -22,6 +22,8 @@ interface PlayerRollupDoc extends RollupDoc {
   identity_key: string;
   days?: DayCounts;
   cohorts?: string[];
+  /** The player's trait keys as of the last segment that touched it. */
+  trait_keys?: string[];
   folded_into?: string | null;
   hw: number;
 }
@@ -59,6 +61,17 @@ export class PlayerRollupStore {
 
   absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
     return absorb(this.writes, seq, changes, options);
+  }
+
+  /**
+   * The players with a history who carried trait `key` when last touched.
+   * Read once when a key turns on, in queue order: it scans.
+   */
+  async holdersOf(projectId: string, key: string): Promise<string[]> {
+    const docs = await this.rollups
+      .find({ project_id: projectId, trait_keys: key, folded_into: null }, { projection: { identity_key: 1 } })
+      .toArray();
+    return docs.map((doc) => doc.identity_key);
   }
 
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */

@@ -9,7 +9,9 @@ export type SegmentWork =
   /** Players whose tags or traits changed: their history follows their cohorts as of now. */
   | { kind: "resync"; identityKeys: string[] }
   /** A device folded into a player: the device's history moves to the player. */
-  | { kind: "fold"; deviceId: string; into: string };
+  | { kind: "fold"; deviceId: string; into: string }
+  /** A trait key turns on: its holders' histories move into its cohorts. */
+  | { kind: "materialise"; key: string };
 
 export interface Segment {
   seq: number;

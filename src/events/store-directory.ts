@@ -39,6 +39,10 @@ export class StoreDirectory implements PlayerDirectory {
     return profiles.map((profile) => profile.identityKey);
   }
 
+  async hasTraitKey(projectId: string, key: string): Promise<boolean> {
+    return (await this.store.findRegisteredTraitKeys(projectId, [key])).has(key);
+  }
+
   async topTags(projectId: string, limit: number): Promise<string[]> {
     const { tags } = await this.store.listTags(projectId, {}, 0, MAX_PROJECT_TAGS);
     return tags

@@ -1,9 +1,10 @@
-import { EVERYONE, tagCohort, type CohortDays, type CohortRollupStore } from "./cohort-rollup-store.js";
+import { EVERYONE, tagCohort, traitCohort, type CohortDays, type CohortRollupStore } from "./cohort-rollup-store.js";
 import { monthOf } from "./days.js";
 import { nameField, nameOfField } from "./names.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { PlayerRollupStore } from "./player-rollup-store.js";
 import { isEveryone, type CohortFilter, type EventQuery } from "./query.js";
+import { traitKeyOf, type TraitCohorts } from "./trait-cohorts.js";
 
 export interface TrendPoint {
   date: string;
@@ -28,11 +29,13 @@ export interface ReadOptions {
   cohortRollups: CohortRollupStore;
   playerRollups: PlayerRollupStore;
   directory: PlayerDirectory;
+  traitCohorts: TraitCohorts;
 }
 
 /**
- * Answers a cohort's daily counts over a range. Everyone and a single tag
- * read the cohort's materialised rollups (one document per month); any other
+ * Answers a cohort's daily counts over a range. Everyone, a single tag and a
+ * single value of a materialised trait key read the cohort's rollups (one
+ * document per month); any other
  * filter is answered exactly by the slower path: the cohort's members from
  * the players' membership, then each member's history by `_id`.
  */
@@ -41,7 +44,7 @@ export class CohortReader {
 
   /** Days before `firstDay` (out of the retention window) count nothing. */
   async counts(projectId: string, query: EventQuery, firstDay: string, cohort = query.cohort): Promise<Counts> {
-    const materialised = materialisedCohort(cohort);
+    const materialised = await this.materialisedCohort(projectId, cohort);
     const months = [...new Set(query.days.map(monthOf))];
     const counts =
       materialised !== null
@@ -50,6 +53,15 @@ export class CohortReader {
     const inRange: Counts = {};
     for (const day of query.days) if (day >= firstDay && counts[day]) inRange[day] = counts[day];
     return inRange;
+  }
+
+  /** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
+  private async materialisedCohort(projectId: string, cohort: CohortFilter): Promise<string | null> {
+    if (isEveryone(cohort)) return EVERYONE;
+    const [tag, trait] = [cohort.tags[0], cohort.traits[0]];
+    if (cohort.traits.length === 0 && cohort.tags.length === 1) return tagCohort(tag);
+    if (cohort.tags.length > 0 || cohort.traits.length > 1) return null;
+    return (await this.options.traitCohorts.isReady(projectId, traitKeyOf(trait))) ? traitCohort(trait) : null;
   }
 
   private async exact(projectId: string, days: readonly string[], cohort: CohortFilter): Promise<Counts> {
@@ -72,13 +84,6 @@ export class CohortReader {
     }
     return counts;
   }
-}
-
-/** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
-function materialisedCohort(cohort: CohortFilter): string | null {
-  if (isEveryone(cohort)) return EVERYONE;
-  if (cohort.traits.length === 0 && cohort.tags.length === 1) return tagCohort(cohort.tags[0]);
-  return null;
 }
 
 /** One series per name: the given names, else every name with events in the range; zero days included. */

@@ -10,6 +10,8 @@ import type { SegmentStore } from "./segment-store.js";
 
 /** Plans of this many applied segments are kept (see apply()). */
 const PLANS_KEPT = 64;
+/** Players a backfill resyncs per segment. */
+const BACKFILL_SLICE = 500;
 
 /** Points in an apply where a test may stop the process (a crash in the middle of an apply). */
 export type ApplyStep = "planned" | "players-written" | "cohorts-written";
@@ -151,9 +153,24 @@ export class ApplyWorker {
     await onStep?.(seq, "players-written");
     await cohortRollups.absorb(seq, plan.cohorts, absorbing);
     await onStep?.(seq, "cohorts-written");
+    if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     await queue.advance(seq, segment.count);
     // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.
     await plans.delete(seq - PLANS_KEPT);
+  }
+
+  /**
+   * Queues resyncs of a key's holders (planned with the key materialised),
+   * then marks the key ready from the last of them. Run again after a crash,
+   * it queues them again: a resync is idempotent.
+   */
+  private async backfill(projectId: string, seq: number, { key, holders }: { key: string; holders: string[] }) {
+    let last = seq;
+    for (let from = 0; from < holders.length; from += BACKFILL_SLICE) {
+      const identityKeys = holders.slice(from, from + BACKFILL_SLICE);
+      last = await this.options.writer.enqueue(projectId, { kind: "resync", identityKeys }, 0, new Date(0));
+    }
+    await this.options.traitKeys.ready(projectId, key, last);
   }
 
   /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */

@@ -25,6 +25,7 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
       launchTokens: launch.tokens,
       clock,
       onPlayersWritten: (projectId, written) => events.events.onPlayersWritten(projectId, written),
+      materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
     }),
   );
   router.service(AdminService, createAdminService(admin, launch.keyring));

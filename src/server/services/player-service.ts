@@ -14,6 +14,7 @@ import {
   UpdatedPlayerSchema,
   UpdateResponseSchema,
   UpdateTagResponseSchema,
+  UpdateTraitResponseSchema,
   type PlayerService,
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
@@ -23,7 +24,15 @@ import type { Players } from "../../players/players.js";
 import type { ProfileRecord, TagRecord } from "../../players/store.js";
 import { projectOf } from "../caller.js";
 import { requireText, requireUuid } from "../validate.js";
-import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./player-requests.js";
+import {
+  getIdentity,
+  paging,
+  searchQuery,
+  tagQuery,
+  tagUpdate,
+  traitUpdate,
+  updateEntries,
+} from "./player-requests.js";
 
 const optional = (value: string | null) => value ?? undefined;
 const pageInfo = (total: number, page: number, pageSize: number) =>
@@ -71,6 +80,8 @@ export interface PlayerServiceOptions {
   clock: Clock;
   /** Told of every applied entry, after the write: event histories follow tags and device folds. */
   onPlayersWritten?: (projectId: string, written: PlayerWritten[]) => Promise<void>;
+  /** Materialised trait cohorts belong to the event rollups: null when the project has no such key. */
+  materialiseTrait: (projectId: string, key: string) => Promise<{ ready: boolean } | null>;
 }
 
 /** An applied update entry: the profile written, and the device it linked (an entry with both ids). */
@@ -85,6 +96,7 @@ export function createPlayerService({
   launchTokens,
   clock,
   onPlayersWritten,
+  materialiseTrait,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
@@ -162,6 +174,13 @@ export function createPlayerService({
       const record = await players.updateTag(projectId, tag, metadata);
       if (!record) throw new NotFoundError(`tag: the project has no tag ${tag}`);
       return create(UpdateTagResponseSchema, { tag: tagMessage(record) });
+    },
+
+    async updateTrait(req, ctx) {
+      const key = traitUpdate(req);
+      const outcome = await materialiseTrait(projectOf(ctx), key);
+      if (!outcome) throw new NotFoundError(`key: the project has no trait key ${key}`);
+      return create(UpdateTraitResponseSchema, { key, materialised: true, ready: outcome.ready });
     },
 
     async link(req, ctx) {
