@@ -1,17 +1,42 @@
 import { defaultServerConditions } from "vite";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
+
+/** Suites that need an engine isolating updates per document (writers in two instances), which FerretDB is not. */
+const ISOLATION_ONLY = [
+  "test/players-instances.test.ts",
+  "test/players-contention.test.ts",
+  "test/events-instances.test.ts",
+];
 
 export default defineConfig({
   // Workspace packages (packages/*) are tested from their TypeScript source, as tsc checks them (tsconfig.json).
   ssr: { resolve: { conditions: ["@platformapi/source", ...defaultServerConditions] } },
   test: {
-    include: ["test/**/*.test.ts", "src/**/*.test.ts", "tools/**/*.test.ts"],
-    globalSetup: ["test/support/global-setup.ts"],
-    // The first run on a fresh machine builds FerretDB; later starts take a second.
+    // The first run on a fresh machine builds FerretDB and mongo-java-server; later starts take a second.
     hookTimeout: 600_000,
     testTimeout: 60_000,
-    // Test files share one database server (each uses its own database); two workers fit 2 cores.
+    // Test files share one database server per project (each uses its own database); two workers fit 2 cores.
     pool: "forks",
     maxWorkers: 2,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "main",
+          include: ["test/**/*.test.ts", "src/**/*.test.ts", "tools/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...ISOLATION_ONLY],
+          globalSetup: ["test/support/global-setup.ts"],
+        },
+      },
+      {
+        // The concurrency suites on mongo-java-server, where the version and count guards decide races.
+        extends: true,
+        test: {
+          name: "mongo-java-server",
+          include: ["test/players-concurrency.test.ts", ...ISOLATION_ONLY],
+          globalSetup: ["test/support/mongo-java-server-setup.ts"],
+        },
+      },
+    ],
   },
 });

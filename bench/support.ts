@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { loadConfig } from "../src/config.js";
+import { loadConfig, type Config } from "../src/config.js";
 import { connectDatabase, type Database } from "../src/db/database.js";
 import { startEmbeddedDb } from "../src/db/embedded.js";
 import { createLogger } from "../src/log.js";
@@ -13,7 +13,12 @@ export const BENCH_ADMIN_KEY = "adm_bench_" + "b".repeat(32);
 export interface BenchService {
   baseUrl: string;
   service: RunningService;
+  config: Config;
   database: Database;
+  /** The database's connection string, for a client of the benchmark's own. */
+  databaseUri: string;
+  /** The embedded database's process, to read its CPU time (undefined with MONGODB_URI). */
+  databasePid(): number | undefined;
   adminKey: string;
   stop(): Promise<void>;
 }
@@ -27,7 +32,13 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-bench-"));
   const embedded = process.env.MONGODB_URI
     ? undefined
-    : await startEmbeddedDb({ kind: "auto", dataDir, mongodBinary: process.env.MONGOD_BINARY, log });
+    : await startEmbeddedDb({
+        kind: "auto",
+        dataDir,
+        mongodBinary: process.env.MONGOD_BINARY,
+        buildCacheDir: loadConfig().buildCacheDir,
+        log,
+      });
   const config = loadConfig({
     PORT: "0",
     HOST: "127.0.0.1",
@@ -38,13 +49,17 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     RATE_LIMIT_PER_SECOND: "0",
     ...env,
   });
-  const database = await connectDatabase(process.env.MONGODB_URI ?? embedded!.uri, config.dbName);
+  const databaseUri = process.env.MONGODB_URI ?? embedded!.uri;
+  const database = await connectDatabase(databaseUri, config.dbName);
   await database.db.dropDatabase();
   const service = await startService({ config, database, log });
   return {
     baseUrl: `http://127.0.0.1:${service.port}`,
     service,
+    config,
     database,
+    databaseUri,
+    databasePid: () => embedded?.pid,
     adminKey: BENCH_ADMIN_KEY,
     async stop() {
       await service.close(1_000);

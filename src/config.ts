@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 
 /** Which embedded database to start when MONGODB_URI is not set. */
@@ -18,6 +19,8 @@ export interface Config {
   embeddedDb: EmbeddedDbKind;
   /** A `mongod` binary to prefer over PATH for the embedded database. */
   mongodBinary: string | undefined;
+  /** Where the FerretDB binary built on first start is kept (`$XDG_CACHE_HOME/platform-backend`). */
+  buildCacheDir: string;
   /** Deadline of one database operation; past it the call answers `unavailable`. */
   dbTimeoutMs: number;
   /** Deadline of the /readyz database check. */
@@ -28,6 +31,8 @@ export interface Config {
   adminKey: string | undefined;
   /** Lifetime of a launch token. */
   launchTokenTtlSeconds: number;
+  /** How often launch follow-ups owed after a failure are completed (and expired tokens swept on FerretDB). */
+  launchSweepSeconds: number;
   /** `iss` claim of launch tokens. */
   tokenIssuer: string;
   logLevel: string;
@@ -37,6 +42,18 @@ export interface Config {
   rateLimitBurst: number;
   /** How long an API key lookup is reused (0: every request reads the key); a revocation elsewhere takes this long. */
   apiKeyCacheSeconds: number;
+  /** Failed authentications a minute per client address, refused with 429 beyond the burst (0: no limit). */
+  authFailuresPerMinute: number;
+  /** Failed authentications a client address may make at once. */
+  authFailuresBurst: number;
+  /** A connection must send a request's headers (HTTP/2: open its first stream) this long after connecting. */
+  serverHeadersTimeoutSeconds: number;
+  /** A request's headers and body must have arrived this long after its first byte (HTTP/2: its stream opened). */
+  serverRequestTimeoutSeconds: number;
+  /** A connection with no request in flight is closed after this long. */
+  serverIdleTimeoutSeconds: number;
+  /** Concurrent client connections; at the cap a newcomer evicts the longest-idle one. */
+  serverMaxConnections: number;
   /** Raw events and rollups older than this many days are deleted by the service. */
   eventRetentionDays: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
@@ -89,19 +106,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(text("DATA_DIR") ?? ".data"),
     embeddedDb: oneOf("EMBEDDED_DB", ["auto", "mongod", "ferretdb"] as const, "auto"),
     mongodBinary: text("MONGOD_BINARY"),
+    buildCacheDir: path.join(text("XDG_CACHE_HOME") ?? path.join(os.homedir(), ".cache"), "platform-backend"),
     dbTimeoutMs: integer("DB_TIMEOUT_MS", 2000, 100, 60_000),
     readyTimeoutMs: integer("READY_TIMEOUT_MS", 1000, 50, 60_000),
     dbLeaseSeconds: integer("DB_LEASE_SECONDS", 15, 3, 600),
     adminKey,
     launchTokenTtlSeconds: integer("LAUNCH_TOKEN_TTL_SECONDS", 60, 1, 3600),
+    launchSweepSeconds: integer("LAUNCH_SWEEP_SECONDS", 60, 1, 3600),
     tokenIssuer: text("TOKEN_ISSUER") ?? "platform",
     logLevel: oneOf("LOG_LEVEL", LOG_LEVELS, "info"),
     rateLimitPerSecond,
     rateLimitBurst: integer("RATE_LIMIT_BURST", 2 * rateLimitPerSecond, 1, 2_000_000),
     apiKeyCacheSeconds: integer("API_KEY_CACHE_SECONDS", 5, 0, 300),
+    authFailuresPerMinute: integer("AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000),
+    authFailuresBurst: integer("AUTH_FAILURES_BURST", 20, 1, 1_000_000),
+    serverHeadersTimeoutSeconds: integer("SERVER_HEADERS_TIMEOUT_SECONDS", 10, 1, 3600),
+    serverRequestTimeoutSeconds: integer("SERVER_REQUEST_TIMEOUT_SECONDS", 30, 1, 3600),
+    serverIdleTimeoutSeconds: integer("SERVER_IDLE_TIMEOUT_SECONDS", 60, 1, 3600),
+    serverMaxConnections: integer("SERVER_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
     eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
   };
+  if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {
+    problems.push("SERVER_HEADERS_TIMEOUT_SECONDS must not exceed SERVER_REQUEST_TIMEOUT_SECONDS");
+  }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }

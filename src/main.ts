@@ -51,6 +51,7 @@ try {
       kind: config.embeddedDb,
       dataDir: config.dataDir,
       mongodBinary: config.mongodBinary,
+      buildCacheDir: config.buildCacheDir,
       log,
     });
     uri = embedded.uri;

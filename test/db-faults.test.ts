@@ -4,6 +4,7 @@ import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../gen/platformapi/v1/admin_pb.js";
+import { loadConfig } from "../src/config.js";
 import { startEmbeddedDb, type EmbeddedDb } from "../src/db/embedded.js";
 import { createLogger } from "../src/log.js";
 import { waitFor } from "./support/main-process.js";
@@ -20,7 +21,13 @@ let embedded: EmbeddedDb;
 let test: TestService;
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-dbfaults-"));
-  embedded = await startEmbeddedDb({ kind: "ferretdb", dataDir, mongodBinary: undefined, log: createLogger("silent") });
+  embedded = await startEmbeddedDb({
+    kind: "ferretdb",
+    dataDir,
+    mongodBinary: undefined,
+    buildCacheDir: loadConfig().buildCacheDir,
+    log: createLogger("silent"),
+  });
   test = await startTestService(
     { DB_TIMEOUT_MS: String(DB_TIMEOUT_MS), READY_TIMEOUT_MS: String(READY_TIMEOUT_MS) },
     { mongodbUri: embedded.uri },

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../src/config.js";
 import { startEmbeddedDb } from "../src/db/embedded.js";
 import { ensureFerretDbBinary } from "../src/db/ferretdb-build.js";
 import { createLogger } from "../src/log.js";
@@ -11,12 +12,13 @@ import { waitFor } from "./support/main-process.js";
 // No mongod on this machine, and nothing may be downloaded: a stand-in that takes mongod's flags and serves
 // FerretDB shows that MONGOD_BINARY is preferred, started with those flags, and supervised like FerretDB.
 const log = createLogger("silent");
+const { buildCacheDir } = loadConfig();
 let dir: string;
 let shim: string;
 beforeAll(async () => {
   dir = await mkdtemp(path.join(os.tmpdir(), "platform-mongod-"));
   shim = path.join(dir, "stand-in-mongod");
-  const ferretdb = await ensureFerretDbBinary(log);
+  const ferretdb = await ensureFerretDbBinary(buildCacheDir, log);
   await writeFile(
     shim,
     `#!/bin/sh
@@ -50,7 +52,7 @@ async function pings(uri: string): Promise<boolean> {
 
 describe("the embedded mongod", () => {
   it("runs MONGOD_BINARY with its data in DATA_DIR/mongod, and restarts it on the same port when it dies", async () => {
-    const embedded = await startEmbeddedDb({ kind: "auto", dataDir: dir, mongodBinary: shim, log });
+    const embedded = await startEmbeddedDb({ kind: "auto", dataDir: dir, mongodBinary: shim, buildCacheDir, log });
     try {
       expect(embedded.kind).toBe("mongod");
       expect(embedded.uri).toMatch(/^mongodb:\/\/127\.0\.0\.1:\d+\/$/);
@@ -66,11 +68,11 @@ describe("the embedded mongod", () => {
   });
 
   it("refuses a data folder whose mongod.lock names a live process", async () => {
-    const first = await startEmbeddedDb({ kind: "mongod", dataDir: dir, mongodBinary: shim, log });
+    const first = await startEmbeddedDb({ kind: "mongod", dataDir: dir, mongodBinary: shim, buildCacheDir, log });
     try {
       // The stand-in does not lock like mongod: a second one fails on the port instead. The lock file decides.
       await expect(
-        startEmbeddedDb({ kind: "mongod", dataDir: dir, mongodBinary: path.join(dir, "missing"), log }),
+        startEmbeddedDb({ kind: "mongod", dataDir: dir, mongodBinary: path.join(dir, "missing"), buildCacheDir, log }),
       ).rejects.toThrow(`mongod process ${first.pid} holds its mongod.lock`);
     } finally {
       await first.stop();

@@ -5,7 +5,7 @@ import { bruteForce, byName, dayAgo, noonOf, queueOf, waitFor } from "./support/
 /**
  * Two service instances, each with an apply worker, draining one queue. Needs
  * an engine that isolates updates per document (MongoDB, mongo-java-server):
- * one instance owns a FerretDB database, so there the suite is skipped.
+ * one instance owns a FerretDB database (ISOLATION_ONLY in vitest.config.ts).
  */
 let a: TestService;
 let b: TestService;
@@ -19,8 +19,7 @@ afterAll(async () => {
 });
 
 describe("two instances draining one queue", () => {
-  it("apply each event once", async (context) => {
-    if (a.database.isFerretDb) context.skip();
+  it("apply each event once", async () => {
     const { publicKey, privateKey } = await a.createProject();
     const days = [dayAgo(a, 1), dayAgo(a, 0)];
     const raw: { name: string; player: string; day: string }[] = [];

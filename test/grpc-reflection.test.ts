@@ -76,9 +76,12 @@ describe.each(versions)("grpc.reflection.$version over a Connect gRPC client", (
     expect(files[0].name).toBe("platformapi/v1/launch.proto");
     expect(files[0].service[0]).toMatchObject({ name: "LaunchTokenService" });
     expect(files.map((f) => f.name).sort()).toEqual([
+      "buf/validate/validate.proto",
       "google/api/annotations.proto",
       "google/api/http.proto",
       "google/protobuf/descriptor.proto",
+      "google/protobuf/duration.proto",
+      "google/protobuf/field_mask.proto",
       "google/protobuf/timestamp.proto",
       "platformapi/v1/launch.proto",
       "platformapi/v1/options.proto",

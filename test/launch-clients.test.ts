@@ -98,7 +98,7 @@ describe("launcher, game and studio backend end to end", () => {
     const verifyScript = `
       const res = await fetch(process.env.VERIFY_URL, {
         method: "POST",
-        headers: { "x-api-key": process.env.STUDIO_KEY },
+        headers: { "content-type": "application/json", "x-api-key": process.env.STUDIO_KEY },
         body: JSON.stringify({ token: process.env.PLATFORM_LAUNCH_TOKEN }),
       });
       return (await res.json());`;

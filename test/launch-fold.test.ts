@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerStore } from "../src/players/store.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
@@ -115,35 +114,6 @@ describe("a launch from an installation already linked to the player", () => {
     test.clock.advance(60_000);
     expect((await launch.verify((await launch.issue()).token)).body.valid).toBe(true);
     expect(await links()).toEqual(before);
-  });
-
-  it("still folds a device profile left beside the link, as a racing update on another instance can leave one", async () => {
-    const launch = await createLaunchFixture(test);
-    const first = (await launch.verify((await launch.issue()).token)).body;
-    await new PlayerStore(test.database.db).insertProfile({
-      projectId: launch.projectId,
-      identityKey: `d:${launch.installationId}`,
-      partnerUserId: null,
-      deviceId: launch.installationId,
-      platformUserId: null,
-      tags: [],
-      traits: new Map([["late", true]]),
-      version: 0,
-      firstSeenAt: new Date(),
-      lastSeenAt: new Date(),
-    });
-
-    expect((await launch.verify((await launch.issue()).token)).body.valid).toBe(true);
-    const profile = await test.postJson(
-      "/v1/players/get",
-      { partner_user_id: first.partner_user_id },
-      launch.privateKey,
-    );
-    expect(profile.body.profile.traits).toEqual({ late: true });
-    const stray = await test.database.db
-      .collection("player_profiles")
-      .countDocuments({ identity_key: `d:${launch.installationId}` });
-    expect(stray).toBe(0);
   });
 });
 

@@ -150,11 +150,12 @@ describe("players/tags", () => {
     expect(set.body.tag.category).toBeNull();
   });
 
-  it("pages with page_size and refuses a missing page or a page_size over 100", async () => {
+  it("pages with page_size and refuses page 0 or a page_size over 100", async () => {
     const page = await post("/v1/players/tags", { page: 2, page_size: 2 });
     expect(page.body.tags).toHaveLength(2);
     expect(page.body.tags_info).toMatchObject({ page: 2, pages: Math.ceil(page.body.tags_info.total / 2) });
-    expect((await post("/v1/players/tags", { page_size: 10 })).status).toBe(400);
+    // DESIGN.md: as in players/search, an absent page means 1 and 0 or below is invalid_argument.
+    expect((await post("/v1/players/tags", { page: 0, page_size: 10 })).status).toBe(400);
     const tooBig = await post("/v1/players/tags", { page: 1, page_size: 101 });
     expect(tooBig.status).toBe(400);
     expect(tooBig.body.message).toMatch(/^page_size/);

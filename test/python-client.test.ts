@@ -61,10 +61,10 @@ async function pythonWithGrpc(): Promise<Python> {
   return { python };
 }
 
-/** Every .proto of the API and of google.api, relative to proto/. */
+/** Every .proto of the API and of the vendored google.api and buf.validate, relative to proto/. */
 async function protoFiles(): Promise<string[]> {
   const files: string[] = [];
-  for (const folder of ["platformapi/v1", "google/api"]) {
+  for (const folder of ["platformapi/v1", "google/api", "buf/validate"]) {
     const names = await readdir(path.join(ROOT, "proto", folder));
     files.push(...names.filter((name) => name.endsWith(".proto")).map((name) => `${folder}/${name}`));
   }

@@ -2,14 +2,14 @@ import http from "node:http";
 import { describe, expect, it } from "vitest";
 import { ADMIN_KEY, startTestService } from "./support/service.js";
 
-function post(agent: http.Agent, port: number, body?: string) {
+function post(agent: http.Agent, port: number, body?: string, headers: http.OutgoingHttpHeaders = {}) {
   const req = http.request({
     agent,
     port,
     host: "127.0.0.1",
     method: "POST",
     path: "/v1/admin/entitlements",
-    headers: { "x-api-key": ADMIN_KEY, "content-type": "application/json" },
+    headers: { "x-api-key": ADMIN_KEY, "content-type": "application/json", ...headers },
   });
   const response = new Promise<{ status: number; connection: string | undefined; body: string }>((resolve, reject) => {
     req.on("response", (res) => {
@@ -33,9 +33,10 @@ describe("graceful shutdown", () => {
     // A first request makes sure the connection is established and served before shutdown begins.
     expect((await post(agent, port, body).response).status).toBe(200);
 
-    const inFlight = post(agent, port);
+    // The server answers 100 Continue as it hands the request to the handler: from then on it is in flight.
+    const inFlight = post(agent, port, undefined, { expect: "100-continue" });
     inFlight.req.write(body.slice(0, 10));
-    await new Promise<void>((resolve) => inFlight.req.once("socket", () => resolve()));
+    await new Promise<void>((resolve) => inFlight.req.once("continue", () => resolve()));
 
     const closed = test.service.close(30_000);
     inFlight.req.end(body.slice(10));

@@ -58,7 +58,7 @@ describe("npm start", () => {
     const adminKey = printed![1];
     const created = await fetch(`${first.baseUrl}/v1/admin/projects`, {
       method: "POST",
-      headers: { "x-api-key": adminKey },
+      headers: { "content-type": "application/json", "x-api-key": adminKey },
       body: JSON.stringify({ name: "Persisted", game_id: 31337 }),
     });
     expect(created.status).toBe(200);
@@ -69,7 +69,7 @@ describe("npm start", () => {
       expect(second.stderr.join("\n")).not.toContain("PLATFORM_ADMIN_KEY=");
       const again = await fetch(`${second.baseUrl}/v1/admin/projects`, {
         method: "POST",
-        headers: { "x-api-key": adminKey },
+        headers: { "content-type": "application/json", "x-api-key": adminKey },
         body: JSON.stringify({ name: "Persisted again", game_id: 31337 }),
       });
       // The admin key and the project both survived the restart.

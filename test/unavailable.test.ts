@@ -17,7 +17,7 @@ let service: RunningService;
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-unavailable-"));
   const log = createLogger("silent");
-  ferret = await startFerretDb(dataDir, log);
+  ferret = await startFerretDb({ dataDir, buildCacheDir: loadConfig().buildCacheDir, log });
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", PLATFORM_ADMIN_KEY: ADMIN_KEY, LOG_LEVEL: "silent" });
   database = await connectDatabase(ferret.uri, "unavailable");
   service = await startService({ config, database, log });
@@ -39,7 +39,7 @@ describe("database unreachable", () => {
 
     const res = await fetch(`${base}/v1/admin/entitlements`, {
       method: "POST",
-      headers: { "x-api-key": ADMIN_KEY },
+      headers: { "content-type": "application/json", "x-api-key": ADMIN_KEY },
       body: JSON.stringify({ platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 1 }),
     });
     expect(res.status).toBe(503);

@@ -19,6 +19,8 @@ export interface EmbeddedDbOptions {
   /** Folder for the database files; each engine keeps its own subfolder. */
   dataDir: string;
   mongodBinary: string | undefined;
+  /** Where FerretDB is built once and kept (Config.buildCacheDir). */
+  buildCacheDir: string;
   log: Logger;
 }
 
@@ -37,7 +39,10 @@ export async function startEmbeddedDb(options: EmbeddedDbOptions): Promise<Embed
   }
   if (kind === "mongod") throw new Error("EMBEDDED_DB=mongod, but there is no MONGOD_BINARY and no mongod on PATH");
   log.info("no mongod on PATH; using FerretDB");
-  return withKind("ferretdb", await startFerretDb(path.join(dataDir, "ferretdb"), log));
+  return withKind(
+    "ferretdb",
+    await startFerretDb({ dataDir: path.join(dataDir, "ferretdb"), buildCacheDir: options.buildCacheDir, log }),
+  );
 }
 
 function withKind(kind: EmbeddedDb["kind"], server: Omit<EmbeddedDb, "kind">): EmbeddedDb {

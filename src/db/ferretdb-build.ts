@@ -2,7 +2,6 @@ import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { chmod, cp, mkdir, readFile, readdir, rename, rm, writeFile } from "node:fs/promises";
-import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
@@ -34,12 +33,11 @@ const GO_ENV = { ...process.env, GOFLAGS: "-mod=mod", CGO_ENABLED: "0" };
  * The cache folder is keyed by a hash of the wrapper's sources and the patch,
  * so a change to either (a FerretDB upgrade) builds again.
  */
-export async function ensureFerretDbBinary(log: Logger): Promise<string> {
+export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promise<string> {
   const hash = createHash("sha256");
   for (const file of SOURCE_FILES) hash.update(await readFile(path.join(SOURCE_DIR, file)));
   hash.update(JSON.stringify(ID_INDEX_PATCH));
-  const cacheRoot = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache");
-  const dir = path.join(cacheRoot, "platform-backend", `ferretdb-${hash.digest("hex").slice(0, 12)}`);
+  const dir = path.join(cacheDir, `ferretdb-${hash.digest("hex").slice(0, 12)}`);
   const binary = path.join(dir, "ferretdb");
   if (existsSync(binary)) return binary;
 

@@ -22,8 +22,14 @@ export interface RunningFerretDb {
  * driver reconnects by itself. Throws DatabaseInUseError when another process
  * runs FerretDB on `dataDir`.
  */
-export async function startFerretDb(dataDir: string, log: Logger): Promise<RunningFerretDb> {
-  const binary = await ensureFerretDbBinary(log);
+export async function startFerretDb(options: {
+  dataDir: string;
+  /** Where the binary is built once and kept. */
+  buildCacheDir: string;
+  log: Logger;
+}): Promise<RunningFerretDb> {
+  const { dataDir, log } = options;
+  const binary = await ensureFerretDbBinary(options.buildCacheDir, log);
   await mkdir(dataDir, { recursive: true });
   const port = await freePort();
   const uri = `mongodb://127.0.0.1:${port}/`;

@@ -3,14 +3,17 @@ import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
+import { FollowUps, type LaunchVerified } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
-import { LaunchTokens, type LaunchVerified } from "./launch-tokens.js";
+import { LaunchTokens } from "./launch-tokens.js";
+import { LaunchUserStore } from "./launch-user-store.js";
+import { SpendsInDoubt } from "./spends-in-doubt.js";
 import { LaunchStore } from "./store.js";
 
 export interface Launch {
   tokens: LaunchTokens;
   keyring: Keyring;
-  /** Stops the expired-token sweeper, if one runs. */
+  /** Stops the sweeper. */
   stop(): void;
 }
 
@@ -23,35 +26,50 @@ export interface LaunchOptions {
   onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
 }
 
-// How often expired token documents are removed where the server has no TTL indexes.
-const SWEEP_INTERVAL_MS = 60_000;
-
-/** Launch tokens ready to serve: indexes made, keyring loaded, expired tokens swept where TTL indexes are missing. */
+/**
+ * Launch tokens ready to serve: indexes made, keyring loaded, and a sweeper
+ * that completes the follow-ups of verifies cut short by a failure and, where
+ * TTL indexes are missing, removes expired tokens.
+ */
 export async function createLaunch(options: LaunchOptions): Promise<Launch> {
   const { config, database, clock, log } = options;
   const store = new LaunchStore(database.db);
   await store.createIndexes({ ttl: !database.isFerretDb });
+  const users = new LaunchUserStore(database.db);
+  await users.migratePartnerLinks();
   const keyring = new Keyring({ store, tokenTtlMs: config.launchTokenTtlSeconds * 1000, clock });
   await keyring.start();
+  const followUps = new FollowUps({ tokens: store, users, log, onLaunchVerified: options.onLaunchVerified });
+  // One instance owns a FerretDB database (src/db/lease.ts): its spends are the only ones.
+  const spendsInDoubt = new SpendsInDoubt(database.isFerretDb);
   const tokens = new LaunchTokens({
     store,
+    users,
+    followUps,
+    spendsInDoubt,
     adminStore: options.adminStore,
     keyring,
     issuer: config.tokenIssuer,
     ttlSeconds: config.launchTokenTtlSeconds,
     clock,
-    log,
-    onLaunchVerified: options.onLaunchVerified,
   });
 
-  let sweeper: NodeJS.Timeout | undefined;
-  if (database.isFerretDb) {
-    sweeper = setInterval(() => {
-      store
-        .deleteExpiredTokens(clock.now())
-        .catch((err: unknown) => log.warn({ err }, "sweeping expired launch tokens failed"));
-    }, SWEEP_INTERVAL_MS);
-    sweeper.unref();
-  }
+  let sweeping = false;
+  const sweeper = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    spendsInDoubt.prune(clock.now());
+    sweep({ followUps, store, clock, ttl: !database.isFerretDb })
+      .catch((err: unknown) => log.warn({ err }, "sweeping launch tokens failed"))
+      .finally(() => (sweeping = false));
+  }, config.launchSweepSeconds * 1000);
+  sweeper.unref();
   return { tokens, keyring, stop: () => clearInterval(sweeper) };
+}
+
+/** Follow-ups first: a follow-up owed by a spent token is completed before that token's documents expire. */
+async function sweep(options: { followUps: FollowUps; store: LaunchStore; clock: Clock; ttl: boolean }) {
+  const { followUps, store, clock, ttl } = options;
+  await followUps.sweep(clock.now());
+  if (!ttl) await store.deleteExpiredTokens(clock.now());
 }

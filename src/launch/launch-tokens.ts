@@ -1,10 +1,12 @@
 import type { AdminStore } from "../admin/store.js";
 import type { Clock } from "../clock.js";
 import { NotFoundError, PermissionDeniedError } from "../errors.js";
-import type { Logger } from "../log.js";
 import { fail, ok, type Result } from "../result.js";
+import type { FollowUps } from "./follow-ups.js";
 import type { Keyring } from "./keyring.js";
+import type { FollowUp, LaunchUser, LaunchUserStore } from "./launch-user-store.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
+import type { SpendsInDoubt } from "./spends-in-doubt.js";
 import type { LaunchStore } from "./store.js";
 import { newTokenId, checkLaunchToken, signLaunchToken } from "./tokens.js";
 
@@ -31,23 +33,18 @@ export interface VerifiedLaunch {
   entitlement: { owns: boolean; source: string; gameId: number; channelId: string; buildVersion: string };
 }
 
-/** What a successful verify tells the players capability, which folds the device's profile into the user's. */
-export interface LaunchVerified {
-  projectId: string;
-  platformUserId: string;
-  partnerUserId: string;
-  installationId: string;
-}
+export type { LaunchVerified } from "./follow-ups.js";
 
 export interface LaunchTokensOptions {
   store: LaunchStore;
+  users: LaunchUserStore;
+  followUps: FollowUps;
+  spendsInDoubt: SpendsInDoubt;
   adminStore: AdminStore;
   keyring: Keyring;
   issuer: string;
   ttlSeconds: number;
   clock: Clock;
-  log: Logger;
-  onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
 }
 
 /** Issuing and verifying launch tokens: the decisions, apart from the transport. */
@@ -86,57 +83,80 @@ export class LaunchTokens {
   }
 
   /**
-   * Verifies `jwt` for `projectId` (the caller's), spending it on success. The
-   * claims are ours (the signature says so), so a valid verify reads no token
-   * document: it spends the token, then reads the link and the entitlement.
+   * Verifies `jwt` for `projectId` (the caller's), spending it on success.
+   *
+   * The spend is the commit point: what the answer and the follow-up need is
+   * read before it (the launch user and the entitlement, side by side), so a
+   * database failure up to the spend answers an error with the token unspent,
+   * and after it nothing turns the spent token into an error. A launch that
+   * changes something (a new installation, a changed partner link) records
+   * its follow-up before the spend and completes it after; a repeat launch
+   * makes three database calls: the two reads and the spend.
    */
   async verify(jwt: string, projectId: string): Promise<Result<VerifiedLaunch, VerifyError>> {
-    const { store, adminStore, keyring, issuer, clock } = this.deps;
+    const { store, users, followUps, adminStore, keyring, issuer, clock } = this.deps;
     const read = await checkLaunchToken(jwt, keyring, issuer, clock.now());
     if (!read.ok) return fail(read.error);
-    const { jti, sub: platformUserId, aud, iat, installation_id: installationId, game_id: gameId } = read.value;
+    const claims = read.value;
+    const { jti, sub: platformUserId, aud, installation_id: installationId, game_id: gameId } = claims;
     // Another project's token is unknown to this caller, whatever its state.
     if (aud !== projectId) return fail("unknown_token");
-    if (!(await store.spendToken(jti))) {
-      return fail((await store.isIssued(jti, projectId)) ? "already_used" : "unknown_token");
-    }
 
     // Ownership is read now, not at issue: a refund in between shows as owns: false.
-    const [linkedPartnerId, entitlement] = await Promise.all([
-      store.findPartnerLink(projectId, platformUserId),
+    const [user, entitlement] = await Promise.all([
+      users.findLaunchUser(projectId, platformUserId),
       adminStore.findEntitlement(platformUserId, gameId),
     ]);
-    const partnerUserId = linkedPartnerId ?? pseudonymousPartnerId(projectId, platformUserId);
-    await this.notifyVerified({ projectId, platformUserId, partnerUserId, installationId });
+    const partnerUserId = user?.partnerUserId ?? pseudonymousPartnerId(projectId, platformUserId);
+    const expiresAt = new Date(claims.exp * 1000);
+    const followUp: FollowUp | null = isFollowedUp(user, partnerUserId, installationId)
+      ? null
+      : { jti, projectId, platformUserId, installationId, partnerUserId, expiresAt };
+    if (followUp) await followUps.record(followUp);
+
+    if (!(await this.spend(jti, expiresAt))) {
+      if (await store.isIssued(jti, projectId)) return fail("already_used");
+      // Never spent, so nothing is owed; a concurrent verify of the same token cannot have spent it either.
+      if (followUp) await followUps.discard(jti);
+      return fail("unknown_token");
+    }
+    if (followUp) await followUps.completeAfterSpend(followUp);
     return ok({
       platformUserId,
       partnerUserId,
       installationId,
-      issuedAt: new Date(iat * 1000),
+      issuedAt: new Date(claims.iat * 1000),
       entitlement: {
         owns: entitlement?.owns ?? false,
         source: entitlement?.source ?? "",
         gameId,
-        channelId: read.value.channel_id,
-        buildVersion: read.value.build_version,
+        channelId: claims.channel_id,
+        buildVersion: claims.build_version,
       },
     });
   }
 
-  /** Links the studio's id for a platform user in a project; verify answers with it from then on. */
-  async link(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
-    await this.deps.store.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.clock.now());
+  /** Spends the token; true when this verify may answer valid (its spend, or an earlier one that answered 503). */
+  private async spend(jti: string, expiresAt: Date): Promise<boolean> {
+    const { store, spendsInDoubt } = this.deps;
+    let spent: boolean;
+    try {
+      spent = await store.spendToken(jti);
+    } catch (error) {
+      spendsInDoubt.remember(jti, expiresAt);
+      throw error;
+    }
+    if (spent) spendsInDoubt.forget(jti);
+    return spent || spendsInDoubt.claim(jti);
   }
 
-  /** The token is already spent: a failure to fold the device profile must not turn the answer into an error. */
-  private async notifyVerified(event: LaunchVerified): Promise<void> {
-    try {
-      await this.deps.onLaunchVerified?.(event);
-    } catch (error) {
-      this.deps.log.error(
-        { err: error, project_id: event.projectId },
-        "folding the device profile after a verify failed",
-      );
-    }
+  /** Links the studio's id for a platform user in a project; verify answers with it from then on. */
+  async link(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
+    await this.deps.users.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.clock.now());
   }
+}
+
+/** Whether launches of this user on this installation were already followed up under this partner id. */
+function isFollowedUp(user: LaunchUser | null, partnerUserId: string, installationId: string): boolean {
+  return user !== null && user.linkedAs === partnerUserId && user.installations.includes(installationId);
 }

@@ -1,5 +1,4 @@
 import type { Db } from "mongodb";
-import { projectScopedId } from "../db/ids.js";
 
 /**
  * What the service keeps of an issued token: that it issued it, to which
@@ -38,16 +37,8 @@ interface SigningKeyDoc {
   created_at: Date;
 }
 
-interface PartnerLinkDoc {
-  _id: string;
-  project_id: string;
-  platform_user_id: string;
-  partner_user_id: string;
-  linked_at: Date;
-}
-
 /**
- * Storage of launch tokens, their single use, signing keys, and partner id links.
+ * Storage of launch tokens, their single use, and signing keys.
  *
  * An issued token has two documents under its `jti`: one in `launch_tokens`,
  * the record that the service issued it, and one in `launch_tokens_unspent`,
@@ -59,13 +50,11 @@ export class LaunchStore {
   private readonly tokens;
   private readonly unspent;
   private readonly signingKeys;
-  private readonly partnerLinks;
 
   constructor(db: Db) {
     this.tokens = db.collection<TokenDoc>("launch_tokens");
     this.unspent = db.collection<UnspentTokenDoc>("launch_tokens_unspent");
     this.signingKeys = db.collection<SigningKeyDoc>("signing_keys");
-    this.partnerLinks = db.collection<PartnerLinkDoc>("partner_links");
   }
 
   /**
@@ -105,6 +94,11 @@ export class LaunchStore {
     return (await this.unspent.deleteOne({ _id: jti })).deletedCount === 1;
   }
 
+  /** Whether the token is still unspent (its marker is only removed by a spend, or after its expiry). */
+  async isUnspent(jti: string): Promise<boolean> {
+    return (await this.unspent.findOne({ _id: jti }, { projection: { _id: 1 } })) !== null;
+  }
+
   async deleteExpiredTokens(now: Date): Promise<void> {
     await this.tokens.deleteMany({ expires_at: { $lt: now } });
     await this.unspent.deleteMany({ expires_at: { $lt: now } });
@@ -118,25 +112,5 @@ export class LaunchStore {
   async listSigningKeys(): Promise<SigningKeyRecord[]> {
     const docs = await this.signingKeys.find().sort({ created_at: 1 }).toArray();
     return docs.map((doc) => ({ kid: doc._id, privateKeyPem: doc.private_key_pem, createdAt: doc.created_at }));
-  }
-
-  async setPartnerLink(projectId: string, platformUserId: string, partnerUserId: string, now: Date): Promise<void> {
-    await this.partnerLinks.updateOne(
-      { _id: projectScopedId(projectId, platformUserId) },
-      {
-        $set: {
-          project_id: projectId,
-          platform_user_id: platformUserId,
-          partner_user_id: partnerUserId,
-          linked_at: now,
-        },
-      },
-      { upsert: true },
-    );
-  }
-
-  async findPartnerLink(projectId: string, platformUserId: string): Promise<string | null> {
-    const doc = await this.partnerLinks.findOne({ _id: projectScopedId(projectId, platformUserId) });
-    return doc?.partner_user_id ?? null;
   }
 }

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { escapeRegex, normaliseTag, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "./normalise.js";
+import {
+  escapeRegex,
+  normaliseNumber,
+  normaliseTag,
+  normaliseTraitKey,
+  normaliseTraitValue,
+  traitIndexEntry,
+} from "./normalise.js";
 
 describe("normaliseTag", () => {
   it("trims, lowercases and turns each whitespace character into _", () => {
@@ -34,6 +41,12 @@ describe("normaliseTraitKey and normaliseTraitValue", () => {
     expect(normaliseTraitKey("k".repeat(65))).toEqual({ ok: false, error: "too_long" });
   });
 
+  it("refuses the names JavaScript gives objects", () => {
+    for (const raw of ["__proto__", "constructor", "prototype"])
+      expect(normaliseTraitKey(raw)).toEqual({ ok: false, error: "reserved_name" });
+    expect(normaliseTraitKey("Constructor")).toEqual({ ok: true, value: "Constructor" });
+  });
+
   it("keeps strings up to 1024 characters, finite numbers and booleans exactly", () => {
     expect(normaliseTraitValue(" A b ")).toEqual({ ok: true, value: " A b " });
     expect(normaliseTraitValue("x".repeat(1024))).toMatchObject({ ok: true });
@@ -41,6 +54,12 @@ describe("normaliseTraitKey and normaliseTraitValue", () => {
     expect(normaliseTraitValue(-1.5)).toEqual({ ok: true, value: -1.5 });
     expect(normaliseTraitValue(false)).toEqual({ ok: true, value: false });
     expect(normaliseTraitValue(Infinity)).toEqual({ ok: false, error: "not_finite" });
+    expect(normaliseTraitValue(Number.MAX_SAFE_INTEGER)).toEqual({ ok: true, value: Number.MAX_SAFE_INTEGER });
+    expect(normaliseTraitValue(-Number.MAX_SAFE_INTEGER)).toMatchObject({ ok: true });
+    for (const raw of [2 ** 53, -(2 ** 53), 1e300])
+      expect(normaliseTraitValue(raw)).toEqual({ ok: false, error: "out_of_range" });
+    for (const raw of [2 ** 53, 1e300]) expect(normaliseNumber(raw)).toEqual({ ok: false, error: "out_of_range" });
+    expect(normaliseNumber(-0.5)).toEqual({ ok: true, value: -0.5 });
     for (const raw of [null, { $gt: "" }, [1], undefined])
       expect(normaliseTraitValue(raw)).toEqual({ ok: false, error: "invalid_value" });
   });

@@ -19,14 +19,18 @@ export type DropReason =
   | "too_long"
   | "invalid_characters"
   | "reserved_prefix"
+  | "reserved_name"
   | "invalid_value"
   | "value_too_long"
   | "not_finite"
+  | "out_of_range"
   | "not_a_number";
 
 export type Normalised<T> = Result<T, DropReason>;
 
 const TAG_CHARACTERS = /^[\p{L}\p{Nd}_\-.:]+$/u;
+/** Names JavaScript gives objects; code that keeps keys in a plain object loses or mistakes them. */
+const RESERVED_TRAIT_KEYS: ReadonlySet<string> = new Set(["__proto__", "constructor", "prototype"]);
 const CONTROL_CHARACTER = /\p{Cc}/u;
 
 function charCount(text: string): number {
@@ -44,24 +48,40 @@ export function normaliseTag(raw: unknown): Normalised<string> {
   return ok(tag);
 }
 
-/** Trait keys keep their case; `_` and `$` prefixes are reserved, `.` and control characters are refused. */
+/**
+ * Trait keys keep their case; `_` and `$` prefixes and the names
+ * `__proto__`, `constructor` and `prototype` are reserved, `.` and control
+ * characters are refused.
+ */
 export function normaliseTraitKey(raw: unknown): Normalised<string> {
   if (typeof raw !== "string") return fail("not_a_string");
   if (raw === "") return fail("empty");
+  if (RESERVED_TRAIT_KEYS.has(raw)) return fail("reserved_name");
   if (charCount(raw) > MAX_TRAIT_KEY_CHARS) return fail("too_long");
   if (raw.startsWith("_") || raw.startsWith("$")) return fail("reserved_prefix");
   if (raw.includes(".") || CONTROL_CHARACTER.test(raw)) return fail("invalid_characters");
   return ok(raw);
 }
 
-/** Values are kept exactly as sent when they are a string, a finite number or a boolean. */
+/**
+ * Values are kept exactly as sent when they are a string, a finite number or
+ * a boolean. A number beyond ±(2^53 − 1) is refused: JSON readers have already
+ * rounded it (9007199254740993 arrives as ...992), so keeping it would change
+ * the value silently.
+ */
 export function normaliseTraitValue(raw: unknown): Normalised<TraitValue> {
   if (typeof raw === "boolean") return ok(raw);
-  if (typeof raw === "number") return Number.isFinite(raw) ? ok(raw) : fail("not_finite");
+  if (typeof raw === "number") return normaliseNumber(raw);
   if (typeof raw === "string") {
     return charCount(raw) > MAX_TRAIT_STRING_CHARS ? fail("value_too_long") : ok(raw);
   }
   return fail("invalid_value");
+}
+
+/** A trait's number or an increment's amount: finite and within ±(2^53 − 1), for the reason above. */
+export function normaliseNumber(raw: number): Normalised<number> {
+  if (!Number.isFinite(raw)) return fail("not_finite");
+  return Math.abs(raw) > Number.MAX_SAFE_INTEGER ? fail("out_of_range") : ok(raw);
 }
 
 /**

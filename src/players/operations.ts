@@ -1,4 +1,11 @@
-import { normaliseTag, normaliseTraitKey, normaliseTraitValue, type DropReason, type TraitValue } from "./normalise.js";
+import {
+  normaliseNumber,
+  normaliseTag,
+  normaliseTraitKey,
+  normaliseTraitValue,
+  type DropReason,
+  type TraitValue,
+} from "./normalise.js";
 
 /**
  * What a player carries: the part of a profile that update entries change.
@@ -106,10 +113,10 @@ function increments(object: Readonly<Record<string, number>>, collected: Collect
   const pairs: [string, number][] = [];
   for (const [rawKey, amount] of Object.entries(object)) {
     const key = normaliseTraitKey(rawKey);
+    const number = normaliseNumber(amount);
     if (!key.ok) collected.dropped.push({ field: "traits_increment", item: rawKey, reason: key.error });
-    else if (!Number.isFinite(amount))
-      collected.dropped.push({ field: "traits_increment", item: rawKey, reason: "not_finite" });
-    else pairs.push([key.value, amount]);
+    else if (!number.ok) collected.dropped.push({ field: "traits_increment", item: rawKey, reason: number.error });
+    else pairs.push([key.value, number.value]);
   }
   return pairs;
 }

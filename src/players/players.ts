@@ -72,6 +72,14 @@ interface Target {
   deviceOnlyId: string | null;
 }
 
+/** Compare-and-swap races of this instance's player writes since it started (exported as metrics). */
+export interface WriteContention {
+  /** Attempts that lost to another writer (refused by a version, insert or link guard); each is tried again. */
+  conflicts: number;
+  /** Writes given up after MAX_ATTEMPTS conflicts: each failed its call with ContentionError. */
+  exhausted: number;
+}
+
 /** A compare-and-swap attempt fails with "conflict" when another writer changed the profile since it was read. */
 type Attempt<T> = Result<T, "conflict">;
 
@@ -95,6 +103,7 @@ export class Players {
    */
   private readonly knownTags = new Map<string, Set<string>>();
   private readonly knownKeys = new Map<string, Set<string>>();
+  readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
 
   constructor(
     private readonly store: PlayerStore,
@@ -216,8 +225,10 @@ export class Players {
       if (target.foldDeviceId !== null) keys.push(profileLock(target.projectId, deviceKey(target.foldDeviceId)));
       const result = await this.locks.run(keys, () => attempt(target));
       if (result.ok) return result.value;
+      this.contention.conflicts++;
       if (target.deviceOnlyId !== null) target = await this.resolveDevice(target.projectId, target.deviceOnlyId);
     }
+    this.contention.exhausted++;
     throw new ContentionError("too many concurrent writers to one player; retry");
   }
 

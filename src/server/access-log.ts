@@ -1,6 +1,7 @@
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../log.js";
 import { callerKey } from "./caller.js";
+import { codeName } from "./errors.js";
 
 /** One log line per RPC: method, outcome, duration and the key id (never the key). */
 export function accessLogInterceptor(log: Logger): Interceptor {
@@ -16,7 +17,7 @@ export function accessLogInterceptor(log: Logger): Interceptor {
       log.info({ ...line(), code: "ok" }, "rpc");
       return res;
     } catch (error) {
-      log.info({ ...line(), code: Code[ConnectError.from(error).code] }, "rpc");
+      log.info({ ...line(), code: codeName(ConnectError.from(error).code) }, "rpc");
       throw error;
     }
   };

@@ -35,7 +35,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   const adminStore = new AdminStore(database.db);
   await adminStore.createIndexes();
   const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, clock.now());
-  const apiKeys = new ApiKeyCache(adminStore, config.apiKeyCacheSeconds * 1000);
+  const apiKeys = new ApiKeyCache({ store: adminStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
   const players = await createPlayers({ database, clock });
   const events = await createEvents({
     database,

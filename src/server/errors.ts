@@ -37,3 +37,8 @@ export function errorInterceptor(log: Logger): Interceptor {
     }
   };
 }
+
+/** The Connect protocol's name of a code, as logs and metrics label it: `invalid_argument` for Code.InvalidArgument. */
+export function codeName(code: Code): string {
+  return Code[code].replace(/(?<!^)[A-Z]/g, (letter) => `_${letter}`).toLowerCase();
+}

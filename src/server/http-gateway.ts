@@ -1,5 +1,11 @@
-import { getOption, type DescMessage, type DescMethod, type DescService, type JsonValue } from "@bufbuild/protobuf";
-import { createContextValues } from "@connectrpc/connect";
+import {
+  getOption,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
 import {
   createAsyncIterable,
   readAllBytes,
@@ -9,10 +15,12 @@ import {
 import { universalRequestFromNodeRequest, universalResponseToNodeResponse } from "@connectrpc/connect-node";
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import type { Logger } from "../log.js";
+import { clientContextValues } from "./client-address.js";
 import { sendError } from "./http-errors.js";
 import { writeExplicitNulls } from "./json-nulls.js";
+import { parseJsonRequest } from "./json-request.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
-import { viaHttpJson } from "./protocol.js";
+import { protoKeyPaths, viaHttpJson } from "./protocol.js";
 
 /** Largest /v1 request body accepted; larger ones get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -75,27 +83,22 @@ export function createHttpGateway(
 }
 
 async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promise<void> {
-  let body: JsonValue = {};
+  let body: JsonObject = {};
+  const contextValues = clientContextValues(req).set(viaHttpJson, true);
   if (route.verb === "POST") {
-    const text = await readBody(req);
-    if (text === undefined) {
+    const bytes = await readBody(req);
+    if (bytes === undefined) {
       sendError(res, 413, "resource_exhausted", `request body is larger than ${MAX_BODY_BYTES} bytes`);
       return;
     }
-    if (text.trim() !== "") {
-      try {
-        body = JSON.parse(text) as JsonValue;
-      } catch (error) {
-        sendError(res, 400, "invalid_argument", `malformed JSON: ${(error as Error).message}`);
-        return;
-      }
-    }
-    if (typeof body !== "object" || body === null || Array.isArray(body)) {
-      sendError(res, 400, "invalid_argument", "request body must be a JSON object");
+    const parsed = parseJsonRequest(req.headers["content-type"], bytes, route.method.input);
+    if (!parsed.ok) {
+      sendError(res, parsed.error.status, "invalid_argument", parsed.error.message);
       return;
     }
+    body = parsed.value.body;
+    contextValues.set(protoKeyPaths, parsed.value.protoKeyPaths);
   }
-  const contextValues = createContextValues().set(viaHttpJson, true);
   const original = universalRequestFromNodeRequest(req, res, body, contextValues);
   const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
   const apiKey = original.header.get("x-api-key");
@@ -116,11 +119,11 @@ async function withExplicitNulls(response: UniversalServerResponse, output: Desc
 }
 
 /**
- * The body as text, or undefined as soon as it exceeds MAX_BODY_BYTES. The
+ * The body's bytes, or undefined as soon as they exceed MAX_BODY_BYTES. The
  * rest of an oversized body is drained, not read, so the 413 still reaches a
  * client that is busy sending.
  */
-function readBody(req: NodeRequest): Promise<string | undefined> {
+function readBody(req: NodeRequest): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
     if (Number(req.headers["content-length"] ?? 0) > MAX_BODY_BYTES) {
       req.resume();
@@ -135,7 +138,7 @@ function readBody(req: NodeRequest): Promise<string | undefined> {
       if (size > MAX_BODY_BYTES) resolve(undefined);
       else chunks.push(chunk);
     });
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => resolve(Buffer.concat(chunks)));
     req.on("error", reject);
   });
 }

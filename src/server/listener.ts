@@ -2,7 +2,24 @@ import { once } from "node:events";
 import http from "node:http";
 import http2 from "node:http2";
 import net from "node:net";
+import { systemClock, type Clock } from "../clock.js";
+import { ConnectionPool, type PooledConnection } from "./connection-pool.js";
 import type { NodeHandler } from "./node-types.js";
+
+export interface ListenerOptions {
+  port: number;
+  host: string;
+  /** A connection must send a request's headers (HTTP/2: open its first stream) this long after connecting. */
+  headersTimeoutMs: number;
+  /** A request's headers and body must have arrived this long after its first byte (HTTP/2: its stream opened). */
+  requestTimeoutMs: number;
+  /** A connection with no request in flight is closed after this long. */
+  idleTimeoutMs: number;
+  /** Concurrent connections; see ConnectionPool for what happens at the cap. */
+  maxConnections: number;
+  /** Real time by default: these are socket timeouts, not the service clock that tests move. */
+  clock?: Clock;
+}
 
 export interface Listener {
   /** The port actually bound (useful with port 0). */
@@ -16,57 +33,170 @@ export interface Listener {
 
 // Every HTTP/2 cleartext connection starts with this preface; no HTTP/1.x request line does.
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", "latin1");
-// A client that sends nothing this long after connecting is dropped.
-const FIRST_BYTES_TIMEOUT_MS = 10_000;
+
+type Pool = ConnectionPool<ClientConnection>;
+
+/** One client connection: a raw socket until its first bytes tell HTTP/2 from HTTP/1.1. */
+class ClientConnection implements PooledConnection {
+  session: http2.ServerHttp2Session | undefined;
+
+  constructor(readonly socket: net.Socket) {}
+
+  close(): void {
+    // destroy() still sends GOAWAY, but does not wait for a peer that may never close its end.
+    if (this.session) this.session.destroy();
+    else this.socket.destroySoon();
+  }
+}
+
+/** One of the two protocols served on the port. */
+interface Protocol {
+  /** Takes over a connection whose first bytes chose this protocol. */
+  handOver(connection: ClientConnection): void;
+  /** Shutdown: requests in flight finish, their connections then close; idle ones close now. */
+  drain(): void;
+}
 
 /**
  * Serves HTTP/1.1 and cleartext HTTP/2 on one port. Node's cleartext http2
  * server cannot fall back to HTTP/1.1, so each connection is handed to one of
- * two servers by its first bytes.
+ * two servers by its first bytes. Every phase of a connection has a deadline,
+ * so a client cannot hold one open by sending slowly or not at all.
  */
-export async function listen(handler: NodeHandler, port: number, host: string): Promise<Listener> {
-  let closing = false;
-  const h1 = http.createServer((req, res) => {
-    if (closing) res.setHeader("connection", "close");
-    handler(req, res);
+export async function listen(handler: NodeHandler, options: ListenerOptions): Promise<Listener> {
+  const checkEveryMs = Math.min(1_000, options.headersTimeoutMs / 4);
+  const pool = new ConnectionPool<ClientConnection>({
+    maxConnections: options.maxConnections,
+    // One check later than Node's own header check, so that an HTTP/1.1 client gets its 408 first.
+    firstRequestTimeoutMs: options.headersTimeoutMs + checkEveryMs,
+    idleTimeoutMs: options.idleTimeoutMs,
+    clock: options.clock ?? systemClock,
   });
-  const h2 = http2.createServer(handler);
-  const sessions = new Set<http2.ServerHttp2Session>();
-  h2.on("session", (session) => {
-    sessions.add(session);
-    session.once("close", () => sessions.delete(session));
-    if (closing) session.close();
-  });
-  const sockets = new Set<net.Socket>();
+  const sweeper = setInterval(() => pool.sweep(), checkEveryMs).unref();
+  const h1 = http1(handler, options, pool, checkEveryMs);
+  const h2 = http2Cleartext(handler, options, pool);
 
+  const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
-    socket.setTimeout(FIRST_BYTES_TIMEOUT_MS, () => socket.destroy());
     socket.on("error", () => socket.destroy());
-    dispatchByPreface(socket, h1, h2);
+    const connection = new ClientConnection(socket);
+    if (!pool.admit(connection)) {
+      socket.destroy();
+      return;
+    }
+    sockets.add(socket);
+    socket.once("close", () => {
+      sockets.delete(socket);
+      pool.remove(connection);
+    });
+    dispatchByPreface(socket, (isH2) => (isH2 ? h2 : h1).handOver(connection));
   });
-  server.listen(port, host);
+  server.listen(options.port, options.host);
   await once(server, "listening");
 
   return {
     port: (server.address() as net.AddressInfo).port,
     async close(graceMs = 10_000) {
-      closing = true;
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      h1.closeIdleConnections();
-      for (const session of sessions) session.close();
-      const deadline = setTimeout(() => {
-        for (const socket of sockets) socket.destroy();
-      }, graceMs);
-      await Promise.all([...sockets].map((socket) => once(socket, "close")));
+      const open = [...sockets];
+      pool.drain();
+      h1.drain();
+      h2.drain();
+      const deadline = setTimeout(() => open.forEach((socket) => socket.destroy()), graceMs);
+      await Promise.all(open.map(closed));
       clearTimeout(deadline);
+      clearInterval(sweeper);
       await stopped;
     },
   };
 }
 
-function dispatchByPreface(socket: net.Socket, h1: http.Server, h2: http2.Http2Server): void {
+function http1(handler: NodeHandler, options: ListenerOptions, pool: Pool, checkEveryMs: number): Protocol {
+  let draining = false;
+  const connectionOf = new WeakMap<net.Socket, ClientConnection>();
+  const responses = new Set<http.ServerResponse>();
+  const server = http.createServer(
+    {
+      headersTimeout: options.headersTimeoutMs,
+      requestTimeout: options.requestTimeoutMs,
+      keepAliveTimeout: options.idleTimeoutMs,
+      connectionsCheckingInterval: checkEveryMs,
+    },
+    (req, res) => {
+      const connection = connectionOf.get(req.socket)!;
+      pool.requestStarted(connection);
+      responses.add(res);
+      res.once("close", () => {
+        responses.delete(res);
+        pool.requestFinished(connection);
+      });
+      if (draining) res.setHeader("connection", "close");
+      handler(req, res);
+    },
+  );
+  // Node enforces headersTimeout and requestTimeout (answering 408) only for a server that has
+  // emitted "listening"; this one never listens itself, it is handed its connections.
+  server.emit("listening");
+  return {
+    handOver(connection) {
+      connectionOf.set(connection.socket, connection);
+      server.emit("connection", connection.socket);
+    },
+    drain() {
+      draining = true;
+      for (const res of responses) if (!res.headersSent) res.setHeader("connection", "close");
+      // Node spares the connections whose next request has begun.
+      server.closeIdleConnections();
+    },
+  };
+}
+
+function http2Cleartext(handler: NodeHandler, options: ListenerOptions, pool: Pool): Protocol {
+  let draining = false;
+  let handingOver: ClientConnection | undefined;
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const server = http2.createServer(handler);
+  server.on("session", (session) => {
+    // Emitted synchronously while a connection is handed over, so this is its connection.
+    const connection = handingOver!;
+    connection.session = session;
+    sessions.add(session);
+    session.once("close", () => sessions.delete(session));
+    session.on("stream", (stream) => {
+      pool.requestStarted(connection);
+      const deadline = setTimeout(() => cutUnlessReceived(stream), options.requestTimeoutMs);
+      stream.once("close", () => {
+        clearTimeout(deadline);
+        pool.requestFinished(connection);
+      });
+    });
+    if (draining) session.close();
+  });
+  return {
+    handOver(connection) {
+      handingOver = connection;
+      server.emit("connection", connection.socket);
+      handingOver = undefined;
+    },
+    drain() {
+      draining = true;
+      // GOAWAY: each session finishes its streams, then closes.
+      for (const session of sessions) session.close();
+    },
+  };
+}
+
+/** Resolves when the socket has closed, whatever error it closed with. */
+function closed(socket: net.Socket): Promise<void> {
+  return socket.closed ? Promise.resolve() : new Promise((resolve) => socket.once("close", () => resolve()));
+}
+
+/** Resets an HTTP/2 stream whose request has not fully arrived (the client is still sending). */
+function cutUnlessReceived(stream: http2.ServerHttp2Stream): void {
+  if (!stream.closed && !stream.state.remoteClose) stream.close(http2.constants.NGHTTP2_CANCEL);
+}
+
+function dispatchByPreface(socket: net.Socket, dispatch: (isH2: boolean) => void): void {
   const chunks: Buffer[] = [];
   const onReadable = () => {
     let chunk: Buffer | null;
@@ -77,9 +207,8 @@ function dispatchByPreface(socket: net.Socket, h1: http.Server, h2: http2.Http2S
     // Wait for more bytes only while they could still be the start of the HTTP/2 preface.
     if (maybeH2 && compared < H2_PREFACE.length) return;
     socket.off("readable", onReadable);
-    socket.setTimeout(0);
     socket.unshift(head);
-    (maybeH2 ? h2 : h1).emit("connection", socket);
+    dispatch(maybeH2);
   };
   socket.on("readable", onReadable);
 }

@@ -1,6 +1,7 @@
 import { isMessage } from "@bufbuild/protobuf";
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { VerifyResponseSchema } from "../../gen/platformapi/v1/launch_pb.js";
+import { codeName } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 import { protocolOf } from "./protocol.js";
 
@@ -31,9 +32,4 @@ export function metricsInterceptor(metrics: Metrics): Interceptor {
       throw error;
     }
   };
-}
-
-/** The Connect protocol's name of a code: `invalid_argument` for Code.InvalidArgument. */
-function codeName(code: Code): string {
-  return Code[code].replace(/(?<!^)[A-Z]/g, (letter) => `_${letter}`).toLowerCase();
 }

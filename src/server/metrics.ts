@@ -146,6 +146,19 @@ export class Metrics {
     });
   }
 
+  /** Adds a counter whose running total, kept elsewhere, is read at each scrape; `read` must never decrease. */
+  counter(name: string, help: string, read: () => number): void {
+    new Counter({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  }
+
   /** The Prometheus text exposition of this service's metrics and the process's. */
   async exposition(): Promise<{ contentType: string; text: string }> {
     const merged = Registry.merge([processMetrics(), this.registry]);

@@ -9,6 +9,16 @@ export type Protocol = "grpc" | "grpc_web" | "connect" | "json";
  */
 export const viaHttpJson = createContextKey(false, { description: "request arrived on the /v1 HTTP/JSON API" });
 
+/**
+ * Set by the /v1 gateway and for Connect JSON (connect-json-check.ts): the
+ * paths of the body's map and Struct fields that had a `__proto__` key, which
+ * protobuf-es drops while decoding (see JsonRequest.protoKeyPaths). In a
+ * binary message (gRPC, Connect proto) the key is lost before any check sees it.
+ */
+export const protoKeyPaths = createContextKey<ReadonlySet<string>>(new Set(), {
+  description: "map fields of a /v1 body with a __proto__ key",
+});
+
 /** The protocol of an RPC, from its content type (Connect GET requests have none). */
 export function protocolOf(req: { header: Headers; contextValues: ContextValues }): Protocol {
   if (req.contextValues.get(viaHttpJson)) return "json";

@@ -1,3 +1,4 @@
+import type { JsonReadOptions, JsonWriteOptions } from "@bufbuild/protobuf";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import openapiDocument from "../../gen/openapi/openapi.json" with { type: "json" };
@@ -8,6 +9,8 @@ import type { Logger } from "../log.js";
 import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor } from "./auth.js";
 import type { Capabilities } from "./capabilities.js";
+import { clientContextValues } from "./client-address.js";
+import { checkConnectJson } from "./connect-json-check.js";
 import { errorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
@@ -15,11 +18,27 @@ import { sendError, sendJson } from "./http-errors.js";
 import { metricsHandler, type Metrics } from "./metrics.js";
 import { metricsInterceptor } from "./metrics-interceptor.js";
 import type { NodeHandler } from "./node-types.js";
-import { rateLimitInterceptor } from "./rate-limit.js";
+import { FailedAuthLimit, rateLimitInterceptor } from "./rate-limit.js";
 import { createReadinessCheck } from "./readiness.js";
 import { registerReflection, REFLECTION_SERVICES } from "./reflection.js";
 import { registerServices, SERVICES } from "./routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
+import { sizeLimitAs413 } from "./size-limit-status.js";
+import { markInvalidUtf8, strictUtf8Decoder } from "./unicode.js";
+import { validationInterceptor } from "./validate.js";
+
+/**
+ * The router hands jsonOptions to connect's JSON serialization, which also
+ * takes a text decoder (createJsonSerialization's options, not in the
+ * router's type); test/bad-input.test.ts fails if that stops.
+ */
+const jsonOptions: Partial<JsonReadOptions & JsonWriteOptions> & { textDecoder: typeof strictUtf8Decoder } = {
+  // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
+  useProtoFieldName: true,
+  alwaysEmitImplicit: true,
+  // A Connect JSON body that is not UTF-8 is invalid_argument, not text with U+FFFD in it.
+  textDecoder: strictUtf8Decoder,
+};
 
 export interface RequestHandlerOptions {
   config: Config;
@@ -41,6 +60,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
   const { config, database, log, clock, capabilities, metrics, closing } = options;
   const serveMetrics = metricsHandler(metrics);
   const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs });
+  // Binary messages: invalid UTF-8 is refused by the validation interceptor (see unicode.ts).
+  markInvalidUtf8();
   let gateway: HttpGateway | undefined;
   let answerUnknownRpc: ReturnType<typeof createUnknownRpcResponder> | undefined;
   const adapter = connectNodeAdapter({
@@ -49,11 +70,20 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
-      authInterceptor(capabilities.apiKeys),
-      rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst }),
+      authInterceptor({
+        apiKeys: capabilities.apiKeys,
+        failedAuthentications: new FailedAuthLimit({
+          perMinute: config.authFailuresPerMinute,
+          burst: config.authFailuresBurst,
+          clock,
+        }),
+      }),
+      rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, clock }),
+      // Last: only an authenticated caller within its rate learns about the request rules.
+      validationInterceptor(),
     ],
-    // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).
-    jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
+    contextValues: clientContextValues,
+    jsonOptions,
     readMaxBytes: MAX_BODY_BYTES,
     routes(router) {
       registerServices(router, capabilities, clock);
@@ -61,6 +91,9 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
+      router.handlers.forEach((handler, i) => {
+        router.handlers[i] = sizeLimitAs413(checkConnectJson(handler, MAX_BODY_BYTES));
+      });
       gateway = createHttpGateway(SERVICES, router.handlers, log);
       answerUnknownRpc = createUnknownRpcResponder(served);
     },

@@ -2,6 +2,7 @@ import { systemClock, type Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
+import type { WriteContention } from "../players/players.js";
 import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
 import { listen, type Listener } from "./listener.js";
@@ -46,6 +47,7 @@ export async function startService({
   );
   if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
+  countPlayerWriteContention(metrics, capabilities.players.contention);
   const closing = new AbortController();
   const handler = createRequestHandler({
     config,
@@ -56,7 +58,14 @@ export async function startService({
     metrics,
     closing: closing.signal,
   });
-  const listener = await listen(handler, config.port, config.host);
+  const listener = await listen(handler, {
+    port: config.port,
+    host: config.host,
+    headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
+    requestTimeoutMs: config.serverRequestTimeoutSeconds * 1000,
+    idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
+    maxConnections: config.serverMaxConnections,
+  });
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
@@ -68,4 +77,18 @@ export async function startService({
       stopDatabaseMetrics();
     },
   };
+}
+
+/** Compare-and-swap races of player writes with other instances: how often the version guard decides. */
+function countPlayerWriteContention(metrics: Metrics, contention: Readonly<WriteContention>): void {
+  metrics.counter(
+    "platform_player_write_conflicts_total",
+    "Player write attempts that lost a compare-and-swap race to another writer and were tried again.",
+    () => contention.conflicts,
+  );
+  metrics.counter(
+    "platform_player_write_contention_errors_total",
+    "Player writes given up after losing every attempt (the call answered aborted).",
+    () => contention.exhausted,
+  );
 }

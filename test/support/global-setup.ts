@@ -2,6 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
+import { loadConfig } from "../../src/config.js";
 import { startEmbeddedDb, type EmbeddedDb } from "../../src/db/embedded.js";
 import { createLogger } from "../../src/log.js";
 
@@ -23,6 +24,7 @@ export async function setup(project: TestProject): Promise<void> {
       kind: (process.env.EMBEDDED_DB as "auto" | "mongod" | "ferretdb" | undefined) ?? "auto",
       dataDir,
       mongodBinary: process.env.MONGOD_BINARY,
+      buildCacheDir: loadConfig().buildCacheDir,
       log: createLogger("info"),
     });
     uri = embedded.uri;

@@ -22,9 +22,21 @@ export interface MainProcess {
   stop(): Promise<number | null>;
 }
 
-export async function spawnMain(env: Record<string, string>): Promise<MainProcess> {
+export interface SpawnOptions {
+  /** The number of files the process may open (`ulimit -n`); unset: what this process may. */
+  openFileLimit?: number;
+}
+
+export async function spawnMain(
+  env: Record<string, string>,
+  { openFileLimit }: SpawnOptions = {},
+): Promise<MainProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  const command = [process.execPath, "--import", "tsx", "src/main.ts"];
+  // The shell lowers its limit, then becomes the node process (exec), so signals still reach node.
+  const [file, ...args] =
+    openFileLimit === undefined ? command : ["sh", "-c", `ulimit -n ${openFileLimit} && exec "$@"`, "sh", ...command];
+  const child = spawn(file, args, {
     env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

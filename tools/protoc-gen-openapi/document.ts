@@ -116,7 +116,9 @@ function operation(method: DescMethod, verb: "get" | "post", schemas: MessageSch
     ...(verb === "post"
       ? {
           requestBody: {
-            description: "A JSON object; an empty body is the same as {}.",
+            description:
+              "A JSON object in UTF-8, sent as application/json or with no Content-Type (any other type is " +
+              "answered 415); an empty body is the same as {}.",
             required: false,
             content: { [JSON_TYPE]: { schema: schemas.ref(method.input, "input") } },
           },

@@ -173,6 +173,12 @@ function sampleFile(putPath?: string): FileDescriptorProto {
 
 /** The request buf sends: every file with its imports first, as bytes and back. */
 function generate(file: FileDescriptorProto): any {
+  const response = runPlugin(file, "");
+  expect(response.file.map((f) => f.name)).toEqual(["openapi.json"]);
+  return JSON.parse(response.file[0].content);
+}
+
+function runPlugin(file: FileDescriptorProto, parameter: string) {
   const files: FileDescriptorProto[] = [];
   const add = (desc: DescFile) => {
     if (files.some((f) => f.name === desc.proto.name)) return;
@@ -187,12 +193,12 @@ function generate(file: FileDescriptorProto): any {
   ]
     .concat([file_google_protobuf_wrappers, file_buf_validate_validate, file_platformapi_v1_options])
     .forEach(add);
-  const request = create(CodeGeneratorRequestSchema, { fileToGenerate: [file.name], protoFile: [...files, file] });
-  const response = openapiPlugin.run(
-    fromBinary(CodeGeneratorRequestSchema, toBinary(CodeGeneratorRequestSchema, request)),
-  );
-  expect(response.file.map((f) => f.name)).toEqual(["openapi.json"]);
-  return JSON.parse(response.file[0].content);
+  const request = create(CodeGeneratorRequestSchema, {
+    fileToGenerate: [file.name],
+    protoFile: [...files, file],
+    parameter,
+  });
+  return openapiPlugin.run(fromBinary(CodeGeneratorRequestSchema, toBinary(CodeGeneratorRequestSchema, request)));
 }
 
 describe("protoc-gen-openapi on a sample file", () => {
@@ -299,5 +305,10 @@ describe("protoc-gen-openapi on a sample file", () => {
 
   it("refuses a route the gateway does not serve", () => {
     expect(() => generate(sampleFile("/v1/put"))).toThrow(/serves only get and post/);
+  });
+
+  it("with package=, documents only that package's services (not vendored ones such as gRPC health)", () => {
+    expect(runPlugin(sampleFile(), "package=test.v1").file.map((f) => f.name)).toEqual(["openapi.json"]);
+    expect(runPlugin(sampleFile("/v1/put"), "package=grpc.health.v1").file).toEqual([]);
   });
 });

@@ -18,13 +18,21 @@ const INFO = {
   ].join(" "),
 };
 
-/** protoc-gen-openapi: writes openapi.json for the services of the files to generate (run with strategy: all). */
+/**
+ * protoc-gen-openapi: writes openapi.json for the services of the files to generate (run with strategy: all).
+ * The option `package=<name>` keeps only the files of that proto package: the API the /v1 gateway serves, not
+ * the vendored gRPC services (reflection, health) beside it.
+ */
 export const openapiPlugin: Plugin = {
   name: "protoc-gen-openapi",
   version: "1",
   run(request) {
     const registry = createFileRegistry(create(FileDescriptorSetSchema, { file: request.protoFile }));
-    const services = request.fileToGenerate.flatMap((name) => registry.getFile(name)?.services ?? []);
+    const apiPackage = /(?:^|,)package=([^,]+)/.exec(request.parameter)?.[1];
+    const services = request.fileToGenerate
+      .map((name) => registry.getFile(name))
+      .filter((file) => file !== undefined && (apiPackage === undefined || file.proto.package === apiPackage))
+      .flatMap((file) => file!.services);
     const file =
       services.length === 0 ? [] : [{ name: "openapi.json", content: toJson(buildDocument(services, INFO)) }];
     return create(CodeGeneratorResponseSchema, {

@@ -11,7 +11,7 @@ import {
 } from "../../../gen/platformapi/v1/launch_pb.js";
 import type { Launch } from "../../launch/capability.js";
 import { projectOf } from "../caller.js";
-import { requireGameId, requireText, requireUuid } from "../validate.js";
+import { canonicalUuid } from "../validate.js";
 
 /** RFC 3339 UTC with whole seconds and a Z, as PLATFORM_TOKEN_EXPIRES_AT promises. */
 const rfc3339Seconds = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -21,11 +21,11 @@ export function createLaunchService({ tokens, keyring }: Launch): ServiceImpl<ty
   return {
     async issue(req) {
       const { token, expiresAt } = await tokens.issue({
-        platformUserId: requireUuid("platform_user_id", req.platformUserId),
-        installationId: requireUuid("installation_id", req.installationId),
-        gameId: requireGameId(req.gameId),
-        channelId: optionalText("channel_id", req.channelId),
-        buildVersion: optionalText("build_version", req.buildVersion),
+        platformUserId: canonicalUuid(req.platformUserId),
+        installationId: canonicalUuid(req.installationId),
+        gameId: req.gameId,
+        channelId: req.channelId.trim(),
+        buildVersion: req.buildVersion.trim(),
       });
       return create(IssueResponseSchema, {
         token,
@@ -57,8 +57,4 @@ export function createLaunchService({ tokens, keyring }: Launch): ServiceImpl<ty
       return create(GetJwksResponseSchema, { keys });
     },
   };
-}
-
-function optionalText(field: string, value: string): string {
-  return value === "" ? "" : requireText(field, value, 128);
 }

@@ -19,11 +19,13 @@ import {
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
+import { deviceKey } from "../../players/identity-key.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
-import type { Players } from "../../players/players.js";
+import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
 import type { ProfileRecord, TagRecord } from "../../players/store.js";
 import { projectOf } from "../caller.js";
-import { requireText, requireUuid } from "../validate.js";
+import { protoKeyPaths } from "../protocol.js";
+import { canonicalUuid, requiredText } from "../validate.js";
 import {
   getIdentity,
   paging,
@@ -73,6 +75,33 @@ function tagMessage(tag: TagRecord) {
   });
 }
 
+/** Applied entries in `updated`, rejected ones in `rejected`, each in request order. */
+function updateResponse(entries: readonly UpdateEntry[], outcomes: readonly EntryOutcome[], now: Date) {
+  const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(now) });
+  outcomes.forEach((outcome, index) => {
+    if (outcome.ok) {
+      const { profile, dropped } = outcome.value;
+      response.updated.push(
+        create(UpdatedPlayerSchema, {
+          ...identityFields(profile),
+          dropped: dropped.map((item) => create(DroppedItemSchema, item)),
+        }),
+      );
+    } else {
+      response.rejected.push(
+        create(RejectedEntrySchema, {
+          index,
+          partnerUserId: entries[index].partnerUserId,
+          deviceId: entries[index].deviceId,
+          code: outcome.error.code,
+          message: outcome.error.message,
+        }),
+      );
+    }
+  });
+  return response;
+}
+
 export interface PlayerServiceOptions {
   players: Players;
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
@@ -90,6 +119,21 @@ export interface PlayerWritten {
   linkedDeviceId: string | null;
 }
 
+/**
+ * The applied entries of an update, as the events hook takes them. An entry's
+ * device belongs to the profile written when that profile is not the device's
+ * own (the entry named both ids, or the device was linked before).
+ */
+function written(entries: readonly UpdateEntry[], outcomes: readonly EntryOutcome[]): PlayerWritten[] {
+  return outcomes.flatMap((outcome, i) => {
+    if (!outcome.ok) return [];
+    const { identityKey } = outcome.value.profile;
+    const { deviceId } = entries[i];
+    const linked = deviceId !== undefined && identityKey !== deviceKey(deviceId);
+    return [{ identityKey, linkedDeviceId: linked ? deviceId : null }];
+  });
+}
+
 /** PlayerService: tags and traits (update, get, search, tag listing and metadata) and Link. */
 export function createPlayerService({
   players,
@@ -100,45 +144,11 @@ export function createPlayerService({
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
+      const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
       const projectId = projectOf(ctx);
-      const entries = updateEntries(req.players);
       const outcomes = await players.update(projectId, entries);
-      await onPlayersWritten?.(
-        projectId,
-        outcomes.flatMap((outcome, i) =>
-          outcome.ok
-            ? [
-                {
-                  identityKey: outcome.value.profile.identityKey,
-                  linkedDeviceId: entries[i].partnerUserId === undefined ? null : (entries[i].deviceId ?? null),
-                },
-              ]
-            : [],
-        ),
-      );
-      const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(clock.now()) });
-      outcomes.forEach((outcome, index) => {
-        if (outcome.ok) {
-          const { profile, dropped } = outcome.value;
-          response.updated.push(
-            create(UpdatedPlayerSchema, {
-              ...identityFields(profile),
-              dropped: dropped.map((item) => create(DroppedItemSchema, item)),
-            }),
-          );
-        } else {
-          response.rejected.push(
-            create(RejectedEntrySchema, {
-              index,
-              partnerUserId: entries[index].partnerUserId,
-              deviceId: entries[index].deviceId,
-              code: outcome.error.code,
-              message: outcome.error.message,
-            }),
-          );
-        }
-      });
-      return response;
+      await onPlayersWritten?.(projectId, written(entries, outcomes));
+      return updateResponse(entries, outcomes, clock.now());
     },
 
     async get(req, ctx) {
@@ -148,8 +158,8 @@ export function createPlayerService({
 
     async search(req, ctx) {
       const projectId = projectOf(ctx);
-      const query = searchQuery(req);
-      const { page, pageSize } = paging(req, false);
+      const query = searchQuery(req, ctx.values.get(protoKeyPaths));
+      const { page, pageSize } = paging(req);
       const { profiles, total } = await players.search(projectId, query, page, pageSize);
       return create(SearchResponseSchema, {
         players: profiles.map(profileMessage),
@@ -159,7 +169,7 @@ export function createPlayerService({
 
     async listTags(req, ctx) {
       const projectId = projectOf(ctx);
-      const { page, pageSize } = paging(req, true);
+      const { page, pageSize } = paging(req);
       const { tags, total, categories } = await players.listTags(projectId, tagQuery(req), page, pageSize);
       return create(ListTagsResponseSchema, {
         tags: tags.map(tagMessage),
@@ -184,8 +194,8 @@ export function createPlayerService({
     },
 
     async link(req, ctx) {
-      const platformUserId = requireUuid("platform_user_id", req.platformUserId);
-      const partnerUserId = requireText("partner_user_id", req.partnerUserId, 256);
+      const platformUserId = canonicalUuid(req.platformUserId);
+      const partnerUserId = requiredText("partner_user_id", req.partnerUserId);
       await launchTokens.link(projectOf(ctx), platformUserId, partnerUserId);
       return create(LinkResponseSchema, { platformUserId, partnerUserId });
     },

@@ -1,0 +1,150 @@
+import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import { fail, ok, type Result } from "../result.js";
+import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
+
+/**
+ * The checks of a /v1 request body before it becomes a message: its
+ * Content-Type, its UTF-8, its JSON, and what protobuf-es's JSON reader
+ * would otherwise let through or lose (the last also for Connect JSON, see
+ * connect-json-check.ts). Number spellings and `__proto__` keys
+ * are found in one walk over the body, decided from the descriptors, not per
+ * field.
+ */
+
+export interface JsonRequest {
+  body: JsonObject;
+  /**
+   * Map and Struct fields of the body with a `__proto__` key, by path
+   * ("players[0].traits"). protobuf-es cannot hold that key (assigning it sets
+   * the object's prototype), so the gateway carries their paths beside the
+   * message and the handler can drop or refuse the key like any other.
+   */
+  protoKeyPaths: ReadonlySet<string>;
+}
+
+export interface JsonRequestError {
+  status: 400 | 415;
+  message: string;
+}
+
+/** Absent means JSON; else application/json, with no charset or UTF-8. */
+function isJsonContentType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return true;
+  const [type, ...params] = contentType.split(";").map((part) => part.trim().toLowerCase());
+  if (type !== "application/json") return false;
+  return params.every((param) => {
+    const [name, value = ""] = param.split("=", 2).map((part) => part.trim());
+    return name !== "charset" || ["utf-8", "utf8", '"utf-8"'].includes(value);
+  });
+}
+
+export function parseJsonRequest(
+  contentType: string | undefined,
+  bytes: Uint8Array,
+  schema: DescMessage,
+): Result<JsonRequest, JsonRequestError> {
+  if (!isJsonContentType(contentType)) {
+    return fail({ status: 415, message: `Content-Type ${contentType} is not supported: send application/json` });
+  }
+  const text = decodeUtf8Body(bytes);
+  if (text === undefined) return fail({ status: 400, message: INVALID_UTF8_BODY });
+  let body: JsonValue = {};
+  if (text.trim() !== "") {
+    try {
+      body = JSON.parse(text) as JsonValue;
+    } catch (error) {
+      return fail({ status: 400, message: `malformed JSON: ${(error as Error).message}` });
+    }
+  }
+  if (!isObject(body)) return fail({ status: 400, message: "request body must be a JSON object" });
+  const inspected = inspectJsonBody(schema, body);
+  return inspected.ok ? ok({ body, protoKeyPaths: inspected.value }) : fail({ status: 400, message: inspected.error });
+}
+
+/**
+ * What protobuf-es's JSON reader would let through or lose in a message's
+ * JSON: a number spelled other than in decimal ("page: ... is not a decimal
+ * number"), or else the paths of the `__proto__` keys (JsonRequest.protoKeyPaths).
+ */
+export function inspectJsonBody(schema: DescMessage, json: JsonValue): Result<ReadonlySet<string>, string> {
+  const protoKeyPaths = new Set<string>();
+  const problem = walkMessage(schema, json, "", protoKeyPaths);
+  return problem === undefined ? ok(protoKeyPaths) : fail(problem);
+}
+
+const isObject = (json: JsonValue): json is JsonObject =>
+  typeof json === "object" && json !== null && !Array.isArray(json);
+
+/**
+ * A number as protobuf's JSON accepts it in a string, but decimal only (never
+ * "0x2a"): an integer field takes "42" or "-7", as the OpenAPI document's
+ * pattern says; a float field also "-1.5" and "1e3", and "NaN" and "Infinity".
+ */
+const INTEGER = /^-?\d+$/;
+const DECIMAL = /^-?\d+(\.\d+)?([eE][+-]?\d+)?$/;
+const FLOATS: ReadonlySet<ScalarType> = new Set([ScalarType.FLOAT, ScalarType.DOUBLE]);
+const NON_FINITE: ReadonlySet<string> = new Set(["NaN", "Infinity", "-Infinity"]);
+const NON_NUMBERS: ReadonlySet<ScalarType> = new Set([ScalarType.STRING, ScalarType.BYTES, ScalarType.BOOL]);
+const WRAPPERS = /^google\.protobuf\.(Double|Float|Int64|UInt64|Int32|UInt32)Value$/;
+
+/** Each walk function returns the problem it found ("field: ..."), or undefined. */
+function scalarProblem(type: ScalarType, json: JsonValue, path: string): string | undefined {
+  if (typeof json !== "string" || NON_NUMBERS.has(type)) return undefined;
+  const decimal = FLOATS.has(type) ? DECIMAL.test(json) || NON_FINITE.has(json) : INTEGER.test(json);
+  if (decimal) return undefined;
+  return `${path}: ${JSON.stringify(json)} is not a decimal number`;
+}
+
+function walkMessage(schema: DescMessage, json: JsonValue, path: string, protoKeys: Set<string>): string | undefined {
+  if (schema.typeName === "google.protobuf.Struct") {
+    if (isObject(json) && Object.hasOwn(json, "__proto__")) protoKeys.add(path);
+    return undefined;
+  }
+  if (WRAPPERS.test(schema.typeName)) return scalarProblem(schema.fields[0].scalar!, json, path);
+  // Other well-known types have JSON forms of their own, which protobuf-es checks.
+  if (schema.typeName.startsWith("google.protobuf.") || !isObject(json)) return undefined;
+  for (const [key, value] of Object.entries(json)) {
+    const field = schema.fields.find((f) => f.name === key || f.jsonName === key);
+    if (field === undefined || value === null) continue;
+    const problem = walkField(field, value, path === "" ? field.name : `${path}.${field.name}`, protoKeys);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+}
+
+function walkField(field: DescField, json: JsonValue, path: string, protoKeys: Set<string>): string | undefined {
+  switch (field.fieldKind) {
+    case "scalar":
+      return scalarProblem(field.scalar, json, path);
+    case "message":
+      return walkMessage(field.message, json, path, protoKeys);
+    case "list":
+      if (!Array.isArray(json) || field.listKind === "enum") return undefined;
+      for (const [index, item] of json.entries()) {
+        const at = `${path}[${index}]`;
+        const problem =
+          field.listKind === "scalar"
+            ? scalarProblem(field.scalar, item, at)
+            : walkMessage(field.message, item, at, protoKeys);
+        if (problem !== undefined) return problem;
+      }
+      return undefined;
+    case "map":
+      if (!isObject(json)) return undefined;
+      if (Object.hasOwn(json, "__proto__")) protoKeys.add(path);
+      for (const [key, value] of Object.entries(json)) {
+        const at = `${path}[${JSON.stringify(key)}]`;
+        const problem =
+          scalarProblem(field.mapKey, key, at) ??
+          (field.mapKind === "scalar"
+            ? scalarProblem(field.scalar, value, at)
+            : field.mapKind === "message"
+              ? walkMessage(field.message, value, at, protoKeys)
+              : undefined);
+        if (problem !== undefined) return problem;
+      }
+      return undefined;
+    default:
+      return undefined;
+  }
+}

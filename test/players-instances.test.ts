@@ -1,0 +1,202 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { playerWriteContention } from "./support/metrics.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+/**
+ * Two service instances on one database. Each serialises writes to a player within itself, so
+ * between them only the store's guards keep updates whole: a profile's version, a project's
+ * registry counts. Runs on an engine that isolates updates per document (see vitest.config.ts).
+ */
+let a: TestService;
+let b: TestService;
+beforeAll(async () => {
+  a = await startTestService();
+  b = await startTestService({ DB_NAME: a.config.dbName });
+});
+afterAll(async () => {
+  await b?.stop();
+  await a?.stop();
+});
+
+/** Both instances' compare-and-swap race counters, summed, as their /metrics report them. */
+async function contention() {
+  const [x, y] = await Promise.all([playerWriteContention(a), playerWriteContention(b)]);
+  return { conflicts: x.conflicts + y.conflicts, exhausted: x.exhausted + y.exhausted };
+}
+
+async function project() {
+  const { publicKey, privateKey } = await a.createProject();
+  const on = (svc: TestService) => ({
+    update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey),
+  });
+  return {
+    a: on(a),
+    b: on(b),
+    get: async (partnerUserId: string) =>
+      (await b.postJson("/v1/players/get", { partner_user_id: partnerUserId }, privateKey)).body,
+    tags: async () => (await a.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey)).body,
+  };
+}
+
+type Response = { status: number; body: any };
+const applied = (responses: Response[]) => responses.filter((r) => r.status === 200 && r.body.updated.length === 1);
+const rejectedWith = (responses: Response[], code: string) =>
+  responses.filter((r) => r.status === 200 && r.body.rejected.length === 1 && r.body.rejected[0].code === code);
+const range = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+describe("players/update from two instances on one database", () => {
+  it("concurrent increments and tag adds on the same players are exact, and the version guard decided races", async () => {
+    const p = await project();
+    const players = range(4).map((i) => `p${i}`);
+    await p.a.update(players.map((id) => ({ partner_user_id: id, tags: ["seed"], traits: { coins: 0 } })));
+    const before = await contention();
+
+    // 24 calls from each instance, all in flight at once; each touches every player and adds one tag.
+    const call = (instance: "a" | "b", i: number) =>
+      p[instance].update(
+        players.map((id) => ({ partner_user_id: id, traits_increment: { coins: 1 }, tags_add: [`${instance}${i}`] })),
+      );
+    const responses = await Promise.all(range(24).flatMap((i) => [call("a", i), call("b", i)]));
+
+    for (const r of responses) expect(r).toMatchObject({ status: 200, body: { rejected: [] } });
+    const expectedTags = new Set(["seed", ...range(24).flatMap((i) => [`a${i}`, `b${i}`])]);
+    for (const id of players) {
+      const { profile } = await p.get(id);
+      expect(profile.traits.coins).toBe(48);
+      expect(new Set(profile.tags)).toEqual(expectedTags);
+    }
+    const { tags } = await p.tags();
+    expect(tags).toHaveLength(49);
+    expect(tags.filter((t: any) => t.players_count !== 4)).toEqual([]);
+
+    // Writers in two instances met: some writes were refused by the version guard and tried again.
+    const after = await contention();
+    expect(after.conflicts).toBeGreaterThan(before.conflicts);
+    expect(after.exhausted).toBe(before.exhausted);
+  });
+
+  it("devices of one player linking through both instances lose no tag or trait, and counts stay exact", async () => {
+    const p = await project();
+    await p.a.update([{ partner_user_id: "shared", tags_add: ["seed"] }]);
+    const responses = await Promise.all(
+      range(30).map((i) =>
+        p[i % 2 ? "b" : "a"].update([
+          { partner_user_id: "shared", device_id: `device-${i}`, tags_add: [`d${i}`], traits: { [`t${i}`]: i } },
+        ]),
+      ),
+    );
+    for (const r of responses) expect(r).toMatchObject({ status: 200, body: { rejected: [] } });
+    const { profile } = await p.get("shared");
+    expect(new Set(profile.tags)).toEqual(new Set(["seed", ...range(30).map((i) => `d${i}`)]));
+    expect(Object.keys(profile.traits)).toHaveLength(30);
+    const { tags } = await p.tags();
+    expect(tags).toHaveLength(31);
+    expect(tags.filter((t: any) => t.players_count !== 1)).toEqual([]);
+
+    // Then each device writes alone, through either instance: every write lands on the partner's profile.
+    await Promise.all(
+      range(30).flatMap((i) => [
+        p.a.update([{ device_id: `device-${i}`, traits_increment: { visits: 1 } }]),
+        p.b.update([{ device_id: `device-${i}`, traits_increment: { visits: 1 } }]),
+      ]),
+    );
+    expect((await p.get("shared")).profile.traits.visits).toBe(60);
+  });
+
+  // KNOWN LOSS, left for the players rewrite (issue 12): a fold deletes the device's profile only at
+  // the version it read, so a device-only write landing meanwhile on the other instance stays behind
+  // on a profile no read reaches once the device is linked. When the fold is fixed, `it.fails` turns
+  // red here: make it `it`.
+  it.fails("device-only increments racing a link through the other instance all reach the partner", async () => {
+    const p = await project();
+    // Up to 20 rounds; the first that loses an increment ends the test.
+    for (const round of range(20)) {
+      const [device, partner] = [`device-${round}`, `partner-${round}`];
+      const deviceWrite = () => p.b.update([{ device_id: device, traits_increment: { visits: 1 } }]);
+      await deviceWrite();
+      const link = p.a.update([{ partner_user_id: partner, device_id: device, traits_increment: { visits: 1 } }]);
+      const responses = await Promise.all([...range(20).map(deviceWrite), link]);
+      for (const r of responses) expect(r).toMatchObject({ status: 200, body: { rejected: [] } });
+      expect((await p.get(partner)).profile.traits.visits).toBe(22);
+    }
+  });
+
+  it("a tag registered by both instances at once takes one slot: the project still fits exactly 500 tags", async () => {
+    const p = await project();
+    const shared = range(240).map((i) => `shared_${i}`);
+    await Promise.all([p.a.update([{ partner_user_id: "warm-a" }]), p.b.update([{ partner_user_id: "warm-b" }])]);
+    // Both instances give the same 48 tags to a player of their own, five times over, all at once.
+    const responses = await Promise.all(
+      range(5).flatMap((k) =>
+        (["a", "b"] as const).map((on) =>
+          p[on].update([{ partner_user_id: `${on}${k}`, tags_add: shared.slice(48 * k, 48 * (k + 1)) }]),
+        ),
+      ),
+    );
+    // At most 480 slots are ever taken at once, so no entry may be refused.
+    expect(applied(responses)).toHaveLength(10);
+    const listed = await p.tags();
+    expect(listed.tags_info.total).toBe(240);
+    expect(listed.tags.filter((t: any) => t.players_count !== 2)).toEqual([]);
+
+    // 260 more tags fit exactly; a slot taken twice and not given back would refuse some of them.
+    const fill = range(6).map((k) => ({
+      partner_user_id: `fill${k}`,
+      tags_add: range(k < 5 ? 50 : 10).map((i) => `fill_${k}_${i}`),
+    }));
+    expect((await p.a.update(fill)).body.rejected).toEqual([]);
+    const over = await p.b.update([{ partner_user_id: "over", tags_add: ["one_too_many"] }]);
+    expect(over.body.rejected).toMatchObject([{ index: 0, code: "project_tag_limit" }]);
+  });
+
+  // Three projects side by side: each gives the two instances a moment where both want the last slots.
+  it("the project tag limit holds when both instances race for the last 10 slots", () =>
+    Promise.all(range(3).map(() => raceForLastTen("tag"))));
+
+  it("the project trait-key limit holds when both instances race for the last 10 slots", () =>
+    Promise.all(range(3).map(() => raceForLastTen("trait"))));
+});
+
+/**
+ * Fills a project to 10 below its tag or trait-key limit through instance a, then has both
+ * instances race with entries of 6 new names (one fits), then of 1 new name (four fit).
+ */
+async function raceForLastTen(kind: "tag" | "trait"): Promise<void> {
+  const p = await project();
+  const limit = kind === "tag" ? 500 : 200;
+  const code = `project_${kind}_limit`;
+  const entry = (partnerUserId: string, names: string[]) =>
+    kind === "tag"
+      ? { partner_user_id: partnerUserId, tags_add: names }
+      : { partner_user_id: partnerUserId, traits: Object.fromEntries(names.map((name) => [name, 1])) };
+
+  const names = range(limit - 10).map((i) => `fill_${i}`);
+  const fill = range(Math.ceil(names.length / 50)).map((k) => entry(`fill${k}`, names.slice(50 * k, 50 * (k + 1))));
+  expect((await p.a.update(fill)).body.rejected).toEqual([]);
+  // A call through b first, so that both instances meet the race with their caches warm, in step.
+  expect((await p.b.update([entry("warm", ["fill_0"])])).body.rejected).toEqual([]);
+
+  const race = (size: number, name: string) =>
+    Promise.all(
+      range(8).flatMap((i) =>
+        (["a", "b"] as const).map((on) =>
+          p[on].update([
+            entry(
+              `${name}-${on}${i}`,
+              range(size).map((n) => `${name}_${on}${i}_${n}`),
+            ),
+          ]),
+        ),
+      ),
+    );
+  const six = await race(6, "six");
+  expect(applied(six)).toHaveLength(1);
+  expect(rejectedWith(six, code)).toHaveLength(15);
+  const one = await race(1, "one");
+  expect(applied(one)).toHaveLength(4);
+  expect(rejectedWith(one, code)).toHaveLength(12);
+
+  // Every slot is taken: a new name is refused, a registered one is not.
+  const more = await p.b.update([entry("late", ["brand_new"]), entry("late2", ["fill_1"])]);
+  expect(more.body.rejected.map((r: any) => [r.index, r.code])).toEqual([[0, code]]);
+}

@@ -1,0 +1,77 @@
+import { once } from "node:events";
+import net from "node:net";
+
+/**
+ * A TCP proxy in front of the database server: a test points the service at
+ * it and cuts it to make the database fail at an exact step, a real network
+ * fault rather than a mock of the driver. `cut` is synchronous, so it can run
+ * inside a driver event, before the driver hands the command's reply back.
+ */
+export class DbProxy {
+  private server: net.Server | undefined;
+  private readonly sockets = new Set<net.Socket>();
+  private droppingReplies = false;
+
+  private constructor(
+    private readonly target: { host: string; port: number },
+    readonly port: number,
+  ) {}
+
+  static async start(targetUri: string): Promise<DbProxy> {
+    const url = new URL(targetUri);
+    const probe = net.createServer().listen(0, "127.0.0.1");
+    await once(probe, "listening");
+    const { port } = probe.address() as net.AddressInfo;
+    probe.close();
+    await once(probe, "close");
+    const proxy = new DbProxy({ host: url.hostname, port: Number(url.port || 27017) }, port);
+    await proxy.restore();
+    return proxy;
+  }
+
+  /** A URI for the proxy; `directConnection` keeps the driver from finding the server behind it. */
+  get uri(): string {
+    return `mongodb://127.0.0.1:${this.port}/?directConnection=true`;
+  }
+
+  /** Passes commands on but drops the database's replies until `restore`, as a connection lost mid-reply does. */
+  dropReplies(): void {
+    this.droppingReplies = true;
+  }
+
+  /** Drops every connection and refuses new ones until `restore`. */
+  cut(): void {
+    this.server?.close();
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
+  }
+
+  async restore(): Promise<void> {
+    if (this.droppingReplies) {
+      this.droppingReplies = false;
+      // A driver connection that missed a reply would read the next one out of step.
+      this.cut();
+    }
+    if (this.server) return;
+    const server = net.createServer((client) => {
+      const upstream = net.connect(this.target.port, this.target.host);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on("error", () => socket.destroy());
+        socket.on("close", () => {
+          this.sockets.delete(socket);
+          client.destroy();
+          upstream.destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.on("data", (reply: Buffer) => {
+        if (!this.droppingReplies) client.write(reply);
+      });
+    });
+    server.listen(this.port, "127.0.0.1");
+    await once(server, "listening");
+    this.server = server;
+  }
+}
