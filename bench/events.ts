@@ -8,7 +8,8 @@ import type { QueuedEvent } from "../src/events/entries.js";
 import { nameField } from "../src/events/names.js";
 import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { SegmentStore } from "../src/events/segment-store.js";
-import { PLAYER_PROFILES, PLAYER_TAGS, profileDocument, tagDocument } from "../src/players/store.js";
+import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
+import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
 import { round, startBenchService, type BenchService } from "./support.js";
 
 /**
@@ -218,7 +219,6 @@ async function generate(bench: BenchService): Promise<Generated> {
         category: null,
         description: null,
         isHidden: false,
-        playersCount: profiles.filter((doc) => doc.tags.includes(tag)).length,
         firstSeenAt: new Date(),
         lastSeenAt: new Date(),
       }),

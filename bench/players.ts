@@ -1,30 +1,36 @@
+import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
-import { PLAYER_PROFILES, PLAYER_TAGS, profileDocument, tagDocument } from "../src/players/store.js";
-import { measure, round, startBenchService, type BenchService } from "./support.js";
+import { fileURLToPath } from "node:url";
+import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
+import { batchedWrite } from "../src/db/batched-write.js";
+import { rebuildMembership } from "../src/players/membership-repair.js";
+import { PLAYER_PROFILES, profileDocument, type ProfileDoc } from "../src/players/profile-store.js";
+import { createPlayerStores } from "../src/players/stores.js";
+import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/tag-store.js";
+import { round, startBenchService, type BenchService } from "./support.js";
 
 /**
- * players/update throughput in 100-entry calls, and players/search and
- * players/tags latency over 100,000 profiles, each next to the bare driver
- * doing the nearest equivalent on the same database in the same run.
+ * players/update throughput (100-entry calls, 8 in flight, new then existing
+ * players), search latency by one tag and by two tags (all) over 100,000
+ * profiles with tags of 10,000 members, and tag-listing latency over 500 tags,
+ * each next to a bare-driver baseline of the same run. The service runs in
+ * this process; the load generator (bench/players-load.ts) in another.
  */
-const ENTRIES_PER_CALL = 100;
-const TAG_POOL_SIZE = 200;
+const PROFILES = Number(process.env.BENCH_PLAYERS_PROFILES ?? 100_000);
+const UPDATE_CALLS = 40;
+const QUERIES = 100;
+/** Tag A: every 10th profile; tag B: every 20th plus those at 11 mod 20; A and B share every 20th. */
+const TAG_A = "cohort_a";
+const TAG_B = "cohort_b";
+const OTHER_TAGS = Array.from({ length: 498 }, (_, i) => `tag_${i}`);
+const LOAD = fileURLToPath(new URL("./players-load.ts", import.meta.url));
 
-/**
- * FerretDB 1.24 (SQLite) pushes little but `_id` down to its indexes, so a
- * tag search scans every profile of the collection; measured here at about
- * 0.1 s per 1,000 profiles. On it the run uses 5,000 profiles and fewer calls
- * to stay within minutes; on MongoDB, the 100,000 of the issue.
- * BENCH_PLAYERS_PROFILES overrides either.
- */
-function sizes(isFerretDb: boolean) {
-  return {
-    profiles: Number(process.env.BENCH_PLAYERS_PROFILES ?? (isFerretDb ? 5_000 : 100_000)),
-    updateCalls: isFerretDb ? 6 : 20,
-    queries: isFerretDb ? 20 : 100,
-  };
+function tagsOf(i: number): string[] {
+  const tags = [OTHER_TAGS[i % 498], OTHER_TAGS[(i * 7) % 498], OTHER_TAGS[(i * 13) % 97]];
+  if (i % 10 === 0) tags.push(TAG_A);
+  if (i % 20 === 0 || i % 20 === 11) tags.push(TAG_B);
+  return [...new Set(tags)];
 }
-const TAG_POOL = Array.from({ length: TAG_POOL_SIZE }, (_, i) => `tag_${i}`);
 
 async function createProject(bench: BenchService, gameId: number) {
   const res = await fetch(`${bench.baseUrl}/v1/admin/projects`, {
@@ -33,38 +39,22 @@ async function createProject(bench: BenchService, gameId: number) {
     body: JSON.stringify({ name: `bench ${gameId}`, game_id: gameId }),
   });
   const body = (await res.json()) as any;
-  return {
-    projectId: body.project.project_id as string,
-    privateKey: body.private_key as string,
-    publicKey: body.public_key as string,
-  };
+  return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
 }
 
-async function post(bench: BenchService, path: string, key: string, body: unknown): Promise<any> {
-  const res = await fetch(bench.baseUrl + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": key },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
-function tagsOf(i: number): string[] {
-  return [TAG_POOL[i % 200], TAG_POOL[(i * 7) % 200], TAG_POOL[(i * 13) % 50]].filter(
-    (t, k, all) => all.indexOf(t) === k,
-  );
-}
-
-/** Profiles in their stored shape, inserted in bulk (the API path is measured separately above). */
-async function generateProfiles(bench: BenchService, projectId: string, PROFILES: number): Promise<number> {
+/** Profiles and tag records in their stored shape, then their membership by the repair pass's full rebuild. */
+async function generate(bench: BenchService, projectId: string) {
+  const db = bench.database.db;
   const started = performance.now();
-  const profiles = bench.database.db.collection<ReturnType<typeof profileDocument>>(PLAYER_PROFILES);
   const base = Date.now() - PROFILES * 1000;
-  for (let from = 0; from < PROFILES; from += 1000) {
-    const docs = Array.from({ length: Math.min(1000, PROFILES - from) }, (_, k) => {
+  for (let from = 0; from < PROFILES; from += 990) {
+    const docs = Array.from({ length: Math.min(990, PROFILES - from) }, (_, k) => {
       const i = from + k;
       const seen = new Date(base + i * 1000);
+      const traits = new Map<string, string | number | boolean>([
+        ["level", i % 100],
+        ["region", ["eu", "us", "asia"][i % 3]],
+      ]);
       return profileDocument({
         projectId,
         identityKey: `u:gen-${i}`,
@@ -72,168 +62,138 @@ async function generateProfiles(bench: BenchService, projectId: string, PROFILES
         deviceId: null,
         platformUserId: null,
         tags: tagsOf(i),
-        traits: new Map<string, string | number | boolean>([
-          ["level", i % 100],
-          ["region", ["eu", "us", "asia"][i % 3]],
-          ["vip", i % 10 === 0],
-        ]),
+        traits,
         version: 1,
         firstSeenAt: seen,
         lastSeenAt: seen,
       });
     });
-    await profiles.insertMany(docs, { ordered: false });
+    await batchedWrite(
+      db.collection<ProfileDoc>(PLAYER_PROFILES),
+      docs.map((document) => ({ insertOne: { document } })),
+    );
   }
   const now = new Date();
-  await bench.database.db.collection<ReturnType<typeof tagDocument>>(PLAYER_TAGS).insertMany(
-    TAG_POOL.map((tag, i) =>
-      tagDocument(projectId, {
-        id: i + 1,
-        tag,
-        label: tag,
-        category: i % 2 === 0 ? "even" : "odd",
-        description: null,
-        isHidden: false,
-        playersCount: 0,
-        firstSeenAt: now,
-        lastSeenAt: now,
-      }),
-    ),
+  const tags = [TAG_A, TAG_B, ...OTHER_TAGS].map((tag, i) =>
+    tagDocument(projectId, {
+      id: i + 1,
+      tag,
+      label: tag,
+      category: null,
+      description: null,
+      isHidden: false,
+      firstSeenAt: now,
+      lastSeenAt: now,
+    }),
   );
-  return round((performance.now() - started) / 1000);
+  await batchedWrite(
+    db.collection<TagDoc>(PLAYER_TAGS),
+    tags.map((document) => ({ insertOne: { document } })),
+  );
+  const inserted = performance.now();
+  await rebuildMembership(createPlayerStores(db, bench.database.isFerretDb));
+  return {
+    insert_seconds: round((inserted - started) / 1000),
+    membership_rebuild_seconds: round((performance.now() - inserted) / 1000),
+  };
 }
 
-function progress(step: string, value: unknown): void {
-  process.stderr.write(`players bench: ${step} ${JSON.stringify(value)}\n`);
+/** Runs the load generator to its end and parses what it printed. */
+function load(task: object): Promise<any> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", LOAD, JSON.stringify(task)], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    let out = "";
+    child.stdout.on("data", (chunk) => (out += chunk));
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited with ${code}`)),
+    );
+  });
+}
+
+/**
+ * What the service sends while the load runs: write commands and statements (what an update costs the
+ * database), finds, and per command name the slowest reply and the failures (what a 503 came from).
+ */
+function countWrites(bench: BenchService) {
+  const counts = { commands: 0, statements: 0, reads: 0 };
+  const byCommand: Record<string, { count: number; max_ms: number; failed: number; max_statements: number }> = {};
+  const statementsOf = new Map<number, number>();
+  const entry = (name: string) => (byCommand[name] ??= { count: 0, max_ms: 0, failed: 0, max_statements: 0 });
+  const started = (event: CommandStartedEvent) => {
+    const list = event.command.updates ?? event.command.documents ?? event.command.deletes;
+    if (Array.isArray(list)) {
+      counts.commands++;
+      counts.statements += list.length;
+      statementsOf.set(event.requestId, list.length);
+    } else if (event.commandName === "find") counts.reads++;
+  };
+  const ended = (failed: boolean) => (event: CommandSucceededEvent | CommandFailedEvent) => {
+    const stats = entry(event.commandName);
+    stats.count++;
+    stats.max_ms = Math.max(stats.max_ms, round(event.duration));
+    stats.max_statements = Math.max(stats.max_statements, statementsOf.get(event.requestId) ?? 0);
+    statementsOf.delete(event.requestId);
+    if (failed) stats.failed++;
+  };
+  const [succeeded, failed] = [ended(false), ended(true)];
+  const { client } = bench.database;
+  client.on("commandStarted", started).on("commandSucceeded", succeeded).on("commandFailed", failed);
+  return {
+    counts,
+    byCommand,
+    stop: () => client.off("commandStarted", started).off("commandSucceeded", succeeded).off("commandFailed", failed),
+  };
 }
 
 export default async function playersBenchmark() {
-  const bench = await startBenchService();
+  // A 2-core machine shared with other work: the default 2 s database deadline turned queued writes into 503s.
+  const bench = await startBenchService({ DB_TIMEOUT_MS: "10000" });
   try {
-    const db = bench.database.db;
-    const { profiles: PROFILES, updateCalls: UPDATE_CALLS, queries: QUERIES } = sizes(bench.database.isFerretDb);
     const writer = await createProject(bench, 910_001);
-
-    // Update: 100 new players a call, three tags and three traits each, then the same players again.
-    let call = 0;
-    const update = await measure({
-      concurrency: 2,
-      total: UPDATE_CALLS,
-      run: async () => {
-        const c = call++ % (UPDATE_CALLS / 2);
-        const players = Array.from({ length: ENTRIES_PER_CALL }, (_, k) => {
-          const i = c * ENTRIES_PER_CALL + k;
-          return {
-            partner_user_id: `p-${i}`,
-            tags_add: tagsOf(i),
-            traits: { level: i % 100, region: "eu" },
-            traits_increment: { sessions: 1 },
-          };
-        });
-        const body = await post(bench, "/v1/players/update", writer.publicKey, { players });
-        if (body.updated.length !== ENTRIES_PER_CALL) throw new Error(`update: ${JSON.stringify(body.rejected[0])}`);
-      },
-    });
-    const scratch = db.collection<ReturnType<typeof profileDocument>>("bench_bare_profiles");
-    let batch = 0;
-    const bareInsert = await measure({
-      concurrency: 2,
-      total: UPDATE_CALLS,
-      run: async () => {
-        const b = batch++;
-        await scratch.insertMany(
-          Array.from({ length: ENTRIES_PER_CALL }, (_, k) =>
-            profileDocument({
-              projectId: "bare",
-              identityKey: `u:bare-${b}-${k}`,
-              partnerUserId: `bare-${b}-${k}`,
-              deviceId: null,
-              platformUserId: null,
-              tags: tagsOf(k),
-              traits: new Map<string, string | number | boolean>([["level", k]]),
-              version: 1,
-              firstSeenAt: new Date(),
-              lastSeenAt: new Date(),
-            }),
-          ),
-        );
-      },
-    });
-
-    progress("update", update);
     const reader = await createProject(bench, 910_002);
-    const generateSeconds = await generateProfiles(bench, reader.projectId, PROFILES);
-    progress("generated", generateSeconds);
-    const profiles = db.collection(PLAYER_PROFILES);
-    const tags = db.collection(PLAYER_TAGS);
-
-    const searchTag = await measure({
-      concurrency: 4,
-      total: QUERIES,
-      run: async (i) =>
-        void (await post(bench, "/v1/players/search", reader.privateKey, { tags: [TAG_POOL[i % 200]], page_size: 50 })),
+    process.stderr.write(`players bench: generating ${PROFILES} profiles\n`);
+    const generated = await generate(bench, reader.projectId);
+    process.stderr.write(`players bench: generated ${JSON.stringify(generated)}; running the load\n`);
+    const writes = countWrites(bench);
+    const result = await load({
+      baseUrl: bench.baseUrl,
+      mongodbUri: bench.databaseUri,
+      dbName: bench.database.db.databaseName,
+      writer,
+      reader,
+      updateCalls: UPDATE_CALLS,
+      queries: QUERIES,
+      profiles: PROFILES,
+      searchTagA: TAG_A,
+      searchTagB: TAG_B,
     });
-    const bareFindTag = await measure({
-      concurrency: 4,
-      total: QUERIES,
-      run: async (i) => {
-        const filter = { project_id: reader.projectId, tags: { $in: [TAG_POOL[i % 200]] } };
-        await Promise.all([
-          profiles.find(filter).sort({ last_seen_at: -1, identity_key: 1 }).limit(50).toArray(),
-          profiles.countDocuments(filter),
-        ]);
-      },
-    });
-    const searchTrait = await measure({
-      concurrency: 4,
-      total: QUERIES,
-      run: async (i) =>
-        void (await post(bench, "/v1/players/search", reader.privateKey, { traits: { level: i % 100, region: "eu" } })),
-    });
-    const listTags = await measure({
-      concurrency: 4,
-      total: QUERIES,
-      run: async (i) =>
-        void (await post(bench, "/v1/players/tags", reader.privateKey, {
-          page: 1 + (i % 4),
-          page_size: 50,
-          category: "even",
-        })),
-    });
-    const bareFindTags = await measure({
-      concurrency: 4,
-      total: QUERIES,
-      run: async (i) => {
-        const filter = { project_id: reader.projectId, category: "even" };
-        await Promise.all([
-          tags
-            .find(filter)
-            .sort({ id: 1 })
-            .skip((i % 4) * 50)
-            .limit(50)
-            .toArray(),
-          tags.countDocuments(filter),
-        ]);
-      },
-    });
-
-    const entriesPerSec = round(update.ops_per_sec * ENTRIES_PER_CALL);
-    const bareDocsPerSec = round(bareInsert.ops_per_sec * ENTRIES_PER_CALL);
+    writes.stop();
+    const bareNew = result.bare_upserts.fresh.ops_per_sec;
+    const bareExisting = result.bare_upserts.existing.ops_per_sec;
+    const entries = 2 * UPDATE_CALLS * 100;
     return {
       database: bench.database.isFerretDb ? "ferretdb" : "mongodb",
       profiles: PROFILES,
-      generate_seconds: generateSeconds,
-      update_100_entry_calls: { ...update, entries_per_sec: entriesPerSec },
-      baseline_bare_insert_many_100: { ...bareInsert, docs_per_sec: bareDocsPerSec },
-      search_by_tag: searchTag,
-      search_by_two_traits: searchTrait,
-      baseline_bare_find_and_count_by_tag: bareFindTag,
-      list_tags_by_category: listTags,
-      baseline_bare_find_and_count_tags: bareFindTags,
+      ...generated,
+      ...result,
       ratios: {
-        update_vs_bare_insert_throughput: round(entriesPerSec / bareDocsPerSec, 3),
-        search_vs_bare_p50: round(searchTag.p50_ms / bareFindTag.p50_ms, 2),
-        list_tags_vs_bare_p50: round(listTags.p50_ms / bareFindTags.p50_ms, 2),
+        update_new_vs_bare_upserts: round((result.update.fresh?.entries_per_sec ?? 0) / bareNew, 3),
+        update_existing_vs_bare_upserts: round((result.update.existing?.entries_per_sec ?? 0) / bareExisting, 3),
+      },
+      targets: {
+        update_ratio_at_least: 0.5,
+        search_p50_ms_at_most: 30,
+        list_tags_p50_ms_at_most: 20,
+      },
+      // Everything the service sent while the load ran (updates, searches, listings), per update entry.
+      diagnostics: {
+        write_commands: writes.counts.commands,
+        write_statements_per_update_entry: round(writes.counts.statements / entries, 2),
+        find_commands: writes.counts.reads,
+        commands: writes.byCommand,
       },
     };
   } finally {

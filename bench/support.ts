@@ -50,7 +50,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     ...env,
   });
   const databaseUri = process.env.MONGODB_URI ?? embedded!.uri;
-  const database = await connectDatabase(databaseUri, config.dbName);
+  const database = await connectDatabase(databaseUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   await database.db.dropDatabase();
   const service = await startService({ config, database, log });
   return {

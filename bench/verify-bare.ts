@@ -3,7 +3,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { importJWK, jwtVerify, type JWK } from "jose";
 import { EntitlementSchema, LaunchTokenService, VerifyResponseSchema } from "../gen/platformapi/v1/launch_pb.js";
-import { AdminStore } from "../src/admin/store.js";
+import { EntitlementStore } from "../src/admin/entitlement-store.js";
 import type { Db } from "mongodb";
 import type { Config } from "../src/config.js";
 import { LaunchUserStore } from "../src/launch/launch-user-store.js";
@@ -35,7 +35,7 @@ export async function startBareVerify(options: {
   const { config, db, launchRecord } = options;
   const publicKey = await importJWK(options.jwk, "EdDSA");
   const tokens = new LaunchStore(db);
-  const entitlements = new AdminStore(db);
+  const entitlements = new EntitlementStore(db);
   const launchUsers = new LaunchUserStore(db);
   const handler = connectNodeAdapter({
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },

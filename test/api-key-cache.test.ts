@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyCache } from "../src/admin/api-key-cache.js";
 import { generateApiKey, hashApiKey } from "../src/admin/api-keys.js";
-import { AdminStore } from "../src/admin/store.js";
+import { ApiKeyStore } from "../src/admin/api-key-store.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let test: TestService;
-let store: AdminStore;
+let store: ApiKeyStore;
 beforeAll(async () => {
   test = await startTestService();
-  store = new AdminStore(test.database.db);
+  store = new ApiKeyStore(test.database.db);
 });
 afterAll(() => test.stop());
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
 import { bruteForce, byName, dayAgo, noonOf, waitFor } from "./support/events.js";
+import { createLaunchFixture } from "./support/launch.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -83,6 +84,38 @@ describe("tag cohorts, as of now", () => {
     // Later events of the device land on carol directly.
     await p.ingest([send({ device_id: "dev-1" }, "carol", p.days[2])]);
     await p.expectTrends({ tags: ["paying"] }, bruteForce(raw, p.days));
+  });
+
+  it("a verified launch folds the installation's history into the verified player", async () => {
+    const launch = await createLaunchFixture(svc);
+    await launch.setOwnership(true);
+    const post = async (path: string, body: object, key: string) => {
+      const res = await svc.postJson(path, body, key);
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const link = { platform_user_id: launch.platformUserId, partner_user_id: "dana" };
+    await post("/v1/players/link", link, launch.privateKey);
+    await post("/v1/players/update", { players: [{ partner_user_id: "dana", tags: ["paying"] }] }, launch.publicKey);
+    const days = [dayAgo(svc, 1), dayAgo(svc, 0)];
+    const raw: Raw[] = days.map((day) => ({ name: "boot", player: "dana", day }));
+    const events = raw.map((e) => ({ name: e.name, device_id: launch.installationId, timestamp: noonOf(e.day) }));
+    await post("/v1/events", { events }, launch.publicKey);
+    const trends = (filter: object) =>
+      waitFor(
+        async () =>
+          byName(await post("/v1/events/trends", { from: days[0], to: days[1], ...filter }, launch.privateKey)),
+        (got) => got.size > 0,
+      );
+    // Before the verify the installation is a player of its own, outside the tag.
+    await trends({});
+    expect(
+      byName(await post("/v1/events/trends", { from: days[0], to: days[1], tags: ["paying"] }, launch.privateKey)),
+    ).toEqual(new Map());
+
+    const { token } = await launch.issue();
+    expect((await launch.verify(token)).body.valid).toBe(true);
+    expect(await trends({ tags: ["paying"] })).toEqual(bruteForce(raw, days));
   });
 
   it("any vs all on overlapping cohorts, trait filters and split by tag agree with a brute-force count", async () => {

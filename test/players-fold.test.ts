@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Players } from "../src/players/players.js";
-import { PlayerStore } from "../src/players/store.js";
+import { createPlayerStores } from "../src/players/stores.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -9,7 +9,7 @@ let players: Players;
 beforeAll(async () => {
   svc = await startTestService();
   // The launch-verify hook, as the launch capability calls it, on the service's own database.
-  players = new Players(new PlayerStore(svc.database.db, svc.database.isFerretDb), svc.clock);
+  players = new Players({ stores: createPlayerStores(svc.database.db, svc.database.isFerretDb), clock: svc.clock });
 });
 afterAll(() => svc.stop());
 
@@ -108,6 +108,45 @@ describe("device folding on a verified launch", () => {
     expect(profile.tags).toContain("dev_a");
     const counts = await p.tagCounts();
     expect(counts).toMatchObject({ dev_a: 1, dev_b: 0, own0: 1 });
+  });
+});
+
+describe("a device profile left beside its link", () => {
+  // A device-only write that read no link, then stopped before it could fold its profile (a crash,
+  // or a verify on another instance linking the device meanwhile): the launch no longer folds it on a
+  // repeat launch, so the next write through the device does, once.
+  it("is folded by the next write through the device, its tags counted once", async () => {
+    const p = await project();
+    await p.update([{ partner_user_id: "frank", tags_add: ["own"], traits: { level: 3 } }]);
+    await p.update([{ device_id: "inst-5", tags_add: ["stray"], traits: { late: true, level: 1 } }]);
+    const stores = createPlayerStores(svc.database.db, svc.database.isFerretDb);
+    const link = { partnerUserId: "frank", platformUserId: null };
+    await stores.devices.linkMany(p.projectId, new Map([["inst-5", link]]), svc.clock.now());
+    const liveDeviceProfiles = () =>
+      svc.database.db
+        .collection("player_profiles")
+        .countDocuments({ project_id: p.projectId, identity_key: "d:inst-5", folded_into: null });
+    expect(await liveDeviceProfiles()).toBe(1);
+
+    const res = await p.update([{ device_id: "inst-5", tags_add: ["again"] }]);
+    expect(res.updated[0]).toMatchObject({ identity_key: "u:frank", tags: ["own", "stray", "again"] });
+    expect((await p.get({ partner_user_id: "frank" })).profile.traits).toEqual({ level: 3, late: true });
+    expect(await liveDeviceProfiles()).toBe(0);
+    expect(await p.tagCounts()).toEqual({ own: 1, stray: 1, again: 1 });
+
+    // Nothing is left to fold: later writes and the verify hook change no count.
+    await p.update([{ device_id: "inst-5", traits_increment: { level: 1 } }]);
+    await players.onLaunchVerified({
+      projectId: p.projectId,
+      platformUserId: "plat-5",
+      partnerUserId: "frank",
+      installationId: "inst-5",
+    });
+    expect((await p.get({ device_id: "inst-5" })).profile).toMatchObject({
+      identity_key: "u:frank",
+      traits: { level: 4, late: true },
+    });
+    expect(await p.tagCounts()).toEqual({ own: 1, stray: 1, again: 1 });
   });
 });
 

@@ -19,12 +19,12 @@ beforeAll(async () => {
   const project = await svc.createProject();
   writeKey = project.publicKey;
   readKey = project.privateKey;
-  // Written a second apart, oldest first: search answers newest first.
+  // Written a second apart, newest last: search answers by identity_key, whatever the write order.
   for (const [id, tags, traits] of [
-    ["p1", ["Team A", "vip"], { level: 5, region: "eu" }],
-    ["p2", ["team_a"], { level: 5, region: "us" }],
     ["p3", ["vip"], { level: 7, region: "eu" }],
+    ["p1", ["Team A", "vip"], { level: 5, region: "eu" }],
     ["p4", ["other"], { level: "5", region: "eu" }],
+    ["p2", ["team_a"], { level: 5, region: "us" }],
   ] as const) {
     svc.clock.advance(1_000);
     await update([{ partner_user_id: id, tags, traits }]);
@@ -34,29 +34,29 @@ afterAll(() => svc.stop());
 
 describe("players/search", () => {
   it("matches any listed tag by default and all of them with tags_match all, normalising filter tags", async () => {
-    expect(ids(await search({ tags: ["Team A", "VIP"] }))).toEqual(["p3", "p2", "p1"]);
-    expect(ids(await search({ tags: ["team a", "vip"], tags_match: "any" }))).toEqual(["p3", "p2", "p1"]);
+    expect(ids(await search({ tags: ["Team A", "VIP"] }))).toEqual(["p1", "p2", "p3"]);
+    expect(ids(await search({ tags: ["team a", "vip"], tags_match: "any" }))).toEqual(["p1", "p2", "p3"]);
     expect(ids(await search({ tags: ["Team A", "vip"], tags_match: "all" }))).toEqual(["p1"]);
-    expect(ids(await search({}))).toEqual(["p4", "p3", "p2", "p1"]);
+    expect(ids(await search({}))).toEqual(["p1", "p2", "p3", "p4"]);
   });
 
   it('ANDs traits with exact value matches (5 is not "5")', async () => {
-    expect(ids(await search({ traits: { level: 5 } }))).toEqual(["p2", "p1"]);
+    expect(ids(await search({ traits: { level: 5 } }))).toEqual(["p1", "p2"]);
     expect(ids(await search({ traits: { level: 5, region: "eu" } }))).toEqual(["p1"]);
     expect(ids(await search({ traits: { level: "5" } }))).toEqual(["p4"]);
-    expect(ids(await search({ tags: ["vip"], traits: { region: "eu" } }))).toEqual(["p3", "p1"]);
+    expect(ids(await search({ tags: ["vip"], traits: { region: "eu" } }))).toEqual(["p1", "p3"]);
   });
 
-  it("pages from 1 with players_info, newest first then identity_key", async () => {
+  it("pages from 1 with players_info, by identity_key ascending", async () => {
     const first = await search({ page_size: 3 });
-    expect(ids(first)).toEqual(["p4", "p3", "p2"]);
+    expect(ids(first)).toEqual(["p1", "p2", "p3"]);
     expect(first.players_info).toEqual({ total: 4, pages: 2, page: 1 });
     const second = await search({ page: 2, page_size: 3 });
-    expect(ids(second)).toEqual(["p1"]);
+    expect(ids(second)).toEqual(["p4"]);
     expect(second.players_info).toEqual({ total: 4, pages: 2, page: 2 });
     const beyond = await search({ page: 3, page_size: 3 });
     expect(beyond.players).toEqual([]);
-    expect(first.players[0]).toMatchObject({
+    expect(second.players[0]).toMatchObject({
       identity_key: "u:p4",
       tags: ["other"],
       traits: { level: "5", region: "eu" },
@@ -89,13 +89,13 @@ describe("players/tags", () => {
     const res = await post("/v1/players/tags", { page: 1 });
     expect(res.status).toBe(200);
     expect(res.body.tags.map((t: any) => [t.id, t.tag, t.label, t.players_count])).toEqual([
-      [1, "team_a", "Team A", 2],
-      [2, "vip", "vip", 2],
+      [1, "vip", "vip", 2],
+      [2, "team_a", "Team A", 2],
       [3, "other", "other", 1],
     ]);
     expect(res.body.tags_info).toEqual({ total: 3, pages: 1, page: 1 });
     expect(res.body.categories).toEqual([]);
-    const vip = res.body.tags[1];
+    const vip = res.body.tags[0];
     expect(vip).toMatchObject({ is_hidden: false });
     expect(vip.category).toBeNull();
     expect(Date.parse(vip.last_seen_at)).toBeGreaterThan(Date.parse(vip.first_seen_at));
@@ -104,6 +104,8 @@ describe("players/tags", () => {
       { partner_user_id: "p1", tags_remove: ["vip"] },
       { partner_user_id: "p5", tags_add: ["vip", "new_one"] },
     ]);
+    // Search follows the same membership: p1 left vip, p5 joined it.
+    expect(ids(await search({ tags: ["vip"] }))).toEqual(["p3", "p5"]);
     const after = await post("/v1/players/tags", { page: 1 });
     expect(Object.fromEntries(after.body.tags.map((t: any) => [t.tag, t.players_count]))).toEqual({
       team_a: 2,

@@ -10,10 +10,14 @@ import {
   type ApiKeyType,
   type Scope,
 } from "./api-keys.js";
-import { DuplicateGameError, type AdminStore, type EntitlementRecord, type ProjectRecord } from "./store.js";
+import type { ApiKeyStore } from "./api-key-store.js";
+import type { EntitlementRecord, EntitlementStore } from "./entitlement-store.js";
+import { DuplicateGameError, type ProjectRecord, type ProjectStore } from "./project-store.js";
 
 export interface AdminOptions {
-  store: AdminStore;
+  projectStore: ProjectStore;
+  apiKeyStore: ApiKeyStore;
+  entitlementStore: EntitlementStore;
   /** The authenticator's cache, told of each revocation. */
   apiKeys: ApiKeyCache;
   clock: Clock;
@@ -37,10 +41,10 @@ export class Admin {
 
   /** A project for one game, with its first private and public keys. */
   async createProject(name: string, gameId: number) {
-    const { store, clock } = this.options;
+    const { projectStore, clock } = this.options;
     const project: ProjectRecord = { projectId: `prj_${randomBytes(9).toString("base64url")}`, name, gameId };
     try {
-      await store.insertProject(project, clock.now());
+      await projectStore.insertProject(project, clock.now());
     } catch (error) {
       if (error instanceof DuplicateGameError) {
         throw new AlreadyExistsError(`game_id ${gameId} already belongs to a project`, { cause: error });
@@ -56,7 +60,7 @@ export class Admin {
   async createApiKey(type: ApiKeyType, projectId: string | null): Promise<IssuedApiKey> {
     if (isProjectKeyType(type)) {
       if (projectId === null) throw new InvalidArgumentError(`project_id: required for ${type} keys`);
-      if (!(await this.options.store.findProject(projectId))) {
+      if (!(await this.options.projectStore.findProject(projectId))) {
         throw new NotFoundError(`project_id: no project ${projectId}`);
       }
     } else if (projectId !== null) {
@@ -67,10 +71,10 @@ export class Admin {
 
   /** When the key was revoked (now, or earlier if it already was). */
   async revokeApiKey(keyId: string): Promise<Date> {
-    const { store, apiKeys, clock } = this.options;
+    const { apiKeyStore, apiKeys, clock } = this.options;
     let revokedAt: Date | null;
     try {
-      revokedAt = await store.revokeApiKey(keyId, clock.now());
+      revokedAt = await apiKeyStore.revokeApiKey(keyId, clock.now());
     } finally {
       // Also when the store failed after its write: a key that may be revoked must not stay cached.
       apiKeys.forget(keyId);
@@ -80,13 +84,13 @@ export class Admin {
   }
 
   async setEntitlement(entitlement: Entitlement): Promise<void> {
-    await this.options.store.upsertEntitlement({ ...entitlement, updatedAt: this.options.clock.now() });
+    await this.options.entitlementStore.upsertEntitlement({ ...entitlement, updatedAt: this.options.clock.now() });
   }
 
   private async issueKey(type: ApiKeyType, projectId: string | null): Promise<IssuedApiKey> {
     const { keyId, key } = generateApiKey(type);
     const scopes = [...SCOPES_BY_TYPE[type]];
-    await this.options.store.insertApiKey(
+    await this.options.apiKeyStore.insertApiKey(
       { keyId, type, scopes, projectId, hash: hashApiKey(key) },
       this.options.clock.now(),
     );

@@ -1,8 +1,8 @@
 import type { Clock } from "../clock.js";
-import type { AdminStore, ApiKeyRecord } from "./store.js";
+import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
 
 export interface ApiKeyCacheOptions {
-  store: AdminStore;
+  store: ApiKeyStore;
   /** How long a lookup's answer, found or not, is reused; 0 reads the key every time. */
   ttlMs: number;
   clock: Clock;

@@ -1,5 +1,5 @@
 import { generateApiKey, hashApiKey } from "./api-keys.js";
-import type { AdminStore } from "./store.js";
+import type { ApiKeyStore } from "./api-key-store.js";
 
 /**
  * Makes sure an admin key exists. PLATFORM_ADMIN_KEY, when set, becomes the
@@ -7,7 +7,7 @@ import type { AdminStore } from "./store.js";
  * the first time only, and returned so that the caller can show it once.
  */
 export async function ensureBootstrapAdminKey(
-  store: AdminStore,
+  store: ApiKeyStore,
   adminKey: string | undefined,
   now: Date,
 ): Promise<{ generatedKey: string | undefined }> {

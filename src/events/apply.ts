@@ -61,10 +61,9 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
       const key = event.u !== null ? partnerKey(event.u) : (owners.get(event.d!) ?? deviceKey(event.d!));
       byPlayer.set(key, [...(byPlayer.get(key) ?? []), event]);
     }
-  } else if (work.kind === "resync") {
-    resyncs = work.identityKeys;
   } else {
-    folds.push([deviceKey(work.deviceId), work.into]);
+    resyncs = work.identityKeys;
+    for (const { from, into } of work.folds ?? []) folds.push([from, into]);
   }
 
   const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];

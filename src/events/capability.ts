@@ -1,6 +1,5 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { PlayerStore } from "../players/store.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
 import { EventIdStore } from "./event-id-store.js";
 import { Events } from "./events.js";
@@ -11,7 +10,6 @@ import { QueueStateStore } from "./queue-state-store.js";
 import { Retention } from "./retention.js";
 import { SegmentStore } from "./segment-store.js";
 import { QueueWriter } from "./queue-writer.js";
-import { StoreDirectory } from "./store-directory.js";
 import { TraitCohorts } from "./trait-cohorts.js";
 import { TraitKeyStore } from "./trait-key-store.js";
 import { CohortReader } from "./trends.js";
@@ -26,8 +24,8 @@ export interface CreateEventsOptions {
   database: Database;
   clock: Clock;
   retentionDays: number;
-  /** Defaults to the players' stores. */
-  directory?: PlayerDirectory;
+  /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
+  directory: PlayerDirectory;
   /** Lease, polling and test hooks of the apply worker. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError">;
 }
@@ -42,7 +40,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const eventIds = new EventIdStore(db);
   const playerRollups = new PlayerRollupStore(db);
   const cohortRollups = new CohortRollupStore(db);
-  const directory = options.directory ?? new StoreDirectory(new PlayerStore(db, database.isFerretDb));
+  const { directory } = options;
   const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new TraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });

@@ -62,32 +62,22 @@ export class Events {
   }
 
   /**
-   * The hook of the players write path, called after profiles were written:
-   * their histories follow their tags and traits as of now. Idempotent; a
-   * call lost to a crash is made good by the player's next event.
+   * The hook of the players write path, called after each round of profile
+   * writes (updates, and the folds of verifies and linked devices): the
+   * written players' histories follow their tags and traits as of now, and a
+   * folded profile's history moves to the player it was folded into. One
+   * queue segment, in order with the events. Idempotent.
    */
-  async onProfilesChanged(projectId: string, identityKeys: readonly string[]): Promise<void> {
-    if (identityKeys.length === 0) return;
-    await this.enqueue(projectId, { kind: "resync", identityKeys: [...new Set(identityKeys)] }, 0, new Date(0));
-  }
-
-  /** After a players/update: histories follow the written players' cohorts, and devices linked by an entry fold. */
   async onPlayersWritten(
     projectId: string,
-    written: readonly { identityKey: string; linkedDeviceId: string | null }[],
+    written: readonly { identityKey: string; foldedInto: string | null }[],
   ): Promise<void> {
-    await this.onProfilesChanged(
-      projectId,
-      written.map((one) => one.identityKey),
+    if (written.length === 0) return;
+    const identityKeys = [...new Set(written.filter((one) => one.foldedInto === null).map((one) => one.identityKey))];
+    const folds = written.flatMap(({ identityKey, foldedInto }) =>
+      foldedInto === null ? [] : [{ from: identityKey, into: foldedInto }],
     );
-    for (const { identityKey, linkedDeviceId } of written) {
-      if (linkedDeviceId !== null) await this.onDeviceFolded(projectId, linkedDeviceId, identityKey);
-    }
-  }
-
-  /** The hook of a device fold (verify or update): the device's history moves to the player `into`. */
-  async onDeviceFolded(projectId: string, deviceId: string, into: string): Promise<void> {
-    await this.enqueue(projectId, { kind: "fold", deviceId, into }, 0, new Date(0));
+    await this.enqueue(projectId, { kind: "resync", identityKeys, folds }, 0, new Date(0));
   }
 
   /**

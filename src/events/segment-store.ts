@@ -6,10 +6,12 @@ import type { QueuedEvent } from "./entries.js";
 export type SegmentWork =
   /** Accepted events of one ingest call. */
   | { kind: "events"; events: QueuedEvent[] }
-  /** Players whose tags or traits changed: their history follows their cohorts as of now. */
-  | { kind: "resync"; identityKeys: string[] }
-  /** A device folded into a player: the device's history moves to the player. */
-  | { kind: "fold"; deviceId: string; into: string }
+  /**
+   * Players written (tags or traits changed): their history follows their
+   * cohorts as of now; a folded profile's history (a device's, a former
+   * partner id's) moves to the player it was folded into.
+   */
+  | { kind: "resync"; identityKeys: string[]; folds?: { from: string; into: string }[] }
   /** A trait key turns on: its holders' histories move into its cohorts. */
   | { kind: "materialise"; key: string };
 

@@ -1,4 +1,5 @@
-import type { AdminStore } from "../admin/store.js";
+import type { EntitlementStore } from "../admin/entitlement-store.js";
+import type { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
@@ -20,7 +21,8 @@ export interface Launch {
 export interface LaunchOptions {
   config: Config;
   database: Database;
-  adminStore: AdminStore;
+  projectStore: ProjectStore;
+  entitlementStore: EntitlementStore;
   clock: Clock;
   log: Logger;
   onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
@@ -47,7 +49,8 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
     users,
     followUps,
     spendsInDoubt,
-    adminStore: options.adminStore,
+    projectStore: options.projectStore,
+    entitlementStore: options.entitlementStore,
     keyring,
     issuer: config.tokenIssuer,
     ttlSeconds: config.launchTokenTtlSeconds,

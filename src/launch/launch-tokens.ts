@@ -1,4 +1,5 @@
-import type { AdminStore } from "../admin/store.js";
+import type { EntitlementStore } from "../admin/entitlement-store.js";
+import type { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import { NotFoundError, PermissionDeniedError } from "../errors.js";
 import { fail, ok, type Result } from "../result.js";
@@ -40,7 +41,8 @@ export interface LaunchTokensOptions {
   users: LaunchUserStore;
   followUps: FollowUps;
   spendsInDoubt: SpendsInDoubt;
-  adminStore: AdminStore;
+  projectStore: ProjectStore;
+  entitlementStore: EntitlementStore;
   keyring: Keyring;
   issuer: string;
   ttlSeconds: number;
@@ -53,10 +55,12 @@ export class LaunchTokens {
 
   /** Signs a token for a launch of a game the user owns now. */
   async issue(launch: LaunchRequest): Promise<IssuedLaunch> {
-    const { store, adminStore, keyring, issuer, ttlSeconds, clock } = this.deps;
-    const project = await adminStore.findProjectByGame(launch.gameId);
+    const { store, projectStore, entitlementStore, keyring, issuer, ttlSeconds, clock } = this.deps;
+    const [project, entitlement] = await Promise.all([
+      projectStore.findProjectByGame(launch.gameId),
+      entitlementStore.findEntitlement(launch.platformUserId, launch.gameId),
+    ]);
     if (!project) throw new NotFoundError(`game_id: no project has game ${launch.gameId}`);
-    const entitlement = await adminStore.findEntitlement(launch.platformUserId, launch.gameId);
     if (!entitlement?.owns) throw new PermissionDeniedError(`platform user does not own game ${launch.gameId}`);
 
     const iat = Math.floor(clock.now().getTime() / 1000);
@@ -94,7 +98,7 @@ export class LaunchTokens {
    * makes three database calls: the two reads and the spend.
    */
   async verify(jwt: string, projectId: string): Promise<Result<VerifiedLaunch, VerifyError>> {
-    const { store, users, followUps, adminStore, keyring, issuer, clock } = this.deps;
+    const { store, users, followUps, entitlementStore, keyring, issuer, clock } = this.deps;
     const read = await checkLaunchToken(jwt, keyring, issuer, clock.now());
     if (!read.ok) return fail(read.error);
     const claims = read.value;
@@ -105,7 +109,7 @@ export class LaunchTokens {
     // Ownership is read now, not at issue: a refund in between shows as owns: false.
     const [user, entitlement] = await Promise.all([
       users.findLaunchUser(projectId, platformUserId),
-      adminStore.findEntitlement(platformUserId, gameId),
+      entitlementStore.findEntitlement(platformUserId, gameId),
     ]);
     const partnerUserId = user?.partnerUserId ?? pseudonymousPartnerId(projectId, platformUserId);
     const expiresAt = new Date(claims.exp * 1000);

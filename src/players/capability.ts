@@ -1,11 +1,30 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
-import { Players } from "./players.js";
-import { PlayerStore } from "./store.js";
+import type { Logger } from "../log.js";
+import { repairMembership } from "./membership-repair.js";
+import { Players, type PlayersOptions } from "./players.js";
+import { createPlayerIndexes, createPlayerStores } from "./stores.js";
 
-/** Players ready to serve, their indexes made. */
-export async function createPlayers({ database, clock }: { database: Database; clock: Clock }): Promise<Players> {
-  const store = new PlayerStore(database.db, database.isFerretDb);
-  await store.createIndexes();
-  return new Players(store, clock);
+/**
+ * Rounds younger than this may still be running on another instance (MongoDB
+ * only: one instance owns an embedded FerretDB), so a start leaves them alone.
+ */
+const REPAIR_GRACE_MS = 5 * 60_000;
+
+/** Players ready to serve: indexes made, tag membership repaired if a crash left it behind the profiles. */
+export async function createPlayers({
+  database,
+  clock,
+  log,
+  onWritten,
+}: {
+  database: Database;
+  clock: Clock;
+  log?: Logger;
+  onWritten?: PlayersOptions["onWritten"];
+}): Promise<Players> {
+  const stores = createPlayerStores(database.db, database.isFerretDb);
+  await createPlayerIndexes(stores);
+  await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
+  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb, onWritten });
 }

@@ -6,3 +6,7 @@
 export const partnerKey = (partnerUserId: string): string => `u:${partnerUserId}`;
 
 export const deviceKey = (deviceId: string): string => `d:${deviceId}`;
+
+/** The partner id a `u:` identity key names; null for a device's key. */
+export const partnerOf = (identityKey: string): string | null =>
+  identityKey.startsWith("u:") ? identityKey.slice(2) : null;

@@ -196,3 +196,11 @@ export function tagCountDeltas(before: readonly (readonly string[])[], after: re
   for (const [tag, n] of deltas) if (n === 0) deltas.delete(tag);
   return deltas;
 }
+
+/** An entry that changes nothing: a fold alone. */
+export const NO_OPERATIONS: Operations = normaliseEntry({
+  tagsAdd: [],
+  tagsRemove: [],
+  traitsIncrement: {},
+  traitsUnset: [],
+});

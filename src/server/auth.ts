@@ -7,7 +7,7 @@ import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/refl
 import { required_scope } from "../../gen/platformapi/v1/options_pb.js";
 import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
 import type { ApiKeyCache } from "../admin/api-key-cache.js";
-import type { ApiKeyRecord } from "../admin/store.js";
+import type { ApiKeyRecord } from "../admin/api-key-store.js";
 import { callerKey } from "./caller.js";
 import { clientAddressKey } from "./client-address.js";
 import type { FailedAuthLimit } from "./rate-limit.js";

@@ -1,12 +1,14 @@
 import { Admin } from "../admin/admin.js";
 import { ApiKeyCache } from "../admin/api-key-cache.js";
 import { ensureBootstrapAdminKey } from "../admin/bootstrap.js";
-import { AdminStore } from "../admin/store.js";
+import { ApiKeyStore } from "../admin/api-key-store.js";
+import { EntitlementStore } from "../admin/entitlement-store.js";
+import { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import { createEvents, type EventsCapability } from "../events/capability.js";
-import { partnerKey } from "../players/identity-key.js";
+import { PlayersDirectory } from "../events/players-directory.js";
 import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
 import { createPlayers } from "../players/capability.js";
@@ -30,33 +32,43 @@ export interface CapabilityOptions {
   clock: Clock;
 }
 
-/** Creates indexes, the bootstrap admin key and the keyring, and wires launch verifies into players. */
+/**
+ * Creates indexes, the bootstrap admin key and the keyring; wires launch
+ * verifies into players, and every players write into the events rollups.
+ */
 export async function createCapabilities({ config, database, log, clock }: CapabilityOptions): Promise<Capabilities> {
-  const adminStore = new AdminStore(database.db);
-  await adminStore.createIndexes();
-  const { generatedKey } = await ensureBootstrapAdminKey(adminStore, config.adminKey, clock.now());
-  const apiKeys = new ApiKeyCache({ store: adminStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
-  const players = await createPlayers({ database, clock });
-  const events = await createEvents({
+  const projectStore = new ProjectStore(database.db);
+  const apiKeyStore = new ApiKeyStore(database.db);
+  const entitlementStore = new EntitlementStore(database.db);
+  await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
+  const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
+  const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
+  // Players and events need each other: the hook is bound once both exist (no player is written before).
+  const bound: { events?: EventsCapability } = {};
+  const players = await createPlayers({
+    database,
+    clock,
+    log,
+    onWritten: (projectId, written) => bound.events!.events.onPlayersWritten(projectId, written),
+  });
+  const events = (bound.events = await createEvents({
     database,
     clock,
     retentionDays: config.eventRetentionDays,
+    directory: new PlayersDirectory(players),
     worker: { onError: (err) => log.error({ err }, "event apply worker") },
-  });
+  }));
   const launch = await createLaunch({
     config,
     database,
-    adminStore,
+    projectStore,
+    entitlementStore,
     clock,
     log,
-    onLaunchVerified: async (event) => {
-      await players.onLaunchVerified(event);
-      // The installation's events follow it to the verified player.
-      await events.events.onDeviceFolded(event.projectId, event.installationId, partnerKey(event.partnerUserId));
-    },
+    onLaunchVerified: (event) => players.onLaunchVerified(event),
   });
   return {
-    admin: new Admin({ store: adminStore, apiKeys, clock }),
+    admin: new Admin({ projectStore, apiKeyStore, entitlementStore, apiKeys, clock }),
     apiKeys,
     launch,
     players,

@@ -24,7 +24,6 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
       players,
       launchTokens: launch.tokens,
       clock,
-      onPlayersWritten: (projectId, written) => events.events.onPlayersWritten(projectId, written),
       materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
     }),
   );

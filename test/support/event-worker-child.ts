@@ -7,6 +7,9 @@
 import { systemClock } from "../../src/clock.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { createEvents } from "../../src/events/capability.js";
+import { PlayersDirectory } from "../../src/events/players-directory.js";
+import { Players } from "../../src/players/players.js";
+import { createPlayerStores } from "../../src/players/stores.js";
 import type { ApplyStep } from "../../src/events/worker.js";
 
 const [crashStep, crashAt] = (process.env.CRASH_AT ?? "").split(":");
@@ -16,6 +19,9 @@ const { worker } = await createEvents({
   database,
   clock: systemClock,
   retentionDays: 400,
+  directory: new PlayersDirectory(
+    new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
+  ),
   worker: {
     // Short, so a restarted worker takes over from the killed one quickly.
     leaseMs: 500,

@@ -17,7 +17,8 @@ import {
   traitIndexEntry,
 } from "../../players/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
-import type { ProfileQuery, TagMetadata } from "../../players/store.js";
+import type { ProfileQuery } from "../../players/profile-store.js";
+import type { TagMetadata } from "../../players/tag-store.js";
 
 /**
  * PlayerService requests into domain values. The proto's buf.validate rules

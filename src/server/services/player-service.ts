@@ -19,10 +19,10 @@ import {
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
-import { deviceKey } from "../../players/identity-key.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
-import type { ProfileRecord, TagRecord } from "../../players/store.js";
+import type { ProfileRecord } from "../../players/profile-store.js";
+import type { TagRecord } from "../../players/search.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths } from "../protocol.js";
 import { canonicalUuid, requiredText } from "../validate.js";
@@ -107,31 +107,8 @@ export interface PlayerServiceOptions {
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
   launchTokens: LaunchTokens;
   clock: Clock;
-  /** Told of every applied entry, after the write: event histories follow tags and device folds. */
-  onPlayersWritten?: (projectId: string, written: PlayerWritten[]) => Promise<void>;
   /** Materialised trait cohorts belong to the event rollups: null when the project has no such key. */
   materialiseTrait: (projectId: string, key: string) => Promise<{ ready: boolean } | null>;
-}
-
-/** An applied update entry: the profile written, and the device it linked (an entry with both ids). */
-export interface PlayerWritten {
-  identityKey: string;
-  linkedDeviceId: string | null;
-}
-
-/**
- * The applied entries of an update, as the events hook takes them. An entry's
- * device belongs to the profile written when that profile is not the device's
- * own (the entry named both ids, or the device was linked before).
- */
-function written(entries: readonly UpdateEntry[], outcomes: readonly EntryOutcome[]): PlayerWritten[] {
-  return outcomes.flatMap((outcome, i) => {
-    if (!outcome.ok) return [];
-    const { identityKey } = outcome.value.profile;
-    const { deviceId } = entries[i];
-    const linked = deviceId !== undefined && identityKey !== deviceKey(deviceId);
-    return [{ identityKey, linkedDeviceId: linked ? deviceId : null }];
-  });
 }
 
 /** PlayerService: tags and traits (update, get, search, tag listing and metadata) and Link. */
@@ -139,15 +116,12 @@ export function createPlayerService({
   players,
   launchTokens,
   clock,
-  onPlayersWritten,
   materialiseTrait,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
       const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
-      const projectId = projectOf(ctx);
-      const outcomes = await players.update(projectId, entries);
-      await onPlayersWritten?.(projectId, written(entries, outcomes));
+      const outcomes = await players.update(projectOf(ctx), entries);
       return updateResponse(entries, outcomes, clock.now());
     },
 

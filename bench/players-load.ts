@@ -1,0 +1,131 @@
+// The load generator of `npm run bench -- players`, run in a process of its own so that its CPU is not the
+// service's. It reads its task from argv[2] (JSON), drives the service over HTTP and the database with a driver
+// of its own for the baselines, and prints its figures as JSON on stdout.
+import { MongoClient } from "mongodb";
+import { measure, round } from "./support.js";
+
+interface Task {
+  baseUrl: string;
+  mongodbUri: string;
+  dbName: string;
+  writer: { projectId: string; publicKey: string };
+  reader: { projectId: string; privateKey: string };
+  updateCalls: number;
+  queries: number;
+  /** Profiles generated in the reader's project (`gen-0` …). */
+  profiles: number;
+  searchTagA: string;
+  searchTagB: string;
+}
+
+const ENTRIES_PER_CALL = 100;
+const UPDATE_TAG_POOL = Array.from({ length: 200 }, (_, i) => `live_${i}`);
+const task = JSON.parse(process.argv[2]) as Task;
+
+async function post(path: string, key: string, body: unknown): Promise<any> {
+  const res = await fetch(task.baseUrl + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+const tagsOf = (i: number) => [
+  ...new Set([UPDATE_TAG_POOL[i % 200], UPDATE_TAG_POOL[(i * 7) % 200], UPDATE_TAG_POOL[(i * 13) % 50]]),
+];
+
+/** 100-entry calls, 8 in flight, over `updateCalls * 100` players: the first pass creates them, the second updates them. */
+async function updates() {
+  const run = (i: number) =>
+    post("/v1/players/update", task.writer.publicKey, {
+      players: Array.from({ length: ENTRIES_PER_CALL }, (_, k) => {
+        const n = i * ENTRIES_PER_CALL + k;
+        return {
+          partner_user_id: `p-${n}`,
+          tags_add: tagsOf(n),
+          traits: { level: n % 100, region: "eu" },
+          traits_increment: { sessions: 1 },
+        };
+      }),
+    }).then((body) => {
+      if (body.updated.length !== ENTRIES_PER_CALL) throw new Error(`update: ${JSON.stringify(body.rejected[0])}`);
+    });
+  const fresh = await measure({ concurrency: 8, total: task.updateCalls, run });
+  const existing = await measure({ concurrency: 8, total: task.updateCalls, run });
+  return { fresh, existing };
+}
+
+/** The baseline: bare `updateOne` upserts by `_id`, 16 callers, of documents shaped like profiles: new, then existing. */
+async function bareUpserts(client: MongoClient) {
+  const collection = client.db(task.dbName).collection<any>("bench_bare_profiles");
+  const total = task.updateCalls * ENTRIES_PER_CALL;
+  const run = (i: number) =>
+    collection
+      .updateOne(
+        { _id: `bare/u:p-${i}` },
+        {
+          $set: { tags: tagsOf(i), traits: { level: i % 100, region: "eu" }, last_seen_at: new Date() },
+          $inc: { version: 1 },
+        },
+        { upsert: true },
+      )
+      .then(() => undefined);
+  return {
+    fresh: await measure({ concurrency: 16, total, run }),
+    existing: await measure({ concurrency: 16, total, run }),
+  };
+}
+
+async function reads(client: MongoClient) {
+  const { privateKey, projectId } = task.reader;
+  const search = (body: object) => async () => {
+    const answer = await post("/v1/players/search", privateKey, { page_size: 50, ...body });
+    if (answer.players.length !== 50) throw new Error(`search answered ${answer.players.length} players`);
+  };
+  const profiles = client.db(task.dbName).collection<any>("player_profiles");
+  return {
+    searchOneTag: await measure({ concurrency: 1, total: task.queries, run: search({ tags: [task.searchTagA] }) }),
+    searchTwoTagsAll: await measure({
+      concurrency: 1,
+      total: task.queries,
+      run: search({ tags: [task.searchTagA, task.searchTagB], tags_match: "all" }),
+    }),
+    listTags: await measure({
+      concurrency: 1,
+      total: task.queries,
+      run: async () => {
+        const answer = await post("/v1/players/tags", privateKey, { page: 1, page_size: 100 });
+        if (answer.tags_info.total !== 500) throw new Error(`listing has ${answer.tags_info.total} tags`);
+      },
+    }),
+    bareFindOne: await measure({
+      concurrency: 1,
+      total: task.queries,
+      run: async (i) => void (await profiles.findOne({ _id: `${projectId}/u:gen-${(i * 7919) % task.profiles}` })),
+    }),
+  };
+}
+
+const client = new MongoClient(task.mongodbUri);
+await client.connect();
+try {
+  // Reads first, on the generated profiles alone; an update phase that fails is reported, not fatal.
+  const read = await reads(client);
+  const bare = await bareUpserts(client);
+  const perSec = (ops: number) => round(ops * ENTRIES_PER_CALL);
+  let update: object;
+  try {
+    const { fresh, existing } = await updates();
+    update = {
+      fresh: { ...fresh, entries_per_sec: perSec(fresh.ops_per_sec) },
+      existing: { ...existing, entries_per_sec: perSec(existing.ops_per_sec) },
+    };
+  } catch (error) {
+    update = { error: String(error) };
+  }
+  process.stdout.write(JSON.stringify({ update, bare_upserts: bare, ...read }));
+} finally {
+  await client.close();
+}

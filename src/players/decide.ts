@@ -1,0 +1,198 @@
+import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
+import type { DeviceLink } from "./device-link-store.js";
+import {
+  applyOperations,
+  foldDevice,
+  inFieldOrder,
+  playerLimitBroken,
+  type DroppedItem,
+  type Operations,
+  type PlayerLimitCode,
+  type PlayerState,
+} from "./operations.js";
+import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile-store.js";
+import type { ProjectLimitCode, RegistrationNeed } from "./registration.js";
+
+export type RejectCode = PlayerLimitCode | ProjectLimitCode | "missing_identity";
+
+/** One entry of a round, normalised: an update entry, or the fold a verified launch asks for. */
+export interface RoundEntry {
+  index: number;
+  partnerUserId: string | null;
+  deviceId: string | null;
+  /** A profile of the same player folded into the target besides the device's (a partner id the player left). */
+  foldKey: string | null;
+  ops: Operations;
+  /** A verified launch: the target profile is tied to this platform user. */
+  platformUserId: string | null;
+  /** False for a verified launch: it creates no profile for a player that has none. */
+  createsProfile: boolean;
+}
+
+/** What the round read: every profile its entries may touch, the links of their devices, and account links. */
+export interface RoundReads {
+  projectId: string;
+  now: Date;
+  slots: ReadonlyMap<string, ProfileSlot>;
+  links: ReadonlyMap<string, DeviceLink | null>;
+  /** The platform user of each partner id among the targets without a profile (a verify came first). */
+  accounts: ReadonlyMap<string, string | null>;
+  /** Tombstones met in earlier rounds of the call: identity key → the key its profile was folded into. */
+  redirects: ReadonlyMap<string, string>;
+}
+
+export type EntryDecision =
+  | { kind: "applied"; targetKey: string | null; profile: ProfileRecord | null; dropped: DroppedItem[] }
+  | { kind: "rejected"; code: RejectCode }
+  /** The target is a tombstone: the entry runs again in the next round, on the profile it was folded into. */
+  | { kind: "redirected"; from: string; to: string };
+
+/** The round's outcome in memory: what each entry did and what must be written. */
+export interface RoundPlan {
+  decisions: Map<number, EntryDecision>;
+  /** Final content of every profile the round changes, with the slot it was read in. */
+  writes: Map<string, { read: ProfileSlot; next: SlotContent }>;
+  links: Map<string, DeviceLink>;
+  needs: RegistrationNeed[];
+  /** Tags the round gave players (their last_seen_at moves). */
+  given: Set<string>;
+}
+
+const stateOf = (profile: ProfileRecord | null): PlayerState => ({
+  tags: profile?.tags ?? [],
+  traits: profile?.traits ?? new Map(),
+});
+
+/**
+ * Decides every entry of a round in request order, on profiles held in
+ * memory: a later entry about a player sees what the earlier ones did. An
+ * entry in `rejected` (a project limit the registration found) is left out.
+ */
+export function decideRound(
+  reads: RoundReads,
+  entries: readonly RoundEntry[],
+  rejected: ReadonlyMap<number, RejectCode>,
+) {
+  const plan: RoundPlan = { decisions: new Map(), writes: new Map(), links: new Map(), needs: [], given: new Set() };
+  const current = (key: string) => plan.writes.get(key)?.next ?? contentOf(reads.slots.get(key));
+  const linkOf = (deviceId: string) => plan.links.get(deviceId) ?? reads.links.get(deviceId) ?? null;
+  for (const entry of entries) {
+    const code = rejected.get(entry.index);
+    plan.decisions.set(
+      entry.index,
+      code ? { kind: "rejected", code } : decideEntry(reads, plan, entry, current, linkOf),
+    );
+  }
+  return plan;
+}
+
+function contentOf(slot: ProfileSlot | undefined): SlotContent | null {
+  if (!slot) return null;
+  if (slot.foldedInto !== null) return { foldedInto: slot.foldedInto };
+  return slot.profile && { profile: slot.profile };
+}
+
+/** The profile an entry writes: the partner's, the device's owner's, or the device's own; null without identity. */
+export function targetOf(
+  entry: Pick<RoundEntry, "partnerUserId" | "deviceId">,
+  linkOf: (deviceId: string) => DeviceLink | null,
+  redirects: ReadonlyMap<string, string>,
+): string | null {
+  let key: string;
+  if (entry.partnerUserId !== null) key = partnerKey(entry.partnerUserId);
+  else if (entry.deviceId === null) return null;
+  else {
+    const owner = linkOf(entry.deviceId);
+    key = owner ? partnerKey(owner.partnerUserId) : deviceKey(entry.deviceId);
+  }
+  for (let hops = 0; hops < 8 && redirects.has(key); hops++) key = redirects.get(key)!;
+  return key;
+}
+
+function decideEntry(
+  reads: RoundReads,
+  plan: RoundPlan,
+  entry: RoundEntry,
+  current: (key: string) => SlotContent | null,
+  linkOf: (deviceId: string) => DeviceLink | null,
+): EntryDecision {
+  const targetKey = targetOf(entry, linkOf, reads.redirects);
+  if (targetKey === null) return { kind: "rejected", code: "missing_identity" };
+  const target = current(targetKey);
+  if (target && "foldedInto" in target) return { kind: "redirected", from: targetKey, to: target.foldedInto };
+  const profile = target?.profile ?? null;
+  const folded = foldedProfiles(entry, targetKey, current);
+  if (!entry.createsProfile && folded.length === 0 && (!profile || profile.platformUserId === entry.platformUserId)) {
+    linkDevice(reads, plan, entry, entry.platformUserId);
+    return { kind: "applied", targetKey: null, profile: null, dropped: [] };
+  }
+  const base = folded.reduce((state, [, p]) => foldDevice(state, stateOf(p)), stateOf(profile));
+  const { state: next, dropped } = applyOperations(base, entry.ops);
+  const limit = playerLimitBroken(next);
+  if (limit) return { kind: "rejected", code: limit };
+
+  const partnerUserId = partnerOf(targetKey);
+  const platformUserId =
+    entry.platformUserId ??
+    profile?.platformUserId ??
+    (partnerUserId === null ? null : (reads.accounts.get(partnerUserId) ?? null));
+  const nextProfile: ProfileRecord = {
+    projectId: reads.projectId,
+    identityKey: targetKey,
+    partnerUserId,
+    deviceId: partnerUserId === null ? entry.deviceId : null,
+    platformUserId,
+    tags: next.tags,
+    traits: next.traits,
+    version: 0,
+    firstSeenAt: earliest([profile?.firstSeenAt, ...folded.map(([, p]) => p.firstSeenAt)]) ?? reads.now,
+    lastSeenAt: reads.now,
+  };
+  setContent(reads, plan, targetKey, { profile: nextProfile });
+  for (const [key] of folded) setContent(reads, plan, key, { foldedInto: targetKey });
+  linkDevice(reads, plan, entry, platformUserId);
+  plan.needs.push({
+    index: entry.index,
+    tags: next.tags.filter((tag) => !base.tags.includes(tag)),
+    keys: [...next.traits.keys()].filter((key) => !base.traits.has(key)),
+    labels: entry.ops.labels,
+  });
+  for (const tag of [...(entry.ops.tags ?? []), ...entry.ops.tagsAdd]) if (next.tags.includes(tag)) plan.given.add(tag);
+  const allDropped = inFieldOrder([...entry.ops.dropped, ...dropped]);
+  return { kind: "applied", targetKey, profile: nextProfile, dropped: allDropped };
+}
+
+/**
+ * The live profiles the entry folds into its target: the device's own, when
+ * the target is another profile (a partner id given, or the device linked:
+ * a writer that stopped before its fold can leave one beside the link), and `foldKey`'s.
+ */
+function foldedProfiles(entry: RoundEntry, targetKey: string, current: (key: string) => SlotContent | null) {
+  const keys = [entry.deviceId === null ? null : deviceKey(entry.deviceId), entry.foldKey];
+  const folded: [string, ProfileRecord][] = [];
+  for (const key of keys) {
+    if (key === null || key === targetKey) continue;
+    const content = current(key);
+    if (content && "profile" in content) folded.push([key, content.profile]);
+  }
+  return folded;
+}
+
+function setContent(reads: RoundReads, plan: RoundPlan, key: string, next: SlotContent): void {
+  const read = plan.writes.get(key)?.read ?? reads.slots.get(key) ?? { profile: null, version: 0, foldedInto: null };
+  plan.writes.set(key, { read, next });
+}
+
+/** An entry with both identities, or a verified launch, links its device to the partner (written only when it changes). */
+function linkDevice(reads: RoundReads, plan: RoundPlan, entry: RoundEntry, platformUserId: string | null): void {
+  if (entry.partnerUserId === null || entry.deviceId === null) return;
+  const link = { partnerUserId: entry.partnerUserId, platformUserId };
+  const before = plan.links.get(entry.deviceId) ?? reads.links.get(entry.deviceId);
+  if (before?.partnerUserId === link.partnerUserId && before.platformUserId === link.platformUserId) return;
+  plan.links.set(entry.deviceId, link);
+}
+
+function earliest(dates: (Date | undefined)[]): Date | undefined {
+  const present = dates.filter((date): date is Date => date !== undefined);
+  return present.length === 0 ? undefined : new Date(Math.min(...present.map((date) => date.getTime())));
+}

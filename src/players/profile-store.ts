@@ -1,0 +1,213 @@
+import type { Db, Filter } from "mongodb";
+import { batchedWrite } from "../db/batched-write.js";
+import { projectScopedId } from "../db/ids.js";
+import { traitIndexEntry, type TraitValue } from "./normalise.js";
+import { sideBySide } from "../db/side-by-side.js";
+
+/** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
+export interface ProfileRecord {
+  projectId: string;
+  identityKey: string;
+  partnerUserId: string | null;
+  deviceId: string | null;
+  platformUserId: string | null;
+  tags: string[];
+  traits: Map<string, TraitValue>;
+  version: number;
+  firstSeenAt: Date;
+  lastSeenAt: Date;
+}
+
+export interface ProfileQuery {
+  tagsAny?: string[];
+  tagsAll?: string[];
+  /** traitIndexEntry() of each trait that must match. */
+  traits?: string[];
+}
+
+export interface ProfileDoc {
+  _id: string;
+  project_id: string;
+  identity_key: string;
+  partner_user_id: string | null;
+  device_id: string | null;
+  platform_user_id: string | null;
+  tags: string[];
+  /** Keys are validated trait keys (no `.`, no leading `$` or `_`); written only as a whole document. */
+  traits: Record<string, TraitValue>;
+  /** traitIndexEntry(key, value) per trait: equality filters on traits match this array. */
+  trait_index: string[];
+  version: number;
+  first_seen_at: Date;
+  last_seen_at: Date;
+  /** Set on the tombstone a fold leaves: the identity key the profile now lives under. */
+  folded_into?: string | null;
+}
+
+export const PLAYER_PROFILES = "player_profiles";
+const DUPLICATE_KEY = 11000;
+
+/** The player_profiles collection: one document per player and project, `_id` `<project>/<identity_key>`. */
+export class ProfileStore {
+  private readonly profiles;
+
+  /**
+   * `isFerretDb`: FerretDB 1.24 does not apply an update's filter atomically
+   * with its write (measured), so the version guard there buys nothing and costs
+   * a slower replace; writes to a profile are serialised in-process instead.
+   */
+  constructor(
+    db: Db,
+    private readonly isFerretDb = false,
+  ) {
+    this.profiles = db.collection<ProfileDoc>(PLAYER_PROFILES);
+  }
+
+  async createIndexes(): Promise<void> {
+    await this.profiles.createIndex({ project_id: 1, identity_key: 1 });
+    await this.profiles.createIndex({ project_id: 1, trait_index: 1 });
+  }
+
+  async findProfile(projectId: string, identityKey: string): Promise<ProfileRecord | null> {
+    const doc = await this.profiles.findOne({ _id: projectScopedId(projectId, identityKey) });
+    return doc && !doc.folded_into ? toProfile(doc) : null;
+  }
+
+  /** The profiles of `identityKeys`, read side by side by `_id` (`$in` would scan on FerretDB). */
+  async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
+    const keys = [...new Set(identityKeys)];
+    const docs = await sideBySide(keys, (key) => this.profiles.findOne({ _id: projectScopedId(projectId, key) }));
+    return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));
+  }
+
+  /**
+   * Writes each profile (or tombstone) if it is still at the version it was
+   * read at, in batches the engine takes; returns the indexes of the writes
+   * that lost to another writer. The guard is an upsert on `{_id, version}`:
+   * a document at another version makes it a duplicate key, reported per
+   * statement. On FerretDB, whose writes to a profile are serialised in this
+   * process, the filter is `_id` alone.
+   */
+  async writeSlots(projectId: string, writes: readonly SlotWrite[]): Promise<Set<number>> {
+    const operations = writes.map(({ identityKey, readVersion, next }) => {
+      const { _id, ...doc } = slotDocument(projectId, identityKey, next, readVersion + 1);
+      const filter = this.isFerretDb ? { _id } : { _id, version: readVersion };
+      return { replaceOne: { filter, replacement: doc, upsert: true } };
+    });
+    const failures = await batchedWrite(this.profiles, operations);
+    const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
+    if (other) throw new Error(`profile write failed with code ${other.code}`);
+    return new Set(failures.map((failure) => failure.index));
+  }
+
+  /** One page of the profiles matching `query`, by identity_key, and the number of matches: a scan of the collection. */
+  async scan(
+    projectId: string,
+    query: ProfileQuery,
+    skip: number,
+    limit: number,
+  ): Promise<{ profiles: ProfileRecord[]; total: number }> {
+    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
+    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
+    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
+    if (query.traits) filter.trait_index = { $all: query.traits };
+    const [docs, total] = await Promise.all([
+      this.profiles.find(filter).sort({ identity_key: 1 }).skip(skip).limit(limit).toArray(),
+      this.profiles.countDocuments(filter),
+    ]);
+    return { profiles: docs.map(toProfile), total };
+  }
+
+  /** The identity keys of every live profile matching `query`: a scan of the collection, identity keys only. */
+  async scanKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
+    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
+    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
+    if (query.traits) filter.trait_index = { $all: query.traits };
+    const docs = await this.profiles.find(filter, { projection: { identity_key: 1 } }).toArray();
+    return docs.map((doc) => doc.identity_key);
+  }
+
+  /** Every live profile's identity and tags, project by project: what the membership repair derives from. */
+  async *allTags(): AsyncGenerator<{ projectId: string; identityKey: string; tags: string[] }> {
+    const cursor = this.profiles.find(
+      { folded_into: null },
+      { projection: { project_id: 1, identity_key: 1, tags: 1 } },
+    );
+    for await (const doc of cursor) yield { projectId: doc.project_id, identityKey: doc.identity_key, tags: doc.tags };
+  }
+}
+
+/** A profile as read for a write: absent (version 0), live, or a tombstone left by a fold. */
+export interface ProfileSlot {
+  profile: ProfileRecord | null;
+  version: number;
+  /** The identity key this profile was folded into; its document stays as a tombstone that guards late writers. */
+  foldedInto: string | null;
+}
+
+export type SlotContent = { profile: ProfileRecord } | { foldedInto: string };
+
+export interface SlotWrite {
+  identityKey: string;
+  readVersion: number;
+  next: SlotContent;
+}
+
+function slotOf(doc: ProfileDoc | null): ProfileSlot {
+  if (!doc) return { profile: null, version: 0, foldedInto: null };
+  if (doc.folded_into) return { profile: null, version: doc.version, foldedInto: doc.folded_into };
+  return { profile: toProfile(doc), version: doc.version, foldedInto: null };
+}
+
+function slotDocument(projectId: string, identityKey: string, next: SlotContent, version: number): ProfileDoc {
+  if ("profile" in next) return profileDocument({ ...next.profile, version });
+  return {
+    ...profileDocument({
+      projectId,
+      identityKey,
+      partnerUserId: null,
+      deviceId: null,
+      platformUserId: null,
+      tags: [],
+      traits: new Map(),
+      version,
+      firstSeenAt: new Date(0),
+      lastSeenAt: new Date(0),
+    }),
+    folded_into: next.foldedInto,
+  };
+}
+
+/** The stored shape of a profile (bulk loaders such as the benchmark write exactly this). */
+export function profileDocument(profile: ProfileRecord): ProfileDoc {
+  return {
+    _id: projectScopedId(profile.projectId, profile.identityKey),
+    project_id: profile.projectId,
+    identity_key: profile.identityKey,
+    partner_user_id: profile.partnerUserId,
+    device_id: profile.deviceId,
+    platform_user_id: profile.platformUserId,
+    tags: profile.tags,
+    traits: Object.fromEntries(profile.traits),
+    trait_index: [...profile.traits].map(([key, value]) => traitIndexEntry(key, value)),
+    version: profile.version,
+    first_seen_at: profile.firstSeenAt,
+    last_seen_at: profile.lastSeenAt,
+  };
+}
+
+function toProfile(doc: ProfileDoc): ProfileRecord {
+  return {
+    projectId: doc.project_id,
+    identityKey: doc.identity_key,
+    partnerUserId: doc.partner_user_id,
+    deviceId: doc.device_id,
+    platformUserId: doc.platform_user_id,
+    tags: doc.tags,
+    traits: new Map(Object.entries(doc.traits)),
+    version: doc.version,
+    firstSeenAt: doc.first_seen_at,
+    lastSeenAt: doc.last_seen_at,
+  };
+}

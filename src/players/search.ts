@@ -1,0 +1,136 @@
+import { traitIndexEntry } from "./normalise.js";
+import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
+import type { PlayerStores } from "./stores.js";
+import type { RegisteredTag } from "./tag-store.js";
+
+/** A tag as listed: its registry record with its players_count. */
+export interface TagRecord extends RegisteredTag {
+  playersCount: number;
+}
+
+/**
+ * Above this many candidates from membership, a search that also filters on
+ * traits lets the engine scan the project's profiles instead of reading each
+ * candidate by `_id`; docs/database.md states both costs.
+ */
+export const MAX_CANDIDATES_READ = 2_000;
+/** Candidate profiles read side by side at once. */
+const READ_WINDOW = 100;
+
+/** Reads of cohorts: search from tag membership, tag listing from the registry and its counts. */
+export class Search {
+  constructor(private readonly stores: PlayerStores) {}
+
+  /**
+   * One page of the players matching `query`, by identity_key ascending, and
+   * how many match. Tags are answered from membership (union for any,
+   * intersection for all), then only the page's profiles are read by `_id`.
+   */
+  async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
+    const skip = (page - 1) * pageSize;
+    const tags = query.tagsAll ?? query.tagsAny;
+    if (!tags) return this.stores.profiles.scan(projectId, query, skip, pageSize);
+    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
+    if (query.traits && members.length > MAX_CANDIDATES_READ) {
+      return this.stores.profiles.scan(projectId, query, skip, pageSize);
+    }
+    if (!query.traits) {
+      const profiles = await this.read(projectId, members.slice(skip, skip + pageSize));
+      return { profiles, total: members.length };
+    }
+    const wanted = new Set(query.traits);
+    const matching: ProfileRecord[] = [];
+    for (let from = 0; from < members.length; from += READ_WINDOW) {
+      const window = await this.read(projectId, members.slice(from, from + READ_WINDOW));
+      matching.push(...window.filter((profile) => hasTraits(profile, wanted)));
+    }
+    return { profiles: matching.slice(skip, skip + pageSize), total: matching.length };
+  }
+
+  /**
+   * Every player matching `query`, by identity key (all of them, unpaged): tags
+   * from membership, traits checked on each candidate's profile, or with few
+   * tags' members to check or none, by the engine's scan.
+   */
+  async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+    const tags = query.tagsAll ?? query.tagsAny;
+    if (!tags) return this.stores.profiles.scanKeys(projectId, query);
+    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
+    if (!query.traits) return members;
+    if (members.length > MAX_CANDIDATES_READ) return this.stores.profiles.scanKeys(projectId, query);
+    const wanted = new Set(query.traits);
+    const matching: string[] = [];
+    for (let from = 0; from < members.length; from += READ_WINDOW) {
+      const window = await this.read(projectId, members.slice(from, from + READ_WINDOW));
+      for (const profile of window) if (hasTraits(profile, wanted)) matching.push(profile.identityKey);
+    }
+    return matching;
+  }
+
+  /** Identity keys carrying any (or all) of `tags`, sorted. Buckets of equal number hold the same keys' memberships. */
+  private async members(projectId: string, tags: readonly string[], all: boolean): Promise<string[]> {
+    const perTag = await Promise.all(tags.map((tag) => this.stores.membership.read(projectId, tag)));
+    const keys: string[] = [];
+    perTag[0].forEach((_, bucket) => {
+      const sets = perTag.map((buckets) => buckets[bucket]);
+      if (all) {
+        const others = sets.slice(1).map((members) => new Set(members));
+        keys.push(...sets[0].filter((key) => others.every((set) => set.has(key))));
+      } else keys.push(...new Set(sets.flat()));
+    });
+    return keys.sort(compareKeys);
+  }
+
+  /** The profiles of `keys` in that order, read side by side by `_id`; a key whose profile is gone is left out. */
+  private async read(projectId: string, keys: readonly string[]): Promise<ProfileRecord[]> {
+    const slots = await this.stores.profiles.readSlots(projectId, keys);
+    return keys.flatMap((key) => {
+      const profile = slots.get(key)?.profile;
+      return profile ? [profile] : [];
+    });
+  }
+
+  /**
+   * The project's tags from the registry (at most 500, one read) with their
+   * counts (one point read), filtered and paged in memory; never profiles.
+   */
+  async listTags(
+    projectId: string,
+    query: { textPattern?: string; category?: string | null },
+    page: number,
+    pageSize: number,
+  ) {
+    const all = await this.stores.tags.listAll(projectId);
+    const text = query.textPattern === undefined ? undefined : new RegExp(query.textPattern, "i");
+    const matching = all.filter(
+      (tag) =>
+        (query.category === undefined || tag.category === query.category) &&
+        (text === undefined || text.test(tag.tag) || text.test(tag.label)),
+    );
+    const categories = [...new Set(all.flatMap((tag) => (tag.category === null ? [] : [tag.category])))].sort();
+    const skip = (page - 1) * pageSize;
+    const tags = await this.withStats(projectId, matching.slice(skip, skip + pageSize));
+    return { tags, total: matching.length, categories };
+  }
+
+  /** Registry records with players_count and the last time a player was given the tag. */
+  async withStats(projectId: string, tags: readonly RegisteredTag[]): Promise<TagRecord[]> {
+    const { counts, seen } = await this.stores.tagStats.read(projectId);
+    return tags.map((tag) => {
+      const given = seen.get(tag.id);
+      const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
+      return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
+    });
+  }
+}
+
+/** identity_key ascending in code-unit order, the order MongoDB sorts strings in. */
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {
+  let found = 0;
+  for (const [key, value] of profile.traits) if (wanted.has(traitIndexEntry(key, value))) found++;
+  return found === wanted.size;
+}

@@ -1,0 +1,44 @@
+import type { Db } from "mongodb";
+import { projectScopedId } from "../db/ids.js";
+import { insertAllNew } from "../db/insert-all-new.js";
+import { sideBySide } from "../db/side-by-side.js";
+
+interface TraitKeyDoc {
+  _id: string;
+  project_id: string;
+  key: string;
+  first_seen_at: Date;
+}
+
+/** The player_trait_keys collection: each project's trait-key registry, `_id` `<project>/<key>`. */
+export class TraitKeyStore {
+  private readonly traitKeys;
+
+  constructor(db: Db) {
+    this.traitKeys = db.collection<TraitKeyDoc>("player_trait_keys");
+  }
+
+  async createIndexes(): Promise<void> {
+    await this.traitKeys.createIndex({ project_id: 1, key: 1 }, { unique: true });
+  }
+
+  /** The registered ones among `keys`, read side by side by `_id`. */
+  async findRegistered(projectId: string, keys: readonly string[]): Promise<Set<string>> {
+    const docs = await sideBySide(keys, (key) =>
+      this.traitKeys.findOne({ _id: projectScopedId(projectId, key) }, { projection: { _id: 1 } }),
+    );
+    return new Set(keys.filter((_, i) => docs[i] !== null));
+  }
+
+  /** Registers keys; returns those inserted (the others were registered meanwhile by another writer). */
+  async insertTraitKeys(projectId: string, keys: readonly string[], now: Date): Promise<string[]> {
+    const docs: TraitKeyDoc[] = keys.map((key) => ({
+      _id: projectScopedId(projectId, key),
+      project_id: projectId,
+      key,
+      first_seen_at: now,
+    }));
+    const failed = await insertAllNew(this.traitKeys, docs);
+    return keys.filter((_, i) => !failed.has(i));
+  }
+}

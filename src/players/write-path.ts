@@ -1,0 +1,296 @@
+import type { Clock } from "../clock.js";
+import { ContentionError } from "../errors.js";
+import {
+  decideRound,
+  targetOf,
+  type EntryDecision,
+  type RejectCode,
+  type RoundEntry,
+  type RoundPlan,
+} from "./decide.js";
+import type { DeviceLink } from "./device-link-store.js";
+import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
+import type { KeyedLock } from "./keyed-lock.js";
+import { countDeltas, membershipChanges, tagMove, type TagMove } from "./membership.js";
+import { NO_OPERATIONS } from "./operations.js";
+import type { ProfileSlot, SlotContent } from "./profile-store.js";
+import type { Registration } from "./registration.js";
+import type { PlayerStores } from "./stores.js";
+import { writtenProfiles, type WrittenProfile } from "./written-profiles.js";
+import { sideBySide } from "../db/side-by-side.js";
+
+/** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
+const MAX_ROUNDS = 20;
+
+export interface WritePathOptions {
+  stores: PlayerStores;
+  registration: Registration;
+  locks: KeyedLock;
+  clock: Clock;
+  /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
+  afterProfileWrites?: () => void | Promise<void>;
+  /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
+  sharedDatabase?: boolean;
+  /** Told of each round's written profiles and folds, after their membership: event histories follow them. */
+  onWritten?: (projectId: string, written: readonly WrittenProfile[]) => Promise<void>;
+}
+
+export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
+
+/** Compare-and-swap races of this instance's player writes since it started (exported as metrics). */
+export interface WriteContention {
+  /** Profile writes that lost to another writer (refused by the version guard); their entries run again. */
+  conflicts: number;
+  /** Calls given up after MAX_ROUNDS rounds: each failed with ContentionError. */
+  exhausted: number;
+}
+
+interface PlannedWrite {
+  identityKey: string;
+  read: ProfileSlot;
+  next: SlotContent;
+}
+
+/**
+ * The write path of player profiles. A call is applied in rounds: read every
+ * profile it touches side by side by `_id`, decide every entry in memory in
+ * request order, register new names once, write the profiles together, then
+ * their tag membership and counts. Writes to a profile are serialised in this
+ * process by a lock held over the whole round; between processes each profile
+ * write is guarded by the version it was read at, and the entries of a profile
+ * that lost run again in the next round.
+ */
+export class WritePath {
+  readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
+
+  constructor(private readonly options: WritePathOptions) {}
+
+  async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
+    const finals = new Map<number, Final>();
+    const redirects = new Map<string, string>();
+    const refolds = new Map<string, DeviceLink>();
+    let pending = [...entries];
+    for (let round = 0; pending.length > 0; round++) {
+      if (round === MAX_ROUNDS) {
+        this.contention.exhausted++;
+        throw new ContentionError("too many concurrent writers to one player; retry");
+      }
+      const { plan, lost, lostFolds } = await this.round(projectId, pending, redirects);
+      this.contention.conflicts += lost.size;
+      for (const [deviceId, link] of lostFolds) refolds.set(deviceId, link);
+      const retry: RoundEntry[] = [];
+      for (const entry of pending) {
+        const decision = plan.decisions.get(entry.index)!;
+        if (decision.kind === "redirected") redirects.set(decision.from, decision.to);
+        if (decision.kind === "redirected" || (decision.kind === "applied" && lost.has(decision.targetKey ?? ""))) {
+          retry.push(entry);
+        } else finals.set(entry.index, decision);
+      }
+      pending = retry;
+    }
+    await this.foldLateLinks(projectId, entries, finals);
+    // Outside the round's locks: the fold takes the same profile locks again.
+    if (refolds.size > 0) await this.fold(projectId, refolds);
+    return finals;
+  }
+
+  /**
+   * A device-only write lands on the device's own profile; if a verify on
+   * another instance linked the device meanwhile, that profile is folded into
+   * the player's now (the verify links before it folds, so one of the two sees the other).
+   */
+  private async foldLateLinks(projectId: string, entries: readonly RoundEntry[], finals: Map<number, Final>) {
+    const devices = entries.flatMap((entry) => {
+      const final = finals.get(entry.index);
+      return final?.kind === "applied" && final.targetKey?.startsWith("d:") && entry.deviceId ? [entry.deviceId] : [];
+    });
+    if (devices.length === 0) return;
+    const links = await this.options.stores.devices.findMany(projectId, devices);
+    await this.fold(projectId, links);
+  }
+
+  /** Folds each device's own profile into the profile of the player it is linked to. */
+  async fold(projectId: string, links: ReadonlyMap<string, DeviceLink | null>): Promise<void> {
+    const folds = [...links].flatMap(([deviceId, link], index) =>
+      link ? [foldEntry(index, link.partnerUserId, deviceId)] : [],
+    );
+    if (folds.length > 0) await this.apply(projectId, folds);
+  }
+
+  private async round(projectId: string, entries: readonly RoundEntry[], redirects: ReadonlyMap<string, string>) {
+    const { stores, locks } = this.options;
+    const devices = [...new Set(entries.flatMap((entry) => (entry.deviceId === null ? [] : [entry.deviceId])))];
+    const links = await stores.devices.findMany(projectId, devices);
+    const keys = touchedKeys(entries, links, redirects);
+    return locks.run(
+      keys.map((key) => profileLock(projectId, key)),
+      async () => {
+        const slots = await stores.profiles.readSlots(projectId, keys);
+        const accounts = await this.accountsOf(projectId, slots);
+        const reads = { projectId, now: this.options.clock.now(), slots, links, accounts, redirects };
+        let rejected = new Map<number, RejectCode>();
+        let plan = decideRound(reads, entries, rejected);
+        for (;;) {
+          const more = await locks.run([registryLock(projectId)], () =>
+            this.options.registration.register(projectId, plan.needs, reads.now),
+          );
+          if (more.size === 0) break;
+          rejected = new Map([...rejected, ...more]);
+          plan = decideRound(reads, entries, rejected);
+        }
+        return { plan, ...(await this.write(projectId, plan, reads.now)) };
+      },
+    );
+  }
+
+  /** The account link of each partner id among the keys without a profile: a verify may have come first. */
+  private async accountsOf(projectId: string, slots: ReadonlyMap<string, ProfileSlot>) {
+    const partners = [...slots].flatMap(([key, slot]) => {
+      const partner = partnerOf(key);
+      return partner !== null && !slot.profile && slot.foldedInto === null ? [partner] : [];
+    });
+    const found = await sideBySide(partners, (p) => this.options.stores.accounts.findPlatformUser(projectId, p));
+    return new Map(partners.map((partner, i) => [partner, found[i]]));
+  }
+
+  /**
+   * Writes a round: its journal entry, device links (before any fold, see
+   * foldLateLinks), profiles, then the tombstones of profiles folded into one
+   * that was written, then membership and counts. Returns the identity keys
+   * whose write lost to another process, and the device folds to run again
+   * because a device profile changed after it was read here.
+   */
+  private async write(projectId: string, plan: RoundPlan, now: Date) {
+    const { stores } = this.options;
+    const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
+      identityKey,
+      read,
+      next,
+    }));
+    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>(), lostFolds: new Map() };
+    const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
+    const tags = [...new Set(moves.flatMap((move) => [...move.before, ...move.after]))];
+    const journalId = await stores.journal.begin(
+      projectId,
+      writes.map((w) => w.identityKey),
+      tags,
+      now,
+    );
+    if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
+
+    const profiles = writes.filter((w) => "profile" in w.next);
+    const lost = await this.writeSlots(projectId, profiles);
+    const tombstones = writes.filter((w) => "foldedInto" in w.next && !lost.has(w.next.foldedInto as string));
+    const lostTombstones = await this.writeSlots(projectId, tombstones);
+    await this.options.afterProfileWrites?.();
+
+    const written = new Set(
+      [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
+    );
+    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+    await this.writeMembership(projectId, writtenMoves, plan.given, now);
+    if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
+    await this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
+    await stores.journal.end(journalId);
+    return { lost, lostFolds: lostFolds(writes, lostTombstones) };
+  }
+
+  private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
+    const lost = await this.options.stores.profiles.writeSlots(
+      projectId,
+      writes.map(({ identityKey, read, next }) => ({ identityKey, readVersion: read.version, next })),
+    );
+    return new Set([...lost].map((i) => writes[i].identityKey));
+  }
+
+  private async writeMembership(projectId: string, moves: readonly TagMove[], given: Set<string>, now: Date) {
+    const { stores, locks, registration } = this.options;
+    const changes = membershipChanges(moves);
+    const deltas = countDeltas(changes);
+    const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
+    const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
+    const docLocks = stores.membership.documentIds(projectId, changes).map((id) => `members/${id}`);
+    await locks.run([...docLocks, `stats/${projectId}`], async () => {
+      await stores.membership.apply(projectId, changes);
+      const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
+      await stores.tagStats.change(projectId, idDeltas, byId(given), now);
+    });
+  }
+
+  /**
+   * Two instances' rounds on one player write their membership in either
+   * order. Each round re-reads its profiles afterwards; where another round
+   * wrote since, it re-derives the tags it moved from the profile as it is
+   * now, so the last membership write for a player follows its last profile.
+   * (Counts need none of this: each moves by its own round's delta.)
+   */
+  private async settle(projectId: string, moves: readonly TagMove[], writes: readonly PlannedWrite[]) {
+    const { stores, locks } = this.options;
+    const version = new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
+    const now = await stores.profiles.readSlots(
+      projectId,
+      moves.map((move) => move.identityKey),
+    );
+    const stale = moves.filter((move) => now.get(move.identityKey)?.version !== version.get(move.identityKey));
+    if (stale.length === 0) return;
+    const changes = membershipChanges(
+      stale.map(({ identityKey, before, after }) => {
+        const current = now.get(identityKey)?.profile?.tags ?? [];
+        const moved = [...new Set([...before, ...after])];
+        return {
+          identityKey,
+          before: moved.filter((tag) => !current.includes(tag)),
+          after: moved.filter((tag) => current.includes(tag)),
+        };
+      }),
+    );
+    // Each moved tag is added where the profile carries it now and removed where it does not: idempotent writes.
+    const docLocks = stores.membership.documentIds(projectId, changes).map((id) => `members/${id}`);
+    await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
+  }
+}
+
+/** Device folds whose tombstone lost to another process: the device profile changed, so it is folded again. */
+function lostFolds(writes: readonly PlannedWrite[], lost: Set<string>): Map<string, DeviceLink> {
+  const links = new Map<string, DeviceLink>();
+  for (const { identityKey, next } of writes) {
+    const owner = "foldedInto" in next ? partnerOf(next.foldedInto) : null;
+    if (lost.has(identityKey) && identityKey.startsWith("d:") && owner !== null) {
+      links.set(identityKey.slice(2), { partnerUserId: owner, platformUserId: null });
+    }
+  }
+  return links;
+}
+
+/** A fold with nothing else to apply. */
+function foldEntry(index: number, partnerUserId: string, deviceId: string): RoundEntry {
+  return {
+    index,
+    partnerUserId,
+    deviceId,
+    foldKey: null,
+    ops: NO_OPERATIONS,
+    platformUserId: null,
+    createsProfile: false,
+  };
+}
+
+/** Every profile the entries may read or write, each once: targets, devices with a partner, fold sources. */
+function touchedKeys(
+  entries: readonly RoundEntry[],
+  links: ReadonlyMap<string, DeviceLink | null>,
+  redirects: ReadonlyMap<string, string>,
+): string[] {
+  const keys = new Set<string>();
+  for (const entry of entries) {
+    const target = targetOf(entry, (deviceId) => links.get(deviceId) ?? null, redirects);
+    if (target !== null) keys.add(target);
+    if (entry.deviceId !== null) keys.add(deviceKey(entry.deviceId));
+    if (entry.partnerUserId !== null) keys.add(partnerKey(entry.partnerUserId));
+    if (entry.foldKey !== null) keys.add(entry.foldKey);
+  }
+  return [...keys];
+}
+
+const profileLock = (projectId: string, identityKey: string) => `profile/${projectId}/${identityKey}`;
+export const registryLock = (projectId: string) => `registry/${projectId}`;

@@ -1,0 +1,62 @@
+import type { CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { batchedWrite, MAX_STATEMENTS_PER_COMMAND, STATEMENTS_PER_COMMAND } from "../src/db/batched-write.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+let svc: TestService;
+const statements: number[] = [];
+const count = (event: CommandStartedEvent) => {
+  const list = event.command.updates ?? event.command.documents ?? event.command.deletes;
+  if (Array.isArray(list)) statements.push(list.length);
+};
+
+beforeAll(async () => {
+  svc = await startTestService();
+  svc.database.client.on("commandStarted", count);
+});
+afterAll(async () => {
+  svc.database.client.off("commandStarted", count);
+  await svc.stop();
+});
+
+// FerretDB 1.24 deadlocks for good on a write command of 100 statements or more; a read after the write shows it did not.
+describe("multi-statement writes stay under 100 statements a command", () => {
+  it("splits 1,000 upserts into commands under 100 statements and the database still answers", async () => {
+    statements.length = 0;
+    const collection = svc.database.db.collection<{ _id: string; n: number }>("batched_write_probe");
+    const failures = await batchedWrite(
+      collection,
+      Array.from({ length: 1_000 }, (_, n) => ({
+        updateOne: { filter: { _id: `doc-${n}` }, update: { $set: { n } }, upsert: true },
+      })),
+    );
+    expect(failures).toEqual([]);
+    expect(Math.max(...statements)).toBe(STATEMENTS_PER_COMMAND);
+    expect(STATEMENTS_PER_COMMAND).toBeLessThanOrEqual(MAX_STATEMENTS_PER_COMMAND);
+    expect(await collection.countDocuments()).toBe(1_000);
+    expect(await collection.findOne({ _id: "doc-999" })).toEqual({ _id: "doc-999", n: 999 });
+  });
+
+  it("the largest update call (100 new players, 50 new tags and 50 new traits each) writes in commands under 100", async () => {
+    statements.length = 0;
+    const { publicKey, privateKey } = await svc.createProject();
+    const players = Array.from({ length: 100 }, (_, p) => ({
+      partner_user_id: `big-${p}`,
+      device_id: `big-device-${p}`,
+      tags: Array.from({ length: 50 }, (_, t) => `tag_${(p * 5 + t) % 500}`),
+      traits: Object.fromEntries(Array.from({ length: 50 }, (_, t) => [`key_${(p + t) % 200}`, t])),
+    }));
+    const res = await svc.postJson("/v1/players/update", { players }, publicKey);
+    expect(res.status).toBe(200);
+    expect(res.body.rejected).toEqual([]);
+    expect(statements.length).toBeGreaterThan(0);
+    expect(Math.max(...statements)).toBeLessThanOrEqual(MAX_STATEMENTS_PER_COMMAND);
+    expect(statements.some((n) => n === STATEMENTS_PER_COMMAND)).toBe(true);
+
+    const tags = await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
+    expect(tags.body.tags_info.total).toBe(500);
+    const search = await svc.postJson("/v1/players/search", { tags: ["tag_0"], page_size: 100 }, privateKey);
+    const expected = players.filter((p) => p.tags.includes("tag_0")).map((p) => p.partner_user_id);
+    expect(search.body.players.map((p: any) => p.partner_user_id)).toEqual(expected.sort());
+  });
+});
