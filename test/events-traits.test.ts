@@ -81,6 +81,9 @@ describe("trait cohorts", () => {
       () => p.post("/v1/players/traits/update", { key: "tier", materialise: true }, p.publicKey),
       (answer) => answer.ready === true,
     );
+    // Asked again and again while it was under way, the key was backfilled once.
+    const segments = svc.database.db.collection("event_segments");
+    expect(await segments.countDocuments({ project_id: p.projectId, "work.kind": "materialise" })).toBe(1);
     // The backfill moved the holders' histories into the key's cohorts.
     expect(await p.cohortDoc('r/["tier","gold"]')).not.toBeNull();
     for (const tier of ["gold", "silver", "bronze"]) {

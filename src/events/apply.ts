@@ -74,6 +74,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   ]);
   for (const key of await deps.traitCohorts.observe(projectId, profiles, materialised)) {
     await deps.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+    await deps.traitCohorts.markRequested(projectId, key);
   }
   const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
   const traitKeysNow = new Map(keys.map((key) => [key, [...(profiles.get(key)?.traits.keys() ?? [])]]));

@@ -87,8 +87,12 @@ export class Events {
    */
   async materialiseTrait(projectId: string, key: string): Promise<{ ready: boolean } | null> {
     if (!(await this.options.directory.hasTraitKey(projectId, key))) return null;
-    const { ready, backfill } = await this.options.traitCohorts.materialise(projectId, key);
-    if (backfill) await this.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+    const { traitCohorts } = this.options;
+    const { ready, backfill } = await traitCohorts.materialise(projectId, key);
+    if (backfill) {
+      await this.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+      await traitCohorts.markRequested(projectId, key);
+    }
     return { ready };
   }
 

@@ -32,13 +32,22 @@ export class TraitCohorts {
 
   constructor(private readonly options: { store: TraitKeyStore; queue: QueueStateStore }) {}
 
-  /** The enabling call: answers whether the key's cohorts answer now, and whether to queue its backfill. */
+  /**
+   * The enabling call: answers whether the key's cohorts answer now, and
+   * whether its backfill must be queued (then markRequested, once it is: a
+   * crash in between only queues a second, harmless backfill later).
+   */
   async materialise(projectId: string, key: string): Promise<MaterialiseOutcome> {
     const state = await this.options.store.find(projectId, key);
-    if (state?.readySeq != null) return { ready: await this.applied(state.readySeq), backfill: false };
-    // Not requested, or requested and its backfill not yet through (or lost to a crash): queue one; repeats are harmless.
+    if (!state?.requested) return { ready: false, backfill: true };
+    return { ready: state.readySeq !== null && (await this.applied(state.readySeq)), backfill: false };
+  }
+
+  /** The key's backfill is queued (by the enabling call, or by the worker for a key that proved itself). */
+  async markRequested(projectId: string, key: string): Promise<void> {
     await this.options.store.request(projectId, key);
-    return { ready: false, backfill: true };
+    const seen = this.seen.get(`${projectId}/${key}`);
+    if (seen) seen.requested = true;
   }
 
   /** Whether a filter on the key can read its materialised cohorts. */
@@ -65,7 +74,8 @@ export class TraitCohorts {
         const entry = traitIndexEntry(key, value);
         const newValue = !state.values.includes(entry);
         const newHolder = state.holders.length < PROOF_HOLDERS && !state.holders.includes(identityKey);
-        if (!newValue && !newHolder) continue;
+        // A key proved but not yet marked requested (its backfill's enqueue failed) proves again.
+        if (!newValue && !newHolder && state.holders.length < PROOF_HOLDERS) continue;
         if (newValue) state.values.push(entry);
         // Past MAX_COHORT_VALUES the key is decided: high-cardinality; its holders no longer matter.
         if (state.values.length > MAX_COHORT_VALUES) state.holders = [];
@@ -75,10 +85,8 @@ export class TraitCohorts {
     }
     const proved: string[] = [];
     for (const [key, state] of changed) {
-      const proof = state.holders.length >= PROOF_HOLDERS;
-      if (proof) [state.requested, state.holders] = [true, []];
-      await this.options.store.observed(projectId, key, state, proof);
-      if (proof) proved.push(key);
+      if (state.holders.length >= PROOF_HOLDERS) proved.push(key);
+      else await this.options.store.observed(projectId, key, state);
     }
     return proved;
   }

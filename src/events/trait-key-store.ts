@@ -53,9 +53,9 @@ export class TraitKeyStore {
     return doc && { values: doc.values, holders: doc.holders, requested: doc.requested, readySeq: doc.ready_seq };
   }
 
-  /** The evidence the apply worker gathered; `requested` once it proved low-cardinality. */
-  observed(projectId: string, key: string, seen: Pick<TraitKeyState, "values" | "holders">, proved: boolean) {
-    return this.set(projectId, key, proved ? { ...seen, requested: true } : seen);
+  /** The evidence the apply worker gathered. */
+  observed(projectId: string, key: string, { values, holders }: Pick<TraitKeyState, "values" | "holders">) {
+    return this.set(projectId, key, { values, holders });
   }
 
   request(projectId: string, key: string) {

@@ -71,9 +71,9 @@ export async function startService({
     generatedAdminKey: capabilities.generatedAdminKey,
     async close(graceMs) {
       capabilities.launch.stop();
-      await worker.stop();
       closing.abort();
-      await listener.close(graceMs);
+      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment meanwhile.
+      await Promise.all([listener.close(graceMs), worker.stop()]);
       stopDatabaseMetrics();
     },
   };
