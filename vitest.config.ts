@@ -2,7 +2,11 @@ import { defaultServerConditions } from "vite";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /** Suites that need an engine isolating updates per document (writers in two instances), which FerretDB is not. */
-const ISOLATION_ONLY = ["test/players-instances.test.ts", "test/players-contention.test.ts"];
+const ISOLATION_ONLY = [
+  "test/players-instances.test.ts",
+  "test/players-contention.test.ts",
+  "test/events-instances.test.ts",
+];
 
 export default defineConfig({
   // Workspace packages (packages/*) are tested from their TypeScript source, as tsc checks them (tsconfig.json).

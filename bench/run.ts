@@ -2,7 +2,15 @@ import { readdirSync } from "node:fs";
 
 // `npm run bench -- <name>` runs bench/<name>.ts; without a name, every benchmark in turn.
 // The other files are parts of benchmarks: this runner, shared support, and verify's load generator, bare handler, figures and profiler.
-const PARTS = ["run.ts", "support.ts", "verify-load.ts", "verify-bare.ts", "verify-figures.ts", "cpu-profile.ts"];
+const PARTS = [
+  "run.ts",
+  "support.ts",
+  "events-load.ts",
+  "verify-load.ts",
+  "verify-bare.ts",
+  "verify-figures.ts",
+  "cpu-profile.ts",
+];
 const available = readdirSync(new URL(".", import.meta.url))
   .filter((file) => file.endsWith(".ts") && !PARTS.includes(file))
   .map((file) => file.slice(0, -3));

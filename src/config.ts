@@ -54,6 +54,10 @@ export interface Config {
   serverIdleTimeoutSeconds: number;
   /** Concurrent client connections; at the cap a newcomer evicts the longest-idle one. */
   serverMaxConnections: number;
+  /** Raw events and rollups older than this many days are deleted by the service. */
+  eventRetentionDays: number;
+  /** Whether this process runs the events apply worker ("off": ingest and charts only). */
+  eventWorker: boolean;
 }
 
 export class ConfigError extends Error {
@@ -120,6 +124,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serverRequestTimeoutSeconds: integer("SERVER_REQUEST_TIMEOUT_SECONDS", 30, 1, 3600),
     serverIdleTimeoutSeconds: integer("SERVER_IDLE_TIMEOUT_SECONDS", 60, 1, 3600),
     serverMaxConnections: integer("SERVER_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
+    eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
+    eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
   };
   if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {
     problems.push("SERVER_HEADERS_TIMEOUT_SECONDS must not exceed SERVER_REQUEST_TIMEOUT_SECONDS");

@@ -178,16 +178,6 @@ describe("routing", () => {
     expect(streamed.status).toBe(413);
     expectErrorShape(await streamed.json(), "resource_exhausted");
   });
-
-  it("501 for a method whose behaviour is not built yet", async () => {
-    const res = await test.postJson(
-      "/v1/events/trends",
-      { from: "2026-01-01", to: "2026-01-02" },
-      (await test.createProject()).privateKey,
-    );
-    expect(res.status).toBe(501);
-    expectErrorShape(res.body, "unimplemented");
-  });
 });
 
 describe("tenancy", () => {

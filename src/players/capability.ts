@@ -3,7 +3,7 @@ import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
 import { repairRegistryCounters } from "./counter-repair.js";
 import { repairMembership } from "./membership-repair.js";
-import { Players } from "./players.js";
+import { Players, type PlayersOptions } from "./players.js";
 import { createPlayerIndexes, createPlayerStores } from "./stores.js";
 
 /**
@@ -20,14 +20,16 @@ export async function createPlayers({
   database,
   clock,
   log,
+  onWritten,
 }: {
   database: Database;
   clock: Clock;
   log?: Logger;
+  onWritten?: PlayersOptions["onWritten"];
 }): Promise<Players> {
   const stores = createPlayerStores(database.db, database.isFerretDb);
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
   await repairRegistryCounters({ stores, lower: database.isFerretDb, log });
-  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb });
+  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb, onWritten });
 }

@@ -12,15 +12,16 @@ import {
   type DroppedItem,
   type EntryInput,
 } from "./operations.js";
-import type { ProfileRecord } from "./profile-store.js";
+import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
 import { Search, type TagRecord } from "./search.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagMetadata } from "./tag-store.js";
-import { registryLock, WritePath } from "./write-path.js";
+import { registryLock, WritePath, type WritePathOptions } from "./write-path.js";
 
 export type { RejectCode } from "./decide.js";
 export type { WriteContention } from "./write-path.js";
+export type { WrittenProfile } from "./written-profiles.js";
 
 export interface Identity {
   partnerUserId?: string;
@@ -59,6 +60,8 @@ export interface PlayersOptions {
   afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances). */
   sharedDatabase?: boolean;
+  /** Told of each round's written profiles and folds (updates, verifies), after their membership. */
+  onWritten?: WritePathOptions["onWritten"];
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */
@@ -76,12 +79,11 @@ export class Players {
   private readonly writes: WritePath;
   private readonly reads: Search;
 
-  constructor({ stores, clock, afterProfileWrites, afterTombstones, sharedDatabase }: PlayersOptions) {
+  constructor({ stores, clock, ...options }: PlayersOptions) {
     this.stores = stores;
     this.clock = clock;
     const registration = new Registration(stores);
-    const faults = { afterProfileWrites, afterTombstones };
-    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...faults, sharedDatabase });
+    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);
   }
 
@@ -161,6 +163,27 @@ export class Players {
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */
   get contention() {
     return this.writes.contention;
+  }
+
+  /** The live profiles of `identityKeys` that exist, read side by side by `_id` (folded ones are left out). */
+  async profilesOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileRecord>> {
+    const slots = await this.stores.profiles.readSlots(projectId, identityKeys);
+    return new Map([...slots].flatMap(([key, slot]) => (slot.profile ? [[key, slot.profile] as const] : [])));
+  }
+
+  /** The partner id each linked device among `deviceIds` belongs to. */
+  async deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
+    const links = await this.stores.devices.findMany(projectId, deviceIds);
+    return new Map([...links].flatMap(([device, link]) => (link ? [[device, link.partnerUserId] as const] : [])));
+  }
+
+  /** Every player matching `query`, by identity key: a cohort's members for the event charts. */
+  members(projectId: string, query: ProfileQuery): Promise<string[]> {
+    return this.reads.memberKeys(projectId, query);
+  }
+
+  async hasTraitKey(projectId: string, key: string): Promise<boolean> {
+    return (await this.stores.traitKeys.findRegistered(projectId, [key])).has(key);
   }
 
   search(...args: Parameters<Search["search"]>) {

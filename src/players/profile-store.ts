@@ -125,6 +125,16 @@ export class ProfileStore {
     return { profiles: docs.map(toProfile), total };
   }
 
+  /** The identity keys of every live profile matching `query`: a scan of the collection, identity keys only. */
+  async scanKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
+    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
+    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
+    if (query.traits) filter.trait_index = { $all: query.traits };
+    const docs = await this.profiles.find(filter, { projection: { identity_key: 1 } }).toArray();
+    return docs.map((doc) => doc.identity_key);
+  }
+
   /** Every live profile's identity and tags, project by project: what the membership repair derives from. */
   async *allTags(): AsyncGenerator<{ projectId: string; identityKey: string; tags: string[] }> {
     const cursor = this.profiles.find(

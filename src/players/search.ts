@@ -41,6 +41,22 @@ export class Search {
     return { profiles: matching.slice(skip, skip + pageSize), total: matching.length };
   }
 
+  /**
+   * Every player matching `query`, by identity key (all of them, unpaged): tags
+   * from membership, traits checked on each candidate's profile, or with few
+   * tags' members to check or none, by the engine's scan.
+   */
+  async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+    const tags = query.tagsAll ?? query.tagsAny;
+    if (!tags) return this.stores.profiles.scanKeys(projectId, query);
+    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
+    if (!query.traits) return members;
+    if (members.length > MAX_CANDIDATES_READ) return this.stores.profiles.scanKeys(projectId, query);
+    const wanted = new Set(query.traits);
+    const profiles = await this.read(projectId, members);
+    return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
+  }
+
   /** Identity keys carrying any (or all) of `tags`, sorted. Buckets of equal number hold the same keys' memberships. */
   private async members(projectId: string, tags: readonly string[], all: boolean): Promise<string[]> {
     const perTag = await this.stores.membership.read(projectId, tags);

@@ -16,6 +16,7 @@ import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
 import type { PlayerStores } from "./stores.js";
+import { writtenProfiles, type WrittenProfile } from "./written-profiles.js";
 import { sideBySide } from "../db/side-by-side.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
@@ -32,6 +33,8 @@ export interface WritePathOptions {
   afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
   sharedDatabase?: boolean;
+  /** Told of each round's written profiles and folds, after their membership: event histories follow them. */
+  onWritten?: (projectId: string, written: readonly WrittenProfile[]) => Promise<void>;
 }
 
 export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
@@ -187,6 +190,7 @@ export class WritePath {
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
     await this.writeMembership(projectId, writtenMoves, plan.given, now);
     if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
+    await this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
     await stores.journal.end(journalId);
     return { lost };
   }

@@ -7,6 +7,8 @@ import { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
+import { createEvents, type EventsCapability } from "../events/capability.js";
+import { PlayersDirectory } from "../events/players-directory.js";
 import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
 import { createPlayers } from "../players/capability.js";
@@ -18,6 +20,7 @@ export interface Capabilities {
   apiKeys: ApiKeyCache;
   launch: Launch;
   players: Players;
+  events: EventsCapability;
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
 }
@@ -29,7 +32,10 @@ export interface CapabilityOptions {
   clock: Clock;
 }
 
-/** Creates indexes, the bootstrap admin key and the keyring, and wires launch verifies into players. */
+/**
+ * Creates indexes, the bootstrap admin key and the keyring; wires launch
+ * verifies into players, and every players write into the events rollups.
+ */
 export async function createCapabilities({ config, database, log, clock }: CapabilityOptions): Promise<Capabilities> {
   const projectStore = new ProjectStore(database.db);
   const apiKeyStore = new ApiKeyStore(database.db);
@@ -37,7 +43,21 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
   const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
-  const players = await createPlayers({ database, clock, log });
+  // Players and events need each other: the hook is bound once both exist (no player is written before).
+  const bound: { events?: EventsCapability } = {};
+  const players = await createPlayers({
+    database,
+    clock,
+    log,
+    onWritten: (projectId, written) => bound.events!.events.onPlayersWritten(projectId, written),
+  });
+  const events = (bound.events = await createEvents({
+    database,
+    clock,
+    retentionDays: config.eventRetentionDays,
+    directory: new PlayersDirectory(players),
+    worker: { onError: (err) => log.error({ err }, "event apply worker") },
+  }));
   const launch = await createLaunch({
     config,
     database,
@@ -52,6 +72,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     apiKeys,
     launch,
     players,
+    events,
     generatedAdminKey: generatedKey,
   };
 }

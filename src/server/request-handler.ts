@@ -107,9 +107,13 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       } else if (path === "/metrics") {
         serveMetrics(req, res);
       } else if (path === "/readyz") {
-        void readiness().then((r) =>
-          r.ready ? sendJson(res, 200, { status: "ok" }) : sendError(res, 503, "unavailable", r.reason),
-        );
+        void readiness().then(async (r) => {
+          if (!r.ready) return sendError(res, 503, "unavailable", r.reason);
+          // Detail for operators: how far the event apply worker is behind (not a readiness condition).
+          const lag = await capabilities.events.worker.measureLag().catch(() => undefined);
+          const events = lag && { lag_seconds: lag.seconds, queue_depth: lag.depth };
+          sendJson(res, 200, { status: "ok", ...(events && { events }) });
+        });
       } else if (!gateway?.handle(req, res) && !answerUnknownRpc?.(req, res, path)) {
         sendError(res, 404, "not_found", `no endpoint ${path}`);
       }

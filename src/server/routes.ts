@@ -7,17 +7,26 @@ import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../clock.js";
 import type { Capabilities } from "./capabilities.js";
 import { createAdminService } from "./services/admin-service.js";
+import { createEventService } from "./services/event-service.js";
 import { createLaunchService } from "./services/launch-service.js";
 import { createPlayerService } from "./services/player-service.js";
 
 /** The API's services, in the order the /v1 routes and reflection list them. */
 export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerService, EventService, AdminService];
 
-/** Registers one handler per proto service. EventService has none yet: its methods answer `unimplemented`. */
+/** Registers one handler per proto service. */
 export function registerServices(router: ConnectRouter, capabilities: Capabilities, clock: Clock): void {
-  const { admin, launch, players } = capabilities;
+  const { admin, launch, players, events } = capabilities;
   router.service(LaunchTokenService, createLaunchService(launch));
-  router.service(PlayerService, createPlayerService({ players, launchTokens: launch.tokens, clock }));
+  router.service(
+    PlayerService,
+    createPlayerService({
+      players,
+      launchTokens: launch.tokens,
+      clock,
+      materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
+    }),
+  );
   router.service(AdminService, createAdminService(admin, launch.keyring));
-  router.service(EventService, {});
+  router.service(EventService, createEventService({ events: events.events, clock }));
 }

@@ -34,6 +34,18 @@ export async function startService({
   for (const service of SERVICES) service.methods.forEach(requiredScope);
   const capabilities = await createCapabilities({ config, database, log, clock });
   const metrics = new Metrics();
+  const { worker } = capabilities.events;
+  metrics.gauge(
+    "platform_event_lag_seconds",
+    "Age of the oldest accepted event not yet applied.",
+    async () => (await worker.measureLag()).seconds,
+  );
+  metrics.gauge(
+    "platform_event_queue_depth",
+    "Events accepted and not yet applied.",
+    async () => (await worker.measureLag()).depth,
+  );
+  if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   countPlayerWriteContention(metrics, capabilities.players.contention);
   const closing = new AbortController();
@@ -60,7 +72,8 @@ export async function startService({
     async close(graceMs) {
       capabilities.launch.stop();
       closing.abort();
-      await listener.close(graceMs);
+      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment meanwhile.
+      await Promise.all([listener.close(graceMs), worker.stop()]);
       stopDatabaseMetrics();
     },
   };

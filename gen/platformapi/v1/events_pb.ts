@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/events.proto.
  */
 export const file_platformapi_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9ldmVudHMucHJvdG8SDnBsYXRmb3JtYXBpLnYxIskBCgVFdmVudBIMCgRuYW1lGAEgASgJEhwKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUgAiAEBEhYKCWRldmljZV9pZBgDIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoKcHJvcGVydGllcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkIjYKDUluZ2VzdFJlcXVlc3QSJQoGZXZlbnRzGAEgAygLMhUucGxhdGZvcm1hcGkudjEuRXZlbnQihAEKDkluZ2VzdFJlc3BvbnNlEhAKCGFjY2VwdGVkGAEgASgFEi8KCHJlamVjdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuUmVqZWN0ZWRFdmVudBIvCgtzZXJ2ZXJfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiPQoNUmVqZWN0ZWRFdmVudBINCgVpbmRleBgBIAEoBRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkipwEKDVRyZW5kc1JlcXVlc3QSDAoEZnJvbRgBIAEoCRIKCgJ0bxgCIAEoCRINCgVuYW1lcxgDIAMoCRIQCghpbnRlcnZhbBgEIAEoCRIMCgR0YWdzGAUgAygJEhIKCnRhZ3NfbWF0Y2gYBiABKAkSJwoGdHJhaXRzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghzcGxpdF9ieRgIIAEoCSI9Cg5UcmVuZHNSZXNwb25zZRIrCgZzZXJpZXMYASADKAsyGy5wbGF0Zm9ybWFwaS52MS5UcmVuZFNlcmllcyJhCgtUcmVuZFNlcmllcxIMCgRuYW1lGAEgASgJEhAKA3RhZxgCIAEoCUgAiAEBEioKBnBvaW50cxgDIAMoCzIaLnBsYXRmb3JtYXBpLnYxLlRyZW5kUG9pbnRCBgoEX3RhZyI7CgpUcmVuZFBvaW50EgwKBGRhdGUYASABKAkSDgoGZXZlbnRzGAIgASgFEg8KB3BsYXllcnMYAyABKAUy9AEKDEV2ZW50U2VydmljZRJuCgZJbmdlc3QSHS5wbGF0Zm9ybWFwaS52MS5Jbmdlc3RSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuSW5nZXN0UmVzcG9uc2UiJcrzGAxldmVudHM6d3JpdGWC0+STAg86ASoiCi92MS9ldmVudHMSdAoGVHJlbmRzEh0ucGxhdGZvcm1hcGkudjEuVHJlbmRzUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlRyZW5kc1Jlc3BvbnNlIivK8xgLZXZlbnRzOnJlYWSC0+STAhY6ASoiES92MS9ldmVudHMvdHJlbmRzYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
+  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9ldmVudHMucHJvdG8SDnBsYXRmb3JtYXBpLnYxIu0BCgVFdmVudBIMCgRuYW1lGAEgASgJEhwKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUgAiAEBEhYKCWRldmljZV9pZBgDIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoKcHJvcGVydGllcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoIZXZlbnRfaWQYBiABKAlIAogBAUISChBfcGFydG5lcl91c2VyX2lkQgwKCl9kZXZpY2VfaWRCCwoJX2V2ZW50X2lkIjYKDUluZ2VzdFJlcXVlc3QSJQoGZXZlbnRzGAEgAygLMhUucGxhdGZvcm1hcGkudjEuRXZlbnQimQEKDkluZ2VzdFJlc3BvbnNlEhAKCGFjY2VwdGVkGAEgASgFEi8KCHJlamVjdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuUmVqZWN0ZWRFdmVudBIvCgtzZXJ2ZXJfdGltZRgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLbGFnX3NlY29uZHMYBCABKAEiPQoNUmVqZWN0ZWRFdmVudBINCgVpbmRleBgBIAEoBRIMCgRjb2RlGAIgASgJEg8KB21lc3NhZ2UYAyABKAkipwEKDVRyZW5kc1JlcXVlc3QSDAoEZnJvbRgBIAEoCRIKCgJ0bxgCIAEoCRINCgVuYW1lcxgDIAMoCRIQCghpbnRlcnZhbBgEIAEoCRIMCgR0YWdzGAUgAygJEhIKCnRhZ3NfbWF0Y2gYBiABKAkSJwoGdHJhaXRzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIQCghzcGxpdF9ieRgIIAEoCSI9Cg5UcmVuZHNSZXNwb25zZRIrCgZzZXJpZXMYASADKAsyGy5wbGF0Zm9ybWFwaS52MS5UcmVuZFNlcmllcyJhCgtUcmVuZFNlcmllcxIMCgRuYW1lGAEgASgJEhAKA3RhZxgCIAEoCUgAiAEBEioKBnBvaW50cxgDIAMoCzIaLnBsYXRmb3JtYXBpLnYxLlRyZW5kUG9pbnRCBgoEX3RhZyI7CgpUcmVuZFBvaW50EgwKBGRhdGUYASABKAkSDgoGZXZlbnRzGAIgASgFEg8KB3BsYXllcnMYAyABKAUidwoQTGlzdE5hbWVzUmVxdWVzdBIMCgRmcm9tGAEgASgJEgoKAnRvGAIgASgJEgwKBHRhZ3MYAyADKAkSEgoKdGFnc19tYXRjaBgEIAEoCRInCgZ0cmFpdHMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0IkIKEUxpc3ROYW1lc1Jlc3BvbnNlEi0KBW5hbWVzGAEgAygLMh4ucGxhdGZvcm1hcGkudjEuRXZlbnROYW1lQ291bnQiLgoORXZlbnROYW1lQ291bnQSDAoEbmFtZRgBIAEoCRIOCgZldmVudHMYAiABKAMy8gIKDEV2ZW50U2VydmljZRJuCgZJbmdlc3QSHS5wbGF0Zm9ybWFwaS52MS5Jbmdlc3RSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuSW5nZXN0UmVzcG9uc2UiJcrzGAxldmVudHM6d3JpdGWC0+STAg86ASoiCi92MS9ldmVudHMSdAoGVHJlbmRzEh0ucGxhdGZvcm1hcGkudjEuVHJlbmRzUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlRyZW5kc1Jlc3BvbnNlIivK8xgLZXZlbnRzOnJlYWSC0+STAhY6ASoiES92MS9ldmVudHMvdHJlbmRzEnwKCUxpc3ROYW1lcxIgLnBsYXRmb3JtYXBpLnYxLkxpc3ROYW1lc1JlcXVlc3QaIS5wbGF0Zm9ybWFwaS52MS5MaXN0TmFtZXNSZXNwb25zZSIqyvMYC2V2ZW50czpyZWFkgtPkkwIVOgEqIhAvdjEvZXZlbnRzL25hbWVzYgZwcm90bzM", [file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.Event
@@ -43,9 +43,20 @@ export type Event = Message<"platformapi.v1.Event"> & {
   timestamp?: Timestamp | undefined;
 
   /**
+   * A flat object of at most 50 string, number or boolean values, 8 KiB.
+   *
    * @generated from field: google.protobuf.Struct properties = 5;
    */
   properties?: JsonObject | undefined;
+
+  /**
+   * Makes retries idempotent: an event_id the project already sent counts
+   * once, whenever it comes back (within the retention window). At most 128
+   * characters.
+   *
+   * @generated from field: optional string event_id = 6;
+   */
+  eventId?: string | undefined;
 };
 
 /**
@@ -90,6 +101,13 @@ export type IngestResponse = Message<"platformapi.v1.IngestResponse"> & {
    * @generated from field: google.protobuf.Timestamp server_time = 3;
    */
   serverTime?: Timestamp | undefined;
+
+  /**
+   * Age of the oldest accepted event not yet applied to the charts.
+   *
+   * @generated from field: double lag_seconds = 4;
+   */
+  lagSeconds: number;
 };
 
 /**
@@ -109,6 +127,9 @@ export type RejectedEvent = Message<"platformapi.v1.RejectedEvent"> & {
   index: number;
 
   /**
+   * missing_identity, bad_identity, bad_name, bad_timestamp, bad_event_id,
+   * properties_too_large.
+   *
    * @generated from field: string code = 2;
    */
   code: string;
@@ -264,6 +285,90 @@ export const TrendPointSchema: GenMessage<TrendPoint> = /*@__PURE__*/
   messageDesc(file_platformapi_v1_events, 7);
 
 /**
+ * @generated from message platformapi.v1.ListNamesRequest
+ */
+export type ListNamesRequest = Message<"platformapi.v1.ListNamesRequest"> & {
+  /**
+   * First day, inclusive, UTC, "YYYY-MM-DD".
+   *
+   * @generated from field: string from = 1;
+   */
+  from: string;
+
+  /**
+   * Last day, inclusive, UTC, "YYYY-MM-DD".
+   *
+   * @generated from field: string to = 2;
+   */
+  to: string;
+
+  /**
+   * @generated from field: repeated string tags = 3;
+   */
+  tags: string[];
+
+  /**
+   * "any" (default) or "all".
+   *
+   * @generated from field: string tags_match = 4;
+   */
+  tagsMatch: string;
+
+  /**
+   * @generated from field: google.protobuf.Struct traits = 5;
+   */
+  traits?: JsonObject | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ListNamesRequest.
+ * Use `create(ListNamesRequestSchema)` to create a new message.
+ */
+export const ListNamesRequestSchema: GenMessage<ListNamesRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 8);
+
+/**
+ * @generated from message platformapi.v1.ListNamesResponse
+ */
+export type ListNamesResponse = Message<"platformapi.v1.ListNamesResponse"> & {
+  /**
+   * Most events first.
+   *
+   * @generated from field: repeated platformapi.v1.EventNameCount names = 1;
+   */
+  names: EventNameCount[];
+};
+
+/**
+ * Describes the message platformapi.v1.ListNamesResponse.
+ * Use `create(ListNamesResponseSchema)` to create a new message.
+ */
+export const ListNamesResponseSchema: GenMessage<ListNamesResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 9);
+
+/**
+ * @generated from message platformapi.v1.EventNameCount
+ */
+export type EventNameCount = Message<"platformapi.v1.EventNameCount"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: int64 events = 2;
+   */
+  events: bigint;
+};
+
+/**
+ * Describes the message platformapi.v1.EventNameCount.
+ * Use `create(EventNameCountSchema)` to create a new message.
+ */
+export const EventNameCountSchema: GenMessage<EventNameCount> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 10);
+
+/**
  * In-game events: queued ingestion and cohort-aware charts.
  *
  * @generated from service platformapi.v1.EventService
@@ -289,6 +394,17 @@ export const EventService: GenService<{
     methodKind: "unary";
     input: typeof TrendsRequestSchema;
     output: typeof TrendsResponseSchema;
+  },
+  /**
+   * The event names seen in a date range with their event counts, optionally
+   * filtered by cohort.
+   *
+   * @generated from rpc platformapi.v1.EventService.ListNames
+   */
+  listNames: {
+    methodKind: "unary";
+    input: typeof ListNamesRequestSchema;
+    output: typeof ListNamesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platformapi_v1_events, 0);

@@ -6,6 +6,7 @@ import type {
   PlayerUpdate,
   SearchRequest,
   UpdateTagRequest,
+  UpdateTraitRequest,
 } from "../../../gen/platformapi/v1/players_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
 import {
@@ -129,6 +130,13 @@ export function tagQuery(req: ListTagsRequest): { textPattern?: string; category
   if (req.text.trim() !== "") query.textPattern = escapeRegex(req.text.trim());
   if (req.category !== undefined) query.category = req.category.trim() === "" ? null : req.category.trim();
   return query;
+}
+
+/** The trait key to materialise (`materialise: true` is a rule of the proto). */
+export function traitUpdate(req: UpdateTraitRequest): string {
+  const key = normaliseTraitKey(req.key);
+  if (!key.ok) throw invalid(`key: ${JSON.stringify(req.key)} is not a valid trait key (${key.error})`);
+  return key.value;
 }
 
 export function tagUpdate(req: UpdateTagRequest): { tag: string; metadata: TagMetadata } {

@@ -14,6 +14,7 @@ import {
   UpdatedPlayerSchema,
   UpdateResponseSchema,
   UpdateTagResponseSchema,
+  UpdateTraitResponseSchema,
   type PlayerService,
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
@@ -25,7 +26,15 @@ import type { TagRecord } from "../../players/search.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths } from "../protocol.js";
 import { canonicalUuid, requiredText } from "../validate.js";
-import { getIdentity, paging, searchQuery, tagQuery, tagUpdate, updateEntries } from "./player-requests.js";
+import {
+  getIdentity,
+  paging,
+  searchQuery,
+  tagQuery,
+  tagUpdate,
+  traitUpdate,
+  updateEntries,
+} from "./player-requests.js";
 
 const optional = (value: string | null) => value ?? undefined;
 const pageInfo = (total: number, page: number, pageSize: number) =>
@@ -98,6 +107,8 @@ export interface PlayerServiceOptions {
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
   launchTokens: LaunchTokens;
   clock: Clock;
+  /** Materialised trait cohorts belong to the event rollups: null when the project has no such key. */
+  materialiseTrait: (projectId: string, key: string) => Promise<{ ready: boolean } | null>;
 }
 
 /** PlayerService: tags and traits (update, get, search, tag listing and metadata) and Link. */
@@ -105,6 +116,7 @@ export function createPlayerService({
   players,
   launchTokens,
   clock,
+  materialiseTrait,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
@@ -146,6 +158,13 @@ export function createPlayerService({
       const record = await players.updateTag(projectId, tag, metadata);
       if (!record) throw new NotFoundError(`tag: the project has no tag ${tag}`);
       return create(UpdateTagResponseSchema, { tag: tagMessage(record) });
+    },
+
+    async updateTrait(req, ctx) {
+      const key = traitUpdate(req);
+      const outcome = await materialiseTrait(projectOf(ctx), key);
+      if (!outcome) throw new NotFoundError(`key: the project has no trait key ${key}`);
+      return create(UpdateTraitResponseSchema, { key, materialised: true, ready: outcome.ready });
     },
 
     async link(req, ctx) {

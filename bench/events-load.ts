@@ -1,0 +1,99 @@
+/**
+ * The events benchmark's load generator, a process of its own so that its
+ * CPU is not the service's. Reads one JSON task from argv and prints one JSON
+ * result line.
+ */
+import { performance } from "node:perf_hooks";
+
+type Task =
+  | {
+      kind: "ingest";
+      baseUrl: string;
+      key: string;
+      seconds: number;
+      concurrency: number;
+      batch: number;
+      players: number;
+    }
+  | { kind: "query"; baseUrl: string; key: string; path: string; body: object; runs: number }
+  | { kind: "tag-change"; baseUrl: string; publicKey: string; privateKey: string; players: string[]; range: object };
+
+const task = JSON.parse(process.argv[2]) as Task;
+
+async function post(baseUrl: string, path: string, key: string, body: unknown): Promise<any> {
+  const res = await fetch(baseUrl + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+function percentiles(latencies: number[]) {
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))];
+  return { p50_ms: Math.round(at(0.5) * 10) / 10, p99_ms: Math.round(at(0.99) * 10) / 10 };
+}
+
+async function ingest(t: Extract<Task, { kind: "ingest" }>) {
+  const latencies: number[] = [];
+  let accepted = 0;
+  let calls = 0;
+  const end = performance.now() + t.seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: t.concurrency }, async () => {
+      while (performance.now() < end) {
+        const events = Array.from({ length: t.batch }, (_, i) => ({
+          name: `event_${i % 8}`,
+          partner_user_id: `player_${Math.floor(Math.random() * t.players)}`,
+          properties: { level: i % 50, mode: "ranked" },
+        }));
+        const at = performance.now();
+        const body = await post(t.baseUrl, "/v1/events", t.key, { events });
+        latencies.push(performance.now() - at);
+        accepted += body.accepted;
+        calls++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { accepted, calls, seconds, events_per_sec: Math.round(accepted / seconds), ...percentiles(latencies) };
+}
+
+async function query(t: Extract<Task, { kind: "query" }>) {
+  const latencies: number[] = [];
+  let series = 0;
+  for (let i = 0; i < t.runs; i++) {
+    const at = performance.now();
+    const body = await post(t.baseUrl, t.path, t.key, t.body);
+    latencies.push(performance.now() - at);
+    series = body.series?.length ?? body.names?.length ?? 0;
+  }
+  return { runs: t.runs, series, ...percentiles(latencies) };
+}
+
+/** Adds a new tag to players with 30 active days; times the update call and until the tag's series shows them. */
+async function tagChange(t: Extract<Task, { kind: "tag-change" }>) {
+  const calls: number[] = [];
+  const visible: number[] = [];
+  for (const [i, player] of t.players.entries()) {
+    const tag = `moved_${i}`;
+    const at = performance.now();
+    await post(t.baseUrl, "/v1/players/update", t.publicKey, {
+      players: [{ partner_user_id: player, tags_add: [tag] }],
+    });
+    calls.push(performance.now() - at);
+    for (;;) {
+      const body = await post(t.baseUrl, "/v1/events/trends", t.privateKey, { ...t.range, tags: [tag] });
+      if (body.series.length > 0) break;
+    }
+    visible.push(performance.now() - at);
+  }
+  return { players: t.players.length, update_call: percentiles(calls), until_in_series: percentiles(visible) };
+}
+
+const result =
+  task.kind === "ingest" ? await ingest(task) : task.kind === "query" ? await query(task) : await tagChange(task);
+process.stdout.write(`${JSON.stringify(result)}\n`);

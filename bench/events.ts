@@ -1,0 +1,325 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { performance } from "node:perf_hooks";
+import { batchedWrite } from "../src/db/batched-write.js";
+import { cohortMonthId, EVERYONE, tagCohort } from "../src/events/cohort-rollup-store.js";
+import { dayOf, monthOf } from "../src/events/days.js";
+import type { QueuedEvent } from "../src/events/entries.js";
+import { nameField } from "../src/events/names.js";
+import { playerRollupId } from "../src/events/player-rollup-store.js";
+import { SegmentStore } from "../src/events/segment-store.js";
+import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
+import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
+import { round, startBenchService, type BenchService } from "./support.js";
+
+/**
+ * `npm run bench -- events`: ingestion and apply throughput with the lag under
+ * sustained load, through the API; then Trends over 30 days of 1,000,000
+ * generated events from 20,000 players split by 10 tags, next to the same
+ * answer computed from the raw events and profiles in the same run; then the
+ * cost of a tag change of a player with 30 active days. The HTTP load comes
+ * from a separate process (bench/events-load.ts).
+ */
+const PLAYERS = Number(process.env.BENCH_EVENTS_PLAYERS ?? 20_000);
+const EVENTS_PER_PLAYER = 50;
+const DAYS = 30;
+const TAGS = 10;
+const NAMES = 5;
+const INGEST_SECONDS = Number(process.env.BENCH_EVENTS_INGEST_SECONDS ?? 20);
+
+function log(step: string, value?: unknown): void {
+  process.stderr.write(`events bench: ${step}${value === undefined ? "" : ` ${JSON.stringify(value)}`}\n`);
+}
+
+async function load(task: object): Promise<any> {
+  const child = spawn(process.execPath, ["--import", "tsx", "bench/events-load.ts", JSON.stringify(task)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number];
+  if (code !== 0) throw new Error(`load generator exited with ${code}`);
+  return JSON.parse(out);
+}
+
+async function post(bench: BenchService, path: string, key: string, body: unknown): Promise<any> {
+  const res = await fetch(bench.baseUrl + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function queue(bench: BenchService): Promise<{ lag_seconds: number; queue_depth: number }> {
+  const body = (await (await fetch(`${bench.baseUrl}/readyz`)).json()) as any;
+  return body.events ?? { lag_seconds: Number.NaN, queue_depth: Number.NaN };
+}
+
+async function project(bench: BenchService, gameId: number) {
+  const body = await post(bench, "/v1/admin/projects", bench.adminKey, { name: `bench ${gameId}`, game_id: gameId });
+  return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
+}
+
+/** Sustained ingestion from the load process while the bench samples the lag; then the time to drain. */
+async function ingestion(bench: BenchService) {
+  const p = await project(bench, 9_100_001);
+  const before = await queue(bench);
+  const lags: number[] = [];
+  let sampling = true;
+  const sampler = (async () => {
+    while (sampling) {
+      const q = await queue(bench);
+      lags.push(q.lag_seconds);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  })();
+  const started = performance.now();
+  const ingest = await load({
+    kind: "ingest",
+    baseUrl: bench.baseUrl,
+    key: p.publicKey,
+    seconds: INGEST_SECONDS,
+    concurrency: 4,
+    batch: 500,
+    players: 2_000,
+  });
+  const atEnd = await queue(bench);
+  // A /readyz that missed its deadline under load reports no depth (NaN): that is not drained.
+  while (!((await queue(bench)).queue_depth <= before.queue_depth)) await new Promise((r) => setTimeout(r, 200));
+  const drained = (performance.now() - started) / 1000;
+  sampling = false;
+  await sampler;
+  return {
+    ingest,
+    apply: { events: ingest.accepted, seconds: round(drained), events_per_sec: Math.round(ingest.accepted / drained) },
+    lag_at_end_of_load: atEnd,
+    max_lag_seconds: round(Math.max(...lags.filter(Number.isFinite))),
+  };
+}
+
+interface Generated {
+  projectId: string;
+  privateKey: string;
+  publicKey: string;
+  from: string;
+  to: string;
+  tags: string[];
+  /** Players with events on all 30 days (for the tag-change figure). */
+  dailyPlayers: string[];
+}
+
+/** 1,000,000 events in their stored shapes: raw segments, player rollups, cohort rollups, profiles with tags. */
+async function generate(bench: BenchService): Promise<Generated> {
+  const p = await project(bench, 9_100_002);
+  const { db } = bench.database;
+  const now = Date.now();
+  const days = Array.from({ length: DAYS }, (_, d) => dayOf(new Date(now - (DAYS - d) * 86_400_000)));
+  const tags = Array.from({ length: TAGS }, (_, i) => `tag_${i}`);
+  const tagsOf = (i: number) => tags.filter((_, t) => (i + t) % (t + 2) === 0);
+  type Month = { cohort: string; month: string; days: Record<string, Record<string, { e: number; p: number }>> };
+  const cohortDays = new Map<string, Month>();
+  const count = (cohort: string, day: string, field: string, events: number) => {
+    const id = cohortMonthId(p.projectId, cohort, monthOf(day));
+    const doc = cohortDays.get(id) ?? { cohort, month: monthOf(day), days: {} };
+    cohortDays.set(id, doc);
+    const slot = ((doc.days[day] ??= {})[field] ??= { e: 0, p: 0 });
+    slot.e += events;
+    slot.p += 1;
+  };
+  const segments = new SegmentStore(db);
+  let buffer: QueuedEvent[] = [];
+  let seq = 1_000_000;
+  const flush = async () => {
+    if (buffer.length === 0) return;
+    const latest = new Date(Math.max(...buffer.map((e) => e.t.getTime())));
+    await segments.insert(
+      {
+        seq: seq++,
+        projectId: p.projectId,
+        receivedAt: new Date(),
+        count: buffer.length,
+        work: { kind: "events", events: buffer },
+      },
+      latest,
+    );
+    buffer = [];
+  };
+  const rollups = [];
+  const profiles: ReturnType<typeof profileDocument>[] = [];
+  const dailyPlayers: string[] = [];
+  for (let i = 0; i < PLAYERS; i++) {
+    const player = `player_${i}`;
+    const daily = i % 1000 === 0;
+    if (daily) dailyPlayers.push(player);
+    const perDay: Record<string, Record<string, number>> = {};
+    for (let k = 0; k < EVENTS_PER_PLAYER; k++) {
+      const day = days[daily ? k % DAYS : (i * 7 + k * 13) % DAYS];
+      const name = `event_${(i + k) % NAMES}`;
+      const field = nameField(name);
+      (perDay[day] ??= {})[field] = (perDay[day][field] ?? 0) + 1;
+      buffer.push({ n: name, u: player, d: null, t: new Date(`${day}T12:00:00Z`), i: null, p: null });
+      if (buffer.length === 1000) await flush();
+    }
+    const cohorts = tagsOf(i).map(tagCohort);
+    for (const [day, names] of Object.entries(perDay)) {
+      for (const [field, events] of Object.entries(names)) {
+        for (const cohort of [EVERYONE, ...cohorts]) count(cohort, day, field, events);
+      }
+    }
+    rollups.push({
+      _id: playerRollupId(p.projectId, `u:${player}`),
+      project_id: p.projectId,
+      identity_key: `u:${player}`,
+      days: perDay,
+      cohorts,
+      trait_keys: i % 4 === 0 ? ["tier"] : [],
+      folded_into: null,
+      last_day: days.at(-1),
+      hw: 0,
+    });
+    profiles.push(
+      profileDocument({
+        projectId: p.projectId,
+        identityKey: `u:${player}`,
+        partnerUserId: player,
+        deviceId: null,
+        platformUserId: null,
+        tags: tagsOf(i),
+        // A quarter of the players carry the trait: the exact path reads 5,000 histories.
+        traits: new Map(i % 4 === 0 ? [["tier", "gold"]] : []),
+        version: 1,
+        firstSeenAt: new Date(),
+        lastSeenAt: new Date(),
+      }),
+    );
+  }
+  await flush();
+  const insert = (name: string, docs: object[]) =>
+    batchedWrite(
+      db.collection(name),
+      docs.map((document) => ({ insertOne: { document } })),
+    );
+  await insert("event_player_rollups", rollups);
+  await insert(PLAYER_PROFILES, profiles);
+  await insert("player_trait_keys", [
+    { _id: `${p.projectId}/tier`, project_id: p.projectId, key: "tier", first_seen_at: new Date() },
+  ]);
+  await insert(
+    "event_cohort_rollups",
+    [...cohortDays].map(([id, doc]) => ({ _id: id, project_id: p.projectId, ...doc, hw: 0 })),
+  );
+  await insert(
+    PLAYER_TAGS,
+    tags.map((tag, t) =>
+      tagDocument(p.projectId, {
+        id: t + 1,
+        tag,
+        label: tag,
+        category: null,
+        description: null,
+        isHidden: false,
+        firstSeenAt: new Date(),
+        lastSeenAt: new Date(),
+      }),
+    ),
+  );
+  return { ...p, from: days[0], to: days.at(-1)!, tags, dailyPlayers };
+}
+
+/** The same split answer from the raw events and the profiles, without rollups: the baseline. */
+async function rawSplit(bench: BenchService, g: Generated): Promise<number> {
+  const started = performance.now();
+  const { db } = bench.database;
+  const tagsOf = new Map<string, string[]>();
+  for await (const doc of db
+    .collection(PLAYER_PROFILES)
+    .find({ project_id: g.projectId }, { projection: { identity_key: 1, tags: 1 } })) {
+    tagsOf.set(doc.identity_key, doc.tags);
+  }
+  const counts = new Map<string, { e: number; players: Set<string> }>();
+  const cursor = db
+    .collection("event_segments")
+    .aggregate([
+      { $match: { project_id: g.projectId } },
+      { $unwind: "$work.events" },
+      { $project: { e: "$work.events" } },
+    ]);
+  for await (const { e } of cursor) {
+    const day = dayOf(e.t);
+    if (day < g.from || day > g.to) continue;
+    for (const tag of tagsOf.get(`u:${e.u}`) ?? []) {
+      const key = `${tag}/${e.n}/${day}`;
+      const slot = counts.get(key) ?? { e: 0, players: new Set<string>() };
+      counts.set(key, slot);
+      slot.e++;
+      slot.players.add(e.u);
+    }
+  }
+  return performance.now() - started;
+}
+
+/** Enables the key's cohorts; times until its backfill is applied and its cohorts answer. */
+async function materialise(bench: BenchService, g: Generated, key: string) {
+  const started = performance.now();
+  const body = { key, materialise: true };
+  while (!(await post(bench, "/v1/players/traits/update", g.publicKey, body)).ready) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  return { seconds: round((performance.now() - started) / 1000) };
+}
+
+export default async function eventsBench() {
+  // The exact trait path scans every profile: on FerretDB that outlasts the default 2 s deadline (as in the players bench).
+  const bench = await startBenchService({ DB_TIMEOUT_MS: "10000" });
+  try {
+    log("ingestion under sustained load", { seconds: INGEST_SECONDS });
+    const sustained = await ingestion(bench);
+    log("result", sustained);
+    log("generating", { players: PLAYERS, events: PLAYERS * EVENTS_PER_PLAYER });
+    const t = performance.now();
+    const g = await generate(bench);
+    log("generated", { seconds: round((performance.now() - t) / 1000) });
+    const range = { from: g.from, to: g.to };
+    const common = { kind: "query", baseUrl: bench.baseUrl, key: g.privateKey, path: "/v1/events/trends" };
+    const split = await load({ ...common, runs: 50, body: { ...range, split_by: "tags", tags: g.tags } });
+    log("trends split by 10 tags", split);
+    const everyone = await load({ ...common, runs: 50, body: range });
+    const traitQuery = { ...common, body: { ...range, traits: { tier: "gold" } } };
+    const traitExact = await load({ ...traitQuery, runs: 3 });
+    log("trait filter, exact path", traitExact);
+    const backfill = await materialise(bench, g, "tier");
+    log("trait materialised", backfill);
+    const traitMaterialised = await load({ ...traitQuery, runs: 50 });
+    const raw: number[] = [];
+    for (let i = 0; i < 3; i++) raw.push(await rawSplit(bench, g));
+    raw.sort((a, b) => a - b);
+    log("raw baseline", raw);
+    const tagChange = await load({
+      kind: "tag-change",
+      baseUrl: bench.baseUrl,
+      publicKey: g.publicKey,
+      privateKey: g.privateKey,
+      players: g.dailyPlayers.slice(0, 10),
+      range,
+    });
+    return {
+      database: bench.database.isFerretDb ? "ferretdb" : "mongodb",
+      sustained,
+      trends: {
+        events: PLAYERS * EVENTS_PER_PLAYER,
+        players: PLAYERS,
+        days: DAYS,
+        split_by_10_tags: split,
+        everyone,
+        trait_filter: { exact_path: traitExact, materialised: traitMaterialised, backfill_of_5000_holders: backfill },
+        raw_aggregation_split_ms: { p50: round(raw[1]), runs: raw.map((x) => round(x)) },
+        speedup_p50: round(raw[1] / split.p50_ms),
+      },
+      tag_change_30_active_days: tagChange,
+    };
+  } finally {
+    await bench.stop();
+  }
+}

@@ -1,0 +1,99 @@
+import type { TraitValue } from "../players/normalise.js";
+import { traitIndexEntry } from "../players/normalise.js";
+import { deviceKey, partnerKey } from "../players/identity-key.js";
+import { tagCohort, traitCohort } from "./cohort-rollup-store.js";
+import type { QueuedEvent } from "./entries.js";
+import type { EventIdStore } from "./event-id-store.js";
+import { Planner, type Plan } from "./plan.js";
+import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
+import type { PlayerRollupStore } from "./player-rollup-store.js";
+import type { QueueWriter } from "./queue-writer.js";
+import type { Segment } from "./segment-store.js";
+import type { TraitCohorts } from "./trait-cohorts.js";
+import type { TraitKeyStore } from "./trait-key-store.js";
+
+export interface PlanningDeps {
+  directory: PlayerDirectory;
+  playerRollups: PlayerRollupStore;
+  eventIds: EventIdStore;
+  /** Which trait keys have materialised cohorts, per project (written here, in queue order). */
+  traitKeys: TraitKeyStore;
+  /** Gathers the evidence of trait keys' cardinality from the profiles a plan reads. */
+  traitCohorts: TraitCohorts;
+  /** Queues the backfill of a key that proved low-cardinality. */
+  writer: QueueWriter;
+}
+
+/** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */
+export function cohortIds(player: PlayerCohorts | undefined, materialised: ReadonlySet<string>): string[] {
+  if (!player) return [];
+  const ids = player.tags.map(tagCohort);
+  for (const [key, value] of player.traits as ReadonlyMap<string, TraitValue>) {
+    if (materialised.has(key)) ids.push(traitCohort(traitIndexEntry(key, value)));
+  }
+  return ids;
+}
+
+/**
+ * Decides what segment `segment` changes, reading the state it starts from:
+ * the histories of the players it touches, their cohorts as of now, device
+ * links, and which event_ids are repeats.
+ */
+export async function planSegment(segment: Segment, firstDay: string, deps: PlanningDeps): Promise<Plan> {
+  const { projectId, work } = segment;
+  if (projectId === null || work === null) return { players: [], cohorts: [] };
+  if (work.kind === "materialise") {
+    // Every earlier segment is written: the key's holders are the players whose last touch saw it; every later
+    // segment is planned with the key materialised.
+    await deps.traitKeys.addMaterialised(projectId, work.key);
+    const holders = await deps.playerRollups.holdersOf(projectId, work.key);
+    return { players: [], cohorts: [], backfill: { key: work.key, holders } };
+  }
+  const folds: [string, string][] = [];
+  const byPlayer = new Map<string, QueuedEvent[]>();
+  let resyncs: string[] = [];
+  if (work.kind === "events") {
+    const events = await countable(projectId, segment.seq, work.events, deps.eventIds);
+    const devices = [...new Set(events.filter((e) => e.u === null).map((e) => e.d!))];
+    const owners = await deps.directory.deviceOwners(projectId, devices);
+    for (const [device, owner] of owners) folds.push([deviceKey(device), owner]);
+    for (const event of events) {
+      const key = event.u !== null ? partnerKey(event.u) : (owners.get(event.d!) ?? deviceKey(event.d!));
+      byPlayer.set(key, [...(byPlayer.get(key) ?? []), event]);
+    }
+  } else {
+    resyncs = work.identityKeys;
+    for (const { from, into } of work.folds ?? []) folds.push([from, into]);
+  }
+
+  const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
+  const [rollups, profiles, materialised] = await Promise.all([
+    deps.playerRollups.read(projectId, keys),
+    deps.directory.cohortsOf(projectId, keys),
+    deps.traitKeys.materialisedKeys(projectId),
+  ]);
+  for (const key of await deps.traitCohorts.observe(projectId, profiles, materialised)) {
+    await deps.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+    await deps.traitCohorts.markRequested(projectId, key);
+  }
+  const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
+  const traitKeysNow = new Map(keys.map((key) => [key, [...(profiles.get(key)?.traits.keys() ?? [])]]));
+  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow });
+  for (const [device, owner] of folds) planner.fold(device, owner);
+  for (const key of resyncs) planner.resync(key);
+  for (const [key, events] of byPlayer) planner.addEvents(key, events);
+  return planner.plan();
+}
+
+/** The events of a segment minus repeats of an event_id the project used before. */
+async function countable(
+  projectId: string,
+  seq: number,
+  events: readonly QueuedEvent[],
+  eventIds: EventIdStore,
+): Promise<QueuedEvent[]> {
+  const claims = events.flatMap((event, index) => (event.i === null ? [] : [{ eventId: event.i, index, t: event.t }]));
+  if (claims.length === 0) return [...events];
+  const repeats = await eventIds.claim(projectId, seq, claims);
+  return events.filter((_, index) => !repeats.has(index));
+}

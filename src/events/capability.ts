@@ -1,0 +1,67 @@
+import type { Clock } from "../clock.js";
+import type { Database } from "../db/database.js";
+import { CohortRollupStore } from "./cohort-rollup-store.js";
+import { EventIdStore } from "./event-id-store.js";
+import { Events } from "./events.js";
+import { PlanStore } from "./plan-store.js";
+import type { PlayerDirectory } from "./player-directory.js";
+import { PlayerRollupStore } from "./player-rollup-store.js";
+import { QueueStateStore } from "./queue-state-store.js";
+import { Retention } from "./retention.js";
+import { SegmentStore } from "./segment-store.js";
+import { QueueWriter } from "./queue-writer.js";
+import { TraitCohorts } from "./trait-cohorts.js";
+import { TraitKeyStore } from "./trait-key-store.js";
+import { CohortReader } from "./trends.js";
+import { ApplyWorker, type WorkerOptions } from "./worker.js";
+
+export interface EventsCapability {
+  events: Events;
+  worker: ApplyWorker;
+}
+
+export interface CreateEventsOptions {
+  database: Database;
+  clock: Clock;
+  retentionDays: number;
+  /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
+  directory: PlayerDirectory;
+  /** Lease, polling and test hooks of the apply worker. */
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError">;
+}
+
+/** The events capability and its apply worker (not started: the caller decides whether this process applies). */
+export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
+  const { database, clock, retentionDays } = options;
+  const { db } = database;
+  const queue = new QueueStateStore(db);
+  await queue.ensure();
+  const segments = new SegmentStore(db);
+  const eventIds = new EventIdStore(db);
+  const playerRollups = new PlayerRollupStore(db);
+  const cohortRollups = new CohortRollupStore(db);
+  const { directory } = options;
+  const writer = new QueueWriter({ queue, segments, clock });
+  const traitKeys = new TraitKeyStore(db);
+  const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
+  const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
+  const worker = new ApplyWorker({
+    ...options.worker,
+    queue,
+    segments,
+    plans: new PlanStore(db),
+    cohortRollups,
+    playerRollups,
+    eventIds,
+    directory,
+    retention,
+    clock,
+    isFerretDb: database.isFerretDb,
+    traitKeys,
+    traitCohorts,
+    writer,
+  });
+  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts });
+  const events = new Events({ writer, worker, reader, directory, traitCohorts, retention, clock });
+  return { events, worker };
+}

@@ -1,0 +1,28 @@
+/** UTC calendar days as "YYYY-MM-DD" strings, the unit every rollup counts in. */
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export const dayOf = (time: Date): string => time.toISOString().slice(0, 10);
+
+/** "YYYY-MM" of a day: rollups keep one document per month. */
+export const monthOf = (day: string): string => day.slice(0, 7);
+
+/** The Date of a day's midnight UTC, or null when `text` is not a real calendar date. */
+export function parseDay(text: string): Date | null {
+  if (!DATE.test(text)) return null;
+  const date = new Date(`${text}T00:00:00.000Z`);
+  return Number.isNaN(date.getTime()) || dayOf(date) !== text ? null : date;
+}
+
+/** Every day from `from` to `to`, inclusive. */
+export function daysBetween(from: Date, to: Date): string[] {
+  const days: string[] = [];
+  for (let t = from.getTime(); t <= to.getTime(); t += DAY_MS) days.push(dayOf(new Date(t)));
+  return days;
+}
+
+/** The first day still inside a retention window of `retentionDays` ending today. */
+export function retentionStart(now: Date, retentionDays: number): Date {
+  return new Date(Date.parse(`${dayOf(now)}T00:00:00.000Z`) - (retentionDays - 1) * DAY_MS);
+}

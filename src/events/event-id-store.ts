@@ -1,0 +1,62 @@
+import type { Db } from "mongodb";
+import { batchedWrite } from "../db/batched-write.js";
+import { projectScopedId } from "../db/ids.js";
+import { pointReads } from "./point-reads.js";
+
+const DUPLICATE_KEY = 11000;
+
+interface EventIdDoc {
+  _id: string;
+  /** The segment and position of the event that claimed the id: a replay of that same event still counts. */
+  seq: number;
+  index: number;
+  /** The event's time: the claim is swept with the event once out of the retention window. */
+  t: Date;
+}
+
+export interface EventIdClaim {
+  eventId: string;
+  index: number;
+  t: Date;
+}
+
+/** The event_ids collection: which event of a project first used an event_id. */
+export class EventIdStore {
+  private readonly ids;
+
+  constructor(db: Db) {
+    this.ids = db.collection<EventIdDoc>("event_ids");
+  }
+
+  /**
+   * Claims each id for the event at (seq, index); returns the indexes whose
+   * id an earlier event holds: they are repeats and count nothing. Claiming
+   * again for the same event (a replayed segment) keeps it counted.
+   */
+  async claim(projectId: string, seq: number, claims: readonly EventIdClaim[]): Promise<Set<number>> {
+    const failures = await batchedWrite(
+      this.ids,
+      claims.map(({ eventId, index, t }) => ({
+        insertOne: { document: { _id: projectScopedId(projectId, eventId), seq, index, t } },
+      })),
+    );
+    const repeats = new Set<number>();
+    const taken = failures.map((failure) => {
+      if (failure.code !== DUPLICATE_KEY) throw new Error(`event id claim failed with code ${failure.code}`);
+      return claims[failure.index];
+    });
+    const holders = await pointReads(taken, (claim) =>
+      this.ids.findOne({ _id: projectScopedId(projectId, claim.eventId) }),
+    );
+    taken.forEach((claim, i) => {
+      const holder = holders[i];
+      if (!holder || holder.seq !== seq || holder.index !== claim.index) repeats.add(claim.index);
+    });
+    return repeats;
+  }
+
+  /** A periodic sweep (it scans). */
+  async deleteExpired(before: Date): Promise<number> {
+    return (await this.ids.deleteMany({ t: { $lt: before } })).deletedCount;
+  }
+}

@@ -1,0 +1,128 @@
+import type { Clock } from "../clock.js";
+import { checkEvent, type IncomingEvent, type Rejection } from "./entries.js";
+import type { Retention } from "./retention.js";
+import type { SegmentWork } from "./segment-store.js";
+import type { QueueWriter } from "./queue-writer.js";
+import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
+import type { ApplyWorker, Lag } from "./worker.js";
+import type { EventQuery } from "./query.js";
+import type { PlayerDirectory } from "./player-directory.js";
+import type { TraitCohorts } from "./trait-cohorts.js";
+
+/** With split_by and no tags given: the tags with the most players, at most this many. */
+export const MAX_SPLIT_TAGS = 20;
+
+export interface IngestOutcome {
+  accepted: number;
+  rejected: ({ index: number } & Rejection)[];
+  lag: Lag;
+}
+
+export interface TrendsRequest {
+  query: EventQuery;
+  names?: string[];
+  splitByTags: boolean;
+}
+
+export interface EventsOptions {
+  writer: QueueWriter;
+  worker: ApplyWorker;
+  reader: CohortReader;
+  directory: PlayerDirectory;
+  traitCohorts: TraitCohorts;
+  retention: Retention;
+  clock: Clock;
+}
+
+/**
+ * The events of every project: ingestion onto the queue (applied later by
+ * the ApplyWorker), charts from the rollups, and the hooks by which player
+ * changes move histories between cohorts.
+ */
+export class Events {
+  constructor(private readonly options: EventsOptions) {}
+
+  /** Accepts the valid events durably and answers at once; the worker applies them later. */
+  async ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
+    const { clock, retention, worker } = this.options;
+    const now = clock.now();
+    const oldest = retention.oldest(now);
+    const accepted = [];
+    const rejected: IngestOutcome["rejected"] = [];
+    for (const [index, event] of events.entries()) {
+      const outcome = checkEvent(event, now, oldest);
+      if (outcome.ok) accepted.push(outcome.value);
+      else rejected.push({ index, ...outcome.error });
+    }
+    if (accepted.length > 0) {
+      const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
+      await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest);
+    }
+    return { accepted: accepted.length, rejected, lag: worker.lag() };
+  }
+
+  /**
+   * The hook of the players write path, called after each round of profile
+   * writes (updates, and the folds of verifies and linked devices): the
+   * written players' histories follow their tags and traits as of now, and a
+   * folded profile's history moves to the player it was folded into. One
+   * queue segment, in order with the events. Idempotent.
+   */
+  async onPlayersWritten(
+    projectId: string,
+    written: readonly { identityKey: string; foldedInto: string | null }[],
+  ): Promise<void> {
+    if (written.length === 0) return;
+    const identityKeys = [...new Set(written.filter((one) => one.foldedInto === null).map((one) => one.identityKey))];
+    const folds = written.flatMap(({ identityKey, foldedInto }) =>
+      foldedInto === null ? [] : [{ from: identityKey, into: foldedInto }],
+    );
+    await this.enqueue(projectId, { kind: "resync", identityKeys, folds }, 0, new Date(0));
+  }
+
+  /**
+   * Turns on materialised cohorts for a trait key of the project (idempotent).
+   * Answers whether a filter on it reads them already; until then it is
+   * answered exactly by the slower path. Null when the project has no such key.
+   */
+  async materialiseTrait(projectId: string, key: string): Promise<{ ready: boolean } | null> {
+    if (!(await this.options.directory.hasTraitKey(projectId, key))) return null;
+    const { traitCohorts } = this.options;
+    const { ready, backfill } = await traitCohorts.materialise(projectId, key);
+    if (backfill) {
+      await this.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+      await traitCohorts.markRequested(projectId, key);
+    }
+    return { ready };
+  }
+
+  async trends(projectId: string, request: TrendsRequest): Promise<TrendSeries[]> {
+    const { query, names, splitByTags } = request;
+    const { reader, retention, clock, directory } = this.options;
+    const firstDay = retention.firstDay(clock.now());
+    if (!splitByTags) return seriesOf(query.days, await reader.counts(projectId, query, firstDay), names);
+    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await directory.topTags(projectId, MAX_SPLIT_TAGS);
+    const perTag = await Promise.all(
+      tags.map(async (tag) => {
+        const cohort = { tags: [tag], tagsMatch: "any" as const, traits: query.cohort.traits };
+        const series = seriesOf(query.days, await reader.counts(projectId, query, firstDay, cohort), names);
+        return series.map((one) => ({ ...one, tag }));
+      }),
+    );
+    return perTag.flat();
+  }
+
+  async names(projectId: string, query: EventQuery): Promise<{ name: string; events: number }[]> {
+    const firstDay = this.options.retention.firstDay(this.options.clock.now());
+    return nameTotals(await this.options.reader.counts(projectId, query, firstDay));
+  }
+
+  lag(): Promise<Lag> {
+    return this.options.worker.measureLag();
+  }
+
+  private async enqueue(projectId: string, work: SegmentWork, count: number, latest: Date): Promise<void> {
+    await this.options.writer.enqueue(projectId, work, count, latest);
+    this.options.worker.wake();
+  }
+}

@@ -1,0 +1,69 @@
+import type { Db } from "mongodb";
+import { isDuplicateKey } from "../db/errors.js";
+import type { DocumentChange } from "./absorb.js";
+import type { Plan } from "./plan.js";
+
+/**
+ * A change as stored: `$inc` paths contain dots, which are no field names, and
+ * FerretDB stores no nested arrays, so paths and amounts are two lists.
+ */
+type StoredChange = Omit<DocumentChange, "inc"> & { inc_paths: string[]; inc_by: number[] };
+
+interface PlanDoc {
+  _id: number;
+  players: StoredChange[];
+  cohorts: StoredChange[];
+  backfill?: Plan["backfill"];
+}
+
+function stored({ inc, ...change }: DocumentChange): StoredChange {
+  return { ...change, inc_paths: Object.keys(inc), inc_by: Object.values(inc) };
+}
+
+function restored({ inc_paths, inc_by, ...change }: StoredChange): DocumentChange {
+  return { ...change, inc: Object.fromEntries(inc_paths.map((path, i) => [path, inc_by[i]])) };
+}
+
+/**
+ * The event_plans collection: the changes a segment makes, stored before
+ * the first of them is written, so that a worker taking over after a crash
+ * writes the same changes, never ones decided again from half-written state.
+ */
+export class PlanStore {
+  private readonly plans;
+
+  constructor(db: Db) {
+    this.plans = db.collection<PlanDoc>("event_plans");
+  }
+
+  /** Stores `plan` for `seq` unless one is there already; answers the plan that is. */
+  async settle(seq: number, plan: Plan): Promise<{ plan: Plan; mine: boolean }> {
+    try {
+      await this.plans.insertOne({
+        _id: seq,
+        players: plan.players.map(stored),
+        cohorts: plan.cohorts.map(stored),
+        ...(plan.backfill && { backfill: plan.backfill }),
+      });
+      return { plan, mine: true };
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    return { plan: (await this.find(seq))!, mine: false };
+  }
+
+  async find(seq: number): Promise<Plan | null> {
+    const doc = await this.plans.findOne({ _id: seq });
+    return (
+      doc && {
+        players: doc.players.map(restored),
+        cohorts: doc.cohorts.map(restored),
+        ...(doc.backfill && { backfill: doc.backfill }),
+      }
+    );
+  }
+
+  async delete(seq: number): Promise<void> {
+    await this.plans.deleteOne({ _id: seq });
+  }
+}

@@ -1,0 +1,182 @@
+import type { DocumentChange } from "./absorb.js";
+import { cohortMonthId, EVERYONE } from "./cohort-rollup-store.js";
+import { dayOf, monthOf } from "./days.js";
+import type { QueuedEvent } from "./entries.js";
+import { nameField } from "./names.js";
+import { playerRollupId, type DayCounts, type PlayerRollup } from "./player-rollup-store.js";
+
+/** What one segment changes: exactly what the worker writes, recorded before any of it is written. */
+export interface Plan {
+  players: DocumentChange[];
+  cohorts: DocumentChange[];
+  /** A trait key turned on: resyncs of its holders to queue, after which its cohorts are whole. */
+  backfill?: { key: string; holders: string[] };
+}
+
+/** The reads a plan is decided from. */
+export interface PlanReads {
+  projectId: string;
+  /** Days before this are out of the retention window: dropped from histories, never moved. */
+  firstDay: string;
+  /** The stored history of every player the segment touches (absent: none yet). */
+  rollups: ReadonlyMap<string, PlayerRollup>;
+  /** The cohorts of every player the segment touches, as of now. */
+  cohortsNow: ReadonlyMap<string, readonly string[]>;
+  /** The trait keys of every player the segment touches, as of now (a backfill finds a key's holders by them). */
+  traitKeysNow: ReadonlyMap<string, readonly string[]>;
+}
+
+interface PlayerState {
+  days: DayCounts;
+  cohorts: string[];
+  traitKeys: readonly string[];
+  inc: Record<string, number>;
+  unset: Set<string>;
+  foldedInto: string | null;
+  touched: boolean;
+}
+
+/**
+ * Decides a segment's rollup changes from the state before it. Pure: given
+ * the same reads it gives the same plan. Cohort series count a player's whole
+ * history in the cohorts the player belongs to now, so a change of cohorts
+ * moves every day of it; `p` (distinct players) moves by one for each day
+ * and name the player has events on.
+ */
+export class Planner {
+  private readonly players = new Map<string, PlayerState>();
+  private readonly cohortIncs = new Map<string, { cohort: string; month: string; inc: Record<string, number> }>();
+
+  constructor(private readonly reads: PlanReads) {}
+
+  /** Adds the events to `identityKey`'s history and to every cohort it is in now. */
+  addEvents(identityKey: string, events: readonly QueuedEvent[]): void {
+    const player = this.resynced(identityKey);
+    for (const event of events) {
+      const day = dayOf(event.t);
+      // Out of the retention window by now (the queue lagged): counting it would only be swept again.
+      if (day < this.reads.firstDay) continue;
+      const field = nameField(event.n);
+      const before = player.days[day]?.[field] ?? 0;
+      (player.days[day] ??= {})[field] = before + 1;
+      bump(player.inc, `days.${day}.${field}`, 1);
+      for (const cohort of [EVERYONE, ...player.cohorts]) this.count(cohort, day, field, 1, before === 0 ? 1 : 0);
+    }
+  }
+
+  /** Moves the player's history to the cohorts it is in now. */
+  resync(identityKey: string): void {
+    if (this.reads.rollups.has(identityKey) || this.players.has(identityKey)) this.resynced(identityKey);
+  }
+
+  /** Moves a device's whole history into the player `into`. */
+  fold(deviceKey: string, into: string): void {
+    if (!this.reads.rollups.has(deviceKey) && !this.players.has(deviceKey)) return;
+    const device = this.state(deviceKey);
+    if (device.foldedInto !== null || deviceKey === into) return;
+    const player = this.resynced(into);
+    for (const [day, names] of Object.entries(device.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events === 0) continue;
+        const had = player.days[day]?.[field] ?? 0;
+        (player.days[day] ??= {})[field] = had + events;
+        bump(player.inc, `days.${day}.${field}`, events);
+        // Everyone: the events were counted already; two players become one where both had some.
+        if (had > 0) this.count(EVERYONE, day, field, 0, -1);
+        for (const cohort of device.cohorts) this.count(cohort, day, field, -events, -1);
+        for (const cohort of player.cohorts) this.count(cohort, day, field, events, had > 0 ? 0 : 1);
+      }
+    }
+    device.days = {};
+    device.cohorts = [];
+    device.traitKeys = [];
+    device.foldedInto = into;
+    device.touched = true;
+    device.inc = {};
+    device.unset = new Set(["days"]);
+  }
+
+  plan(): Plan {
+    const { projectId } = this.reads;
+    const players: DocumentChange[] = [];
+    for (const [identityKey, player] of this.players) {
+      if (!player.touched) continue;
+      const days = Object.keys(player.days).sort();
+      players.push({
+        id: playerRollupId(projectId, identityKey),
+        inc: player.inc,
+        set: {
+          cohorts: player.cohorts,
+          trait_keys: player.traitKeys,
+          folded_into: player.foldedInto,
+          last_day: days.at(-1) ?? "",
+        },
+        unset: [...player.unset],
+        init: { project_id: projectId, identity_key: identityKey },
+      });
+    }
+    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, inc }) => ({
+      id: cohortMonthId(projectId, cohort, month),
+      inc,
+      init: { project_id: projectId, cohort, month },
+    }));
+    return { players, cohorts };
+  }
+
+  private state(identityKey: string): PlayerState {
+    let player = this.players.get(identityKey);
+    if (!player) {
+      const stored = this.reads.rollups.get(identityKey);
+      const days: DayCounts = {};
+      const unset = new Set<string>();
+      for (const [day, names] of Object.entries(stored?.days ?? {})) {
+        if (day < this.reads.firstDay) unset.add(`days.${day}`);
+        else days[day] = { ...names };
+      }
+      player = {
+        days,
+        cohorts: [...(stored?.cohorts ?? [])],
+        traitKeys: [],
+        inc: {},
+        unset,
+        foldedInto: stored?.foldedInto ?? null,
+        touched: unset.size > 0,
+      };
+      this.players.set(identityKey, player);
+    }
+    return player;
+  }
+
+  /** The player's state with its history moved to the cohorts it is in now. */
+  private resynced(identityKey: string): PlayerState {
+    const player = this.state(identityKey);
+    player.touched = true;
+    const now = [...(this.reads.cohortsNow.get(identityKey) ?? [])].sort();
+    const joined = now.filter((cohort) => !player.cohorts.includes(cohort));
+    const left = player.cohorts.filter((cohort) => !now.includes(cohort));
+    for (const [day, names] of Object.entries(player.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events === 0) continue;
+        for (const cohort of joined) this.count(cohort, day, field, events, 1);
+        for (const cohort of left) this.count(cohort, day, field, -events, -1);
+      }
+    }
+    player.cohorts = now;
+    player.traitKeys = [...(this.reads.traitKeysNow.get(identityKey) ?? [])].sort();
+    return player;
+  }
+
+  private count(cohort: string, day: string, field: string, events: number, players: number): void {
+    if (events === 0 && players === 0) return;
+    const month = monthOf(day);
+    const key = `${cohort}\u0000${month}`;
+    let doc = this.cohortIncs.get(key);
+    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, inc: {} }));
+    if (events !== 0) bump(doc.inc, `days.${day}.${field}.e`, events);
+    if (players !== 0) bump(doc.inc, `days.${day}.${field}.p`, players);
+  }
+}
+
+function bump(inc: Record<string, number>, path: string, by: number): void {
+  inc[path] = (inc[path] ?? 0) + by;
+}

@@ -1,0 +1,96 @@
+import type { Db } from "mongodb";
+import { isDuplicateKey } from "../db/errors.js";
+
+interface CounterDoc {
+  _id: "counter";
+  /** The last sequence number handed out. */
+  seq: number;
+  /** Events accepted, in all. */
+  events: number;
+}
+
+interface CursorDoc {
+  _id: "cursor";
+  /** Every segment up to this one is applied. */
+  applied: number;
+  /** Events applied, in all. */
+  events: number;
+  /** The worker allowed to apply, until lease_until. */
+  owner: string | null;
+  lease_until: Date;
+}
+
+export interface QueueState {
+  reserved: number;
+  accepted: number;
+  applied: number;
+  appliedEvents: number;
+}
+
+/** The event_queue collection: the sequence counter ingest draws from, and the apply cursor with its lease. */
+export class QueueStateStore {
+  private readonly docs;
+
+  constructor(db: Db) {
+    this.docs = db.collection<CounterDoc | CursorDoc>("event_queue");
+  }
+
+  async ensure(): Promise<void> {
+    const initial: (CounterDoc | CursorDoc)[] = [
+      { _id: "counter", seq: 0, events: 0 },
+      { _id: "cursor", applied: 0, events: 0, owner: null, lease_until: new Date(0) },
+    ];
+    for (const doc of initial) {
+      try {
+        await this.docs.insertOne(doc);
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+    }
+  }
+
+  /** The next sequence number; `events` are added to the accepted count. */
+  async reserve(events: number): Promise<number> {
+    const doc = (await this.docs.findOneAndUpdate(
+      { _id: "counter" },
+      { $inc: { seq: 1, events } },
+      { returnDocument: "after", upsert: true },
+    )) as CounterDoc | null;
+    return doc!.seq;
+  }
+
+  async read(): Promise<QueueState> {
+    const [counter, cursor] = (await Promise.all([
+      this.docs.findOne({ _id: "counter" }),
+      this.docs.findOne({ _id: "cursor" }),
+    ])) as [CounterDoc | null, CursorDoc | null];
+    return {
+      reserved: counter?.seq ?? 0,
+      accepted: counter?.events ?? 0,
+      applied: cursor?.applied ?? 0,
+      appliedEvents: cursor?.events ?? 0,
+    };
+  }
+
+  /** Takes or renews the lease when it is free, expired or already `owner`'s; false when another worker holds it. */
+  async takeLease(owner: string, now: Date, until: Date): Promise<boolean> {
+    const result = await this.docs.updateOne(
+      { _id: "cursor", $or: [{ owner }, { lease_until: { $lt: now } }] },
+      { $set: { owner, lease_until: until } },
+    );
+    return result.matchedCount === 1;
+  }
+
+  async releaseLease(owner: string): Promise<void> {
+    await this.docs.updateOne({ _id: "cursor", owner }, { $set: { owner: null, lease_until: new Date(0) } });
+  }
+
+  /** Moves the cursor from `seq - 1` to `seq`; false when another worker moved it (the segment is applied anyway). */
+  async advance(seq: number, events: number): Promise<boolean> {
+    const result = await this.docs.updateOne(
+      { _id: "cursor", applied: seq - 1 },
+      { $set: { applied: seq }, $inc: { events } },
+    );
+    return result.modifiedCount === 1;
+  }
+}

@@ -1,0 +1,26 @@
+import type { Clock } from "../clock.js";
+import { UnavailableError } from "../errors.js";
+import type { QueueStateStore } from "./queue-state-store.js";
+import type { SegmentStore, SegmentWork } from "./segment-store.js";
+
+/** Sequence numbers a writer tries before giving up (each loss means a worker tombstoned a stalled one). */
+const ENQUEUE_ATTEMPTS = 5;
+
+/** Puts work on the event queue: ingest calls, player changes, and the worker's own follow-ups. */
+export class QueueWriter {
+  constructor(private readonly options: { queue: QueueStateStore; segments: SegmentStore; clock: Clock }) {}
+
+  /**
+   * Queues `work` (carrying `count` events, the latest at `latest`) under a
+   * new sequence number and answers it; on a loss to a tombstone, under the next.
+   */
+  async enqueue(projectId: string, work: SegmentWork, count: number, latest: Date): Promise<number> {
+    const { queue, segments, clock } = this.options;
+    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
+      // The count joins the accepted total once, with the first sequence number.
+      const seq = await queue.reserve(attempt === 0 ? count : 0);
+      if (await segments.insert({ seq, projectId, receivedAt: clock.now(), count, work }, latest)) return seq;
+    }
+    throw new UnavailableError("the event queue is stalled; nothing was queued, try again");
+  }
+}

@@ -1,0 +1,57 @@
+import type { CohortRollupStore } from "./cohort-rollup-store.js";
+import { dayOf, monthOf, retentionStart } from "./days.js";
+import type { EventIdStore } from "./event-id-store.js";
+import type { PlayerRollupStore } from "./player-rollup-store.js";
+import type { QueueStateStore } from "./queue-state-store.js";
+import type { SegmentStore } from "./segment-store.js";
+
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+
+export interface RetentionOptions {
+  days: number;
+  queue: QueueStateStore;
+  segments: SegmentStore;
+  eventIds: EventIdStore;
+  playerRollups: PlayerRollupStore;
+  cohortRollups: CohortRollupStore;
+}
+
+/**
+ * EVENT_RETENTION_DAYS, kept by the service itself (TTL indexes are not
+ * available on every engine): raw events, event_id claims, idle players'
+ * histories and whole months of cohort rollups before the window go in an
+ * hourly sweep; days of an active player's history go when it is next
+ * written; reads count nothing before the window.
+ */
+export class Retention {
+  private lastSweep = 0;
+
+  constructor(private readonly options: RetentionOptions) {}
+
+  /** The first day inside the window. */
+  firstDay(now: Date): string {
+    return dayOf(retentionStart(now, this.options.days));
+  }
+
+  /** The oldest event time accepted now. */
+  oldest(now: Date): Date {
+    return retentionStart(now, this.options.days);
+  }
+
+  /** Sweeps when the last sweep is an hour old; the worker calls it between segments, holding the lease. */
+  async sweepIfDue(now: Date): Promise<void> {
+    if (now.getTime() - this.lastSweep < SWEEP_EVERY_MS) return;
+    this.lastSweep = now.getTime();
+    await this.sweep(now);
+  }
+
+  async sweep(now: Date): Promise<void> {
+    const { queue, segments, eventIds, playerRollups, cohortRollups } = this.options;
+    const oldest = this.oldest(now);
+    const { applied } = await queue.read();
+    await segments.deleteExpired(oldest, applied);
+    await eventIds.deleteExpired(oldest);
+    await playerRollups.deleteIdle(this.firstDay(now));
+    await cohortRollups.deleteBefore(monthOf(this.firstDay(now)));
+  }
+}

@@ -1,0 +1,91 @@
+import type { Db } from "mongodb";
+import { isDuplicateKey } from "../db/errors.js";
+import type { QueuedEvent } from "./entries.js";
+
+/** What a queue segment asks the apply worker to do. */
+export type SegmentWork =
+  /** Accepted events of one ingest call. */
+  | { kind: "events"; events: QueuedEvent[] }
+  /**
+   * Players written (tags or traits changed): their history follows their
+   * cohorts as of now; a folded profile's history (a device's, a former
+   * partner id's) moves to the player it was folded into.
+   */
+  | { kind: "resync"; identityKeys: string[]; folds?: { from: string; into: string }[] }
+  /** A trait key turns on: its holders' histories move into its cohorts. */
+  | { kind: "materialise"; key: string };
+
+export interface Segment {
+  seq: number;
+  projectId: string | null;
+  receivedAt: Date;
+  /** Events it carries (0 for other work). */
+  count: number;
+  work: SegmentWork | null;
+}
+
+interface SegmentDoc {
+  _id: number;
+  /** Null on a tombstone: a sequence number whose writer never wrote it. */
+  project_id: string | null;
+  received_at: Date;
+  count: number;
+  /** The latest event time in it: retention deletes a segment once this is out of the window. */
+  latest: Date;
+  work: SegmentWork | null;
+}
+
+/**
+ * The event_segments collection: the queue of work for the apply worker and
+ * the raw events, one document per ingest call (or per tag change or fold),
+ * addressed by its sequence number, so the worker finds the next by `_id`.
+ */
+export class SegmentStore {
+  private readonly segments;
+
+  constructor(db: Db) {
+    this.segments = db.collection<SegmentDoc>("event_segments");
+  }
+
+  /** False when the sequence number is taken (a tombstone got there first). */
+  async insert(segment: Segment, latest: Date): Promise<boolean> {
+    try {
+      await this.segments.insertOne({
+        _id: segment.seq,
+        project_id: segment.projectId,
+        received_at: segment.receivedAt,
+        count: segment.count,
+        latest,
+        work: segment.work,
+      });
+      return true;
+    } catch (error) {
+      if (isDuplicateKey(error)) return false;
+      throw error;
+    }
+  }
+
+  async find(seq: number): Promise<Segment | null> {
+    const doc = await this.segments.findOne({ _id: seq });
+    return (
+      doc && {
+        seq: doc._id,
+        projectId: doc.project_id,
+        receivedAt: doc.received_at,
+        count: doc.count,
+        work: doc.work,
+      }
+    );
+  }
+
+  /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */
+  insertTombstone(seq: number, now: Date): Promise<boolean> {
+    return this.insert({ seq, projectId: null, receivedAt: now, count: 0, work: null }, new Date(0));
+  }
+
+  /** Deletes applied segments whose every event is older than `before`. A periodic sweep: it scans. */
+  async deleteExpired(before: Date, appliedThrough: number): Promise<number> {
+    const result = await this.segments.deleteMany({ _id: { $lte: appliedThrough }, latest: { $lt: before } });
+    return result.deletedCount;
+  }
+}

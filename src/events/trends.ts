@@ -1,0 +1,119 @@
+import { EVERYONE, tagCohort, traitCohort, type CohortDays, type CohortRollupStore } from "./cohort-rollup-store.js";
+import { monthOf } from "./days.js";
+import { nameField, nameOfField } from "./names.js";
+import type { PlayerDirectory } from "./player-directory.js";
+import type { PlayerRollupStore } from "./player-rollup-store.js";
+import { isEveryone, type CohortFilter, type EventQuery } from "./query.js";
+import { traitKeyOf, type TraitCohorts } from "./trait-cohorts.js";
+
+export interface TrendPoint {
+  date: string;
+  events: number;
+  players: number;
+}
+
+export interface TrendSeries {
+  name: string;
+  /** The tag of the series when split by tag. */
+  tag?: string;
+  points: TrendPoint[];
+}
+
+/** Per day, per name field: events and distinct players, of one cohort over a range. */
+type Counts = CohortDays;
+
+/** Player histories are read in slices of this many on the exact path, so memory stays bounded. */
+const READ_SLICE = 1000;
+
+export interface ReadOptions {
+  cohortRollups: CohortRollupStore;
+  playerRollups: PlayerRollupStore;
+  directory: PlayerDirectory;
+  traitCohorts: TraitCohorts;
+}
+
+/**
+ * Answers a cohort's daily counts over a range. Everyone, a single tag and a
+ * single value of a materialised trait key read the cohort's rollups (one
+ * document per month); any other
+ * filter is answered exactly by the slower path: the cohort's members from
+ * the players' membership, then each member's history by `_id`.
+ */
+export class CohortReader {
+  constructor(private readonly options: ReadOptions) {}
+
+  /** Days before `firstDay` (out of the retention window) count nothing. */
+  async counts(projectId: string, query: EventQuery, firstDay: string, cohort = query.cohort): Promise<Counts> {
+    const materialised = await this.materialisedCohort(projectId, cohort);
+    const months = [...new Set(query.days.map(monthOf))];
+    const counts =
+      materialised !== null
+        ? await this.options.cohortRollups.read(projectId, materialised, months)
+        : await this.exact(projectId, query.days, cohort);
+    const inRange: Counts = {};
+    for (const day of query.days) if (day >= firstDay && counts[day]) inRange[day] = counts[day];
+    return inRange;
+  }
+
+  /** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
+  private async materialisedCohort(projectId: string, cohort: CohortFilter): Promise<string | null> {
+    if (isEveryone(cohort)) return EVERYONE;
+    const [tag, trait] = [cohort.tags[0], cohort.traits[0]];
+    if (cohort.traits.length === 0 && cohort.tags.length === 1) return tagCohort(tag);
+    if (cohort.tags.length > 0 || cohort.traits.length > 1) return null;
+    return (await this.options.traitCohorts.isReady(projectId, traitKeyOf(trait))) ? traitCohort(trait) : null;
+  }
+
+  private async exact(projectId: string, days: readonly string[], cohort: CohortFilter): Promise<Counts> {
+    const members = await this.options.directory.members(projectId, cohort);
+    const wanted = new Set(days);
+    const counts: Counts = {};
+    for (let from = 0; from < members.length; from += READ_SLICE) {
+      const rollups = await this.options.playerRollups.read(projectId, members.slice(from, from + READ_SLICE));
+      for (const rollup of rollups.values()) {
+        for (const [day, names] of Object.entries(rollup.days)) {
+          if (!wanted.has(day)) continue;
+          for (const [field, events] of Object.entries(names)) {
+            if (events <= 0) continue;
+            const slot = ((counts[day] ??= {})[field] ??= { e: 0, p: 0 });
+            slot.e += events;
+            slot.p += 1;
+          }
+        }
+      }
+    }
+    return counts;
+  }
+}
+
+/** One series per name: the given names, else every name with events in the range; zero days included. */
+export function seriesOf(days: readonly string[], counts: Counts, names: readonly string[] | undefined): TrendSeries[] {
+  const fields = names?.length ? names.map(nameField) : namesSeen(counts);
+  return fields.map((field) => ({
+    name: nameOfField(field),
+    points: days.map((date) => {
+      const slot = counts[date]?.[field];
+      return { date, events: slot?.e ?? 0, players: slot?.p ?? 0 };
+    }),
+  }));
+}
+
+/** Event totals per name over the range, most events first. */
+export function nameTotals(counts: Counts): { name: string; events: number }[] {
+  const totals = new Map<string, number>();
+  for (const names of Object.values(counts)) {
+    for (const [field, slot] of Object.entries(names)) totals.set(field, (totals.get(field) ?? 0) + slot.e);
+  }
+  return [...totals]
+    .filter(([, events]) => events > 0)
+    .map(([field, events]) => ({ name: nameOfField(field), events }))
+    .sort((a, b) => b.events - a.events || (a.name < b.name ? -1 : 1));
+}
+
+function namesSeen(counts: Counts): string[] {
+  const fields = new Set<string>();
+  for (const names of Object.values(counts)) {
+    for (const [field, slot] of Object.entries(names)) if (slot.e > 0) fields.add(field);
+  }
+  return [...fields].sort();
+}

@@ -1,0 +1,190 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Clock } from "../clock.js";
+import { planSegment, type PlanningDeps } from "./apply.js";
+import type { CohortRollupStore } from "./cohort-rollup-store.js";
+import type { PlanStore } from "./plan-store.js";
+import type { QueueStateStore } from "./queue-state-store.js";
+import type { Retention } from "./retention.js";
+import type { SegmentStore } from "./segment-store.js";
+
+/** Plans of this many applied segments are kept (see apply()). */
+const PLANS_KEPT = 64;
+/** Players a backfill resyncs per segment. */
+const BACKFILL_SLICE = 500;
+
+/** Points in an apply where a test may stop the process (a crash in the middle of an apply). */
+export type ApplyStep = "planned" | "players-written" | "cohorts-written";
+
+export interface WorkerOptions extends PlanningDeps {
+  queue: QueueStateStore;
+  segments: SegmentStore;
+  plans: PlanStore;
+  cohortRollups: CohortRollupStore;
+  retention: Retention;
+  clock: Clock;
+  /** FerretDB: rollup guards are read, not filtered (see absorb.ts). */
+  isFerretDb: boolean;
+  /** How long the lease on the queue lasts without renewal; another worker takes over after that. */
+  leaseMs?: number;
+  /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
+  pollMs?: number;
+  /** A sequence number reserved but never written for this long was given up by its writer. */
+  gapGraceMs?: number;
+  /** Called after each step of an apply; tests use it to crash the process there. */
+  onStep?: (seq: number, step: ApplyStep) => Promise<void>;
+  onError?: (error: unknown) => void;
+}
+
+export interface Lag {
+  /** Age of the oldest accepted event not yet applied; 0 when none waits. */
+  seconds: number;
+  /** Events accepted and not yet applied. */
+  depth: number;
+}
+
+/**
+ * Drains the event queue in sequence order, one segment at a time, while it
+ * holds the queue's lease (one worker applies at a time; the others stand by
+ * and take over when a lease runs out). Each segment's plan is stored before
+ * it is written, and every rollup document absorbs a segment at most once
+ * (absorb.ts), so a crash at any point, or two workers on one segment, apply
+ * each event exactly once.
+ */
+export class ApplyWorker {
+  private readonly owner = randomUUID();
+  private readonly leaseMs: number;
+  private readonly pollMs: number;
+  private readonly gapGraceMs: number;
+  private readonly stopping = new AbortController();
+  private wakeUp: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private gap: { seq: number; since: number } | undefined;
+  private lastLag: Lag = { seconds: 0, depth: 0 };
+
+  constructor(private readonly options: WorkerOptions) {
+    this.leaseMs = options.leaseMs ?? 10_000;
+    this.pollMs = options.pollMs ?? 250;
+    this.gapGraceMs = options.gapGraceMs ?? 30_000;
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    this.wakeUp?.();
+    await this.running;
+    await this.options.queue.releaseLease(this.owner).catch(() => undefined);
+  }
+
+  /** New work was queued in this process. */
+  wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** The lag as last measured (each pass of the loop measures it). */
+  lag(): Lag {
+    return this.lastLag;
+  }
+
+  /** Measures the lag now: the queue's counters and the oldest waiting segment. */
+  async measureLag(): Promise<Lag> {
+    const state = await this.options.queue.read();
+    let seconds = 0;
+    if (state.reserved > state.applied) {
+      const oldest = await this.options.segments.find(state.applied + 1);
+      if (oldest) seconds = Math.max(0, (this.options.clock.now().getTime() - oldest.receivedAt.getTime()) / 1000);
+    }
+    this.lastLag = { seconds, depth: Math.max(0, state.accepted - state.appliedEvents) };
+    return this.lastLag;
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      let worked = false;
+      try {
+        worked = await this.pass();
+        await this.measureLag();
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+      if (!worked) await this.idle();
+    }
+  }
+
+  /** One step of work: applies the next segment if this worker holds the lease. True when it applied one. */
+  private async pass(): Promise<boolean> {
+    const { queue, segments, clock } = this.options;
+    const now = clock.now();
+    if (!(await queue.takeLease(this.owner, now, new Date(now.getTime() + this.leaseMs)))) return false;
+    await this.options.retention.sweepIfDue(now);
+    const state = await queue.read();
+    const seq = state.applied + 1;
+    if (seq > state.reserved) return false;
+    const segment = await segments.find(seq);
+    if (!segment) return this.closeGap(seq, now);
+    this.gap = undefined;
+    await this.apply(seq, segment);
+    return true;
+  }
+
+  private async apply(seq: number, segment: NonNullable<Awaited<ReturnType<SegmentStore["find"]>>>): Promise<void> {
+    const { queue, plans, playerRollups, cohortRollups, retention, clock, onStep } = this.options;
+    let plan = await plans.find(seq);
+    let fresh = false;
+    if (!plan) {
+      const settled = await plans.settle(
+        seq,
+        await planSegment(segment, retention.firstDay(clock.now()), this.options),
+      );
+      // A plan decided after another worker finished this segment (and deleted its plan) is stale: drop it.
+      if (settled.mine && (await queue.read()).applied >= seq) {
+        await plans.delete(seq);
+        return;
+      }
+      plan = settled.plan;
+      fresh = settled.mine;
+    }
+    const absorbing = { fresh, guardInFilter: !this.options.isFerretDb };
+    await onStep?.(seq, "planned");
+    await playerRollups.absorb(seq, plan.players, absorbing);
+    await onStep?.(seq, "players-written");
+    await cohortRollups.absorb(seq, plan.cohorts, absorbing);
+    await onStep?.(seq, "cohorts-written");
+    if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
+    await queue.advance(seq, segment.count);
+    // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.
+    await plans.delete(seq - PLANS_KEPT);
+  }
+
+  /**
+   * Queues resyncs of a key's holders (planned with the key materialised),
+   * then marks the key ready from the last of them. Run again after a crash,
+   * it queues them again: a resync is idempotent.
+   */
+  private async backfill(projectId: string, seq: number, { key, holders }: { key: string; holders: string[] }) {
+    let last = seq;
+    for (let from = 0; from < holders.length; from += BACKFILL_SLICE) {
+      const identityKeys = holders.slice(from, from + BACKFILL_SLICE);
+      last = await this.options.writer.enqueue(projectId, { kind: "resync", identityKeys }, 0, new Date(0));
+    }
+    await this.options.traitKeys.ready(projectId, key, last);
+  }
+
+  /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */
+  private async closeGap(seq: number, now: Date): Promise<boolean> {
+    if (this.gap?.seq !== seq) this.gap = { seq, since: now.getTime() };
+    if (now.getTime() - this.gap.since < this.gapGraceMs) return false;
+    // Whether the tombstone or the late segment won the sequence number, it is there now.
+    await this.options.segments.insertTombstone(seq, now);
+    return true;
+  }
+
+  private async idle(): Promise<void> {
+    const woken = new Promise<void>((resolve) => (this.wakeUp = resolve));
+    await Promise.race([woken, delay(this.pollMs, undefined, { signal: this.stopping.signal }).catch(() => undefined)]);
+    this.wakeUp = undefined;
+  }
+}

@@ -1,0 +1,61 @@
+import type { JsonObject } from "@bufbuild/protobuf";
+import { timestampDate } from "@bufbuild/protobuf/wkt";
+import type { Event } from "../../../gen/platformapi/v1/events_pb.js";
+import { InvalidArgumentError } from "../../errors.js";
+import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/entries.js";
+import { eventQuery, type EventQuery } from "../../events/query.js";
+
+/** Validation of EventService requests: proto messages in, domain values out, invalid_argument naming the field. */
+
+const invalid = (message: string) => new InvalidArgumentError(message);
+
+/**
+ * The events of an ingest call. A call over the limit, or properties that are
+ * not a flat object of strings, numbers and booleans with unreserved keys, is
+ * malformed and fails whole; anything else is decided event by event.
+ */
+export function incomingEvents(events: readonly Event[]): IncomingEvent[] {
+  if (events.length > MAX_EVENTS_PER_CALL) {
+    throw invalid(`events: at most ${MAX_EVENTS_PER_CALL} a call, got ${events.length}`);
+  }
+  return events.map((event, i) => ({
+    name: event.name,
+    partnerUserId: event.partnerUserId,
+    deviceId: event.deviceId,
+    timestamp: event.timestamp && timestampDate(event.timestamp),
+    eventId: event.eventId,
+    properties: event.properties && flatProperties(`events[${i}].properties`, event.properties),
+  }));
+}
+
+function flatProperties(field: string, properties: JsonObject): Record<string, string | number | boolean> {
+  const flat: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(properties)) {
+    if (key === "" || key.startsWith("$")) throw invalid(`${field}: key ${JSON.stringify(key)} is reserved or empty`);
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+      throw invalid(`${field}.${key}: a property is a string, number or boolean (flat, no objects, lists or null)`);
+    }
+    flat[key] = value;
+  }
+  return flat;
+}
+
+/** The date range and cohort filters of Trends and ListNames: the one shared reading (src/events/query.ts). */
+export function readQuery(req: {
+  from: string;
+  to: string;
+  tags: string[];
+  tagsMatch: string;
+  traits?: JsonObject;
+}): EventQuery {
+  return eventQuery({ from: req.from, to: req.to, tags: req.tags, tagsMatch: req.tagsMatch, traits: req.traits });
+}
+
+export function trendsOptions(req: { interval: string; splitBy: string; names: string[] }): {
+  names: string[];
+  splitByTags: boolean;
+} {
+  if (req.interval !== "" && req.interval !== "day") throw invalid('interval: only "day"');
+  if (req.splitBy !== "" && req.splitBy !== "tags") throw invalid('split_by: only "tags"');
+  return { names: [...new Set(req.names)], splitByTags: req.splitBy === "tags" };
+}

@@ -1,0 +1,49 @@
+import { create } from "@bufbuild/protobuf";
+import { timestampFromDate } from "@bufbuild/protobuf/wkt";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  EventNameCountSchema,
+  type EventService,
+  IngestResponseSchema,
+  ListNamesResponseSchema,
+  RejectedEventSchema,
+  TrendsResponseSchema,
+} from "../../../gen/platformapi/v1/events_pb.js";
+import type { Clock } from "../../clock.js";
+import type { Events } from "../../events/events.js";
+import { projectOf } from "../caller.js";
+import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
+
+/** EventService: queued ingestion, trends and event names. */
+export function createEventService({
+  events,
+  clock,
+}: {
+  events: Events;
+  clock: Clock;
+}): ServiceImpl<typeof EventService> {
+  return {
+    async ingest(req, ctx) {
+      const outcome = await events.ingest(projectOf(ctx), incomingEvents(req.events));
+      return create(IngestResponseSchema, {
+        accepted: outcome.accepted,
+        rejected: outcome.rejected.map((rejection) => create(RejectedEventSchema, rejection)),
+        lagSeconds: outcome.lag.seconds,
+        serverTime: timestampFromDate(clock.now()),
+      });
+    },
+
+    async trends(req, ctx) {
+      const projectId = projectOf(ctx);
+      const series = await events.trends(projectId, { query: readQuery(req), ...trendsOptions(req) });
+      return create(TrendsResponseSchema, { series });
+    },
+
+    async listNames(req, ctx) {
+      const names = await events.names(projectOf(ctx), readQuery(req));
+      return create(ListNamesResponseSchema, {
+        names: names.map(({ name, events }) => create(EventNameCountSchema, { name, events: BigInt(events) })),
+      });
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import readline from "node:readline";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { startTestService, type TestService } from "./support/service.js";
+import { bruteForce, byName, dayAgo, noonOf, queueOf, waitFor } from "./support/events.js";
+
+/** Ingest only: the workers run in child processes that the test kills. */
+let svc: TestService;
+const children: ChildProcess[] = [];
+beforeAll(async () => {
+  svc = await startTestService({ EVENT_WORKER: "off" });
+});
+afterAll(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  await svc.stop();
+});
+
+/** Starts a worker process; resolves once it printed `line`. */
+async function worker(line: string, crashAt?: string): Promise<ChildProcess> {
+  // Node itself with tsx as a loader, not the tsx wrapper: SIGKILL must reach the worker, not a parent of it.
+  const child = spawn(process.execPath, ["--import", "tsx", "test/support/event-worker-child.ts"], {
+    env: { ...process.env, MONGODB_URI: inject("mongodbUri"), DB_NAME: svc.config.dbName, CRASH_AT: crashAt ?? "" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  children.push(child);
+  const lines = readline.createInterface({ input: child.stdout! });
+  for await (const text of lines) if (text === line) return child;
+  throw new Error(`worker exited before printing ${line}`);
+}
+
+async function kill(child: ChildProcess): Promise<void> {
+  // An exited child emits no second "exit".
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, "exit");
+  child.kill("SIGKILL");
+  await exited;
+}
+
+describe("apply worker crashes", () => {
+  for (const crashAt of ["planned:2", "players-written:2", "cohorts-written:3"]) {
+    it(
+      `a worker SIGKILLed mid-apply (${crashAt}) and restarted applies each accepted event once`,
+      { timeout: 300_000 },
+      async () => {
+        const { publicKey, privateKey } = await svc.createProject();
+        await svc.postJson("/v1/players/update", { players: [{ partner_user_id: "p1", tags: ["crew"] }] }, publicKey);
+        const days = [dayAgo(svc, 1), dayAgo(svc, 0)];
+        const raw: { name: string; player: string; day: string }[] = [];
+        for (let call = 0; call < 4; call++) {
+          // 250 players a call: the player rollups of one segment take three write commands.
+          const events = Array.from({ length: 500 }, (_, i) => {
+            const player = `p${(i + call * 7) % 250}`;
+            const day = days[(i + call) % 2];
+            raw.push({ name: `n${call % 2}`, player, day });
+            return { name: `n${call % 2}`, partner_user_id: player, timestamp: noonOf(day) };
+          });
+          const res = await svc.postJson("/v1/events", { events }, publicKey);
+          expect(res.body.accepted).toBe(500);
+        }
+
+        const doomed = await worker("crash-point", crashAt);
+        await kill(doomed);
+        expect(
+          (
+            await waitFor(
+              () => queueOf(svc),
+              (q) => q.queue_depth !== -1,
+            )
+          ).queue_depth,
+        ).toBeGreaterThan(0);
+
+        await worker("started");
+        await waitFor(
+          () => queueOf(svc),
+          (q) => q.queue_depth === 0,
+          240_000,
+        );
+        const range = { from: days[0], to: days[1] };
+        const trends = await svc.postJson("/v1/events/trends", range, privateKey);
+        expect(byName(trends.body)).toEqual(bruteForce(raw, days));
+        const crew = await svc.postJson("/v1/events/trends", { ...range, tags: ["crew"] }, privateKey);
+        expect(byName(crew.body)).toEqual(
+          bruteForce(
+            raw.filter((e) => e.player === "p1"),
+            days,
+          ),
+        );
+        for (const child of children.splice(0)) await kill(child);
+      },
+    );
+  }
+});

@@ -1,0 +1,41 @@
+/**
+ * An events apply worker in a process of its own, for tests that kill it.
+ * Env: MONGODB_URI, DB_NAME; CRASH_AT=<step>:<n> stops it (prints
+ * "crash-point" and hangs, for the parent to SIGKILL) at the n-th time it
+ * reaches that step of an apply.
+ */
+import { systemClock } from "../../src/clock.js";
+import { connectDatabase } from "../../src/db/database.js";
+import { createEvents } from "../../src/events/capability.js";
+import { PlayersDirectory } from "../../src/events/players-directory.js";
+import { Players } from "../../src/players/players.js";
+import { createPlayerStores } from "../../src/players/stores.js";
+import type { ApplyStep } from "../../src/events/worker.js";
+
+const [crashStep, crashAt] = (process.env.CRASH_AT ?? "").split(":");
+let reached = 0;
+const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
+const { worker } = await createEvents({
+  database,
+  clock: systemClock,
+  retentionDays: 400,
+  directory: new PlayersDirectory(
+    new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
+  ),
+  worker: {
+    // Short, so a restarted worker takes over from the killed one quickly.
+    leaseMs: 500,
+
+    pollMs: 20,
+    onError: (error) => process.stderr.write(`worker: ${String(error)}\n`),
+    async onStep(seq: number, step: ApplyStep) {
+      if (process.env.TRACE_STEPS) process.stderr.write(`${new Date().toISOString()} ${seq} ${step}\n`);
+      if (step === crashStep && ++reached === Number(crashAt)) {
+        process.stdout.write("crash-point\n");
+        await new Promise(() => undefined);
+      }
+    },
+  },
+});
+worker.start();
+process.stdout.write("started\n");
