@@ -24,5 +24,5 @@ export async function createPlayers({
   const stores = createPlayerStores(database.db, database.isFerretDb);
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
-  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb });
+  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb, log });
 }

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { fail, ok, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
+import type { Logger } from "../log.js";
 import type { RejectCode, RoundEntry } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
 import { KeyedLock } from "./keyed-lock.js";
@@ -59,6 +60,7 @@ export interface PlayersOptions {
   afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances). */
   sharedDatabase?: boolean;
+  log?: Logger;
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */
@@ -76,12 +78,12 @@ export class Players {
   private readonly writes: WritePath;
   private readonly reads: Search;
 
-  constructor({ stores, clock, afterProfileWrites, afterTombstones, sharedDatabase }: PlayersOptions) {
+  constructor({ stores, clock, afterProfileWrites, afterTombstones, sharedDatabase, log }: PlayersOptions) {
     this.stores = stores;
     this.clock = clock;
     const registration = new Registration(stores);
     const faults = { afterProfileWrites, afterTombstones };
-    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...faults, sharedDatabase });
+    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...faults, sharedDatabase, log });
     this.reads = new Search(stores);
   }
 

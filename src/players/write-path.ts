@@ -11,10 +11,13 @@ import {
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
 import type { KeyedLock } from "./keyed-lock.js";
+import type { Logger } from "../log.js";
+import type { PendingWrite } from "./membership-journal-store.js";
 import { countDeltas, membershipChanges, tagMove, type TagMove } from "./membership.js";
 import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
+import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
 import { sideBySide } from "../db/side-by-side.js";
 
@@ -32,6 +35,7 @@ export interface WritePathOptions {
   afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
   sharedDatabase?: boolean;
+  log?: Logger;
 }
 
 export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
@@ -62,7 +66,12 @@ interface PlannedWrite {
 export class WritePath {
   readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
 
-  constructor(private readonly options: WritePathOptions) {}
+  private readonly completion: RoundCompletion;
+
+  constructor(private readonly options: WritePathOptions) {
+    const { stores, locks, log } = options;
+    this.completion = new RoundCompletion({ stores, locks, profileLock, log });
+  }
 
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
@@ -151,7 +160,9 @@ export class WritePath {
   /**
    * Writes a round: its journal entry, device links (before any fold, see
    * foldLateLinks), the tombstones of folded profiles (each keeping the data
-   * its fold merges), then the profiles, then membership and counts. Returns
+   * its fold merges), then the profiles, then membership and counts. Once the
+   * profiles are written the round is done: a failure after that is left to
+   * the background completion of its journal document. Returns
    * the identity keys whose write lost to another process, or was not made
    * because a profile folded into it changed after it was read here.
    */
@@ -165,12 +176,9 @@ export class WritePath {
     if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const tags = [...new Set(moves.flatMap((move) => [...move.before, ...move.after]))];
-    const journalId = await stores.journal.begin(
-      projectId,
-      writes.map((w) => w.identityKey),
-      tags,
-      now,
-    );
+    const identityKeys = writes.map((w) => w.identityKey);
+    const journalId = await stores.journal.begin(projectId, identityKeys, tags, now);
+    const journal: PendingWrite = { id: journalId, projectId, identityKeys, tags, startedAt: now };
     if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
 
     const tombstones = writes.filter((w) => "foldedInto" in w.next);
@@ -179,15 +187,24 @@ export class WritePath {
     const lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
     const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
     for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
-    await this.options.afterProfileWrites?.();
-
     const written = new Set(
       [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
     );
-    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
-    await this.writeMembership(projectId, writtenMoves, plan.given, now);
-    if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
-    await stores.journal.end(journalId);
+
+    // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
+    try {
+      await this.options.afterProfileWrites?.();
+      const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+      await this.writeMembership(projectId, writtenMoves, plan.given, now);
+      if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
+      await stores.journal.end(journalId);
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, round: journalId, error: (error as Error)?.message },
+        "players round: profiles written, membership not; completing it in the background",
+      );
+      void this.completion.start(journal);
+    }
     return { lost };
   }
 

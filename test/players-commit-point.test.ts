@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { UnavailableError } from "../src/errors.js";
+import { Players, type UpdateEntry } from "../src/players/players.js";
+import { createPlayerStores } from "../src/players/stores.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.stop());
+
+const entry = (ops: Partial<UpdateEntry>): UpdateEntry => ({
+  tagsAdd: [],
+  tagsRemove: [],
+  traitsIncrement: {},
+  traitsUnset: [],
+  ...ops,
+});
+
+/** A Players on the service's database whose fault point throws `unavailable` the first time it is reached. */
+function failingOnce(point: "afterProfileWrites" | "afterTombstones") {
+  let fired = false;
+  return new Players({
+    stores: createPlayerStores(svc.database.db, svc.database.isFerretDb),
+    clock: svc.clock,
+    [point]: () => {
+      if (fired) return;
+      fired = true;
+      throw new UnavailableError("the database went away");
+    },
+  });
+}
+
+async function project() {
+  const { projectId, publicKey, privateKey } = await svc.createProject();
+  const journal = svc.database.db.collection("player_membership_journal");
+  return {
+    projectId,
+    update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey),
+    /** Players found by a search of `tag` and the tag's players_count: what membership and stats say. */
+    cohort: async (tag: string) => {
+      const search = await svc.postJson("/v1/players/search", { tags: [tag] }, privateKey);
+      const tags = await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
+      const count = tags.body.tags.find((t: any) => t.tag === tag)?.players_count;
+      return { found: search.body.players_info.total, count };
+    },
+    pendingRounds: () => journal.countDocuments({ project_id: projectId }),
+  };
+}
+
+describe("the profile write is a round's commit point", () => {
+  it("a failure after it answers the entry applied, once, and membership and counts follow without a restart", async () => {
+    const p = await project();
+    const players = failingOnce("afterProfileWrites");
+
+    const [outcome] = await players.update(p.projectId, [
+      entry({ partnerUserId: "vip-1", tagsAdd: ["vip"], traitsIncrement: { n: 1 } }),
+    ]);
+    expect(outcome.ok && outcome.value.profile).toMatchObject({ tags: ["vip"], traits: new Map([["n", 1]]) });
+
+    // Completed in the background: no repair pass, no other write.
+    await expect.poll(() => p.cohort("vip"), { timeout: 10_000 }).toEqual({ found: 1, count: 1 });
+    await expect.poll(() => p.pendingRounds(), { timeout: 10_000 }).toBe(0);
+    // A later write of the player moves membership and counts from there.
+    expect((await p.update([{ partner_user_id: "vip-1", tags_remove: ["vip"] }])).status).toBe(200);
+    expect(await p.cohort("vip")).toEqual({ found: 0, count: 0 });
+  });
+});
