@@ -67,3 +67,27 @@ describe("the profile write is a round's commit point", () => {
     expect(await p.cohort("vip")).toEqual({ found: 0, count: 0 });
   });
 });
+
+describe("a failure during a round's profile writes", () => {
+  it("fails the call, and membership and counts follow the profiles as they were left, without a restart", async () => {
+    const p = await project();
+    await p.update([{ partner_user_id: "gina", tags_add: ["own"] }]);
+    await p.update([{ device_id: "tablet", tags_add: ["stray"] }]);
+    expect(await p.cohort("stray")).toEqual({ found: 1, count: 1 });
+    const players = failingOnce("afterTombstones");
+
+    // The fold writes the device's tombstone, then fails before the player's profile.
+    const folding = players.update(p.projectId, [entry({ partnerUserId: "gina", deviceId: "tablet" })]);
+    await expect(folding).rejects.toBeInstanceOf(UnavailableError);
+
+    // The device's profile is gone and the player's not written yet: nobody carries "stray" now.
+    await expect.poll(() => p.cohort("stray"), { timeout: 10_000 }).toEqual({ found: 0, count: 0 });
+    await expect.poll(() => p.pendingRounds(), { timeout: 10_000 }).toBe(0);
+    expect(await p.cohort("own")).toEqual({ found: 1, count: 1 });
+
+    // The retry completes the fold from the tombstone's snapshot: counted once.
+    const retried = await p.update([{ partner_user_id: "gina", device_id: "tablet" }]);
+    expect(retried.body.updated[0].tags).toEqual(["own", "stray"]);
+    expect(await p.cohort("stray")).toEqual({ found: 1, count: 1 });
+  });
+});

@@ -179,17 +179,24 @@ export class WritePath {
     const identityKeys = writes.map((w) => w.identityKey);
     const journalId = await stores.journal.begin(projectId, identityKeys, tags, now);
     const journal: PendingWrite = { id: journalId, projectId, identityKeys, tags, startedAt: now };
-    if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
+    let lost: Set<string>, written: Set<string>;
+    try {
+      if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
 
-    const tombstones = writes.filter((w) => "foldedInto" in w.next);
-    const lostTombstones = await this.writeSlots(projectId, tombstones);
-    await this.options.afterTombstones?.();
-    const lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
-    const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
-    for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
-    const written = new Set(
-      [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
-    );
+      const tombstones = writes.filter((w) => "foldedInto" in w.next);
+      const lostTombstones = await this.writeSlots(projectId, tombstones);
+      await this.options.afterTombstones?.();
+      lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
+      const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
+      for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
+      written = new Set(
+        [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
+      );
+    } catch (error) {
+      // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
+      void this.completion.start(journal);
+      throw error;
+    }
 
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
     try {
