@@ -88,7 +88,8 @@ export class WritePath {
       for (const entry of pending) {
         const decision = plan.decisions.get(entry.index)!;
         if (decision.kind === "redirected") redirects.set(decision.from, decision.to);
-        if (decision.kind === "redirected" || (decision.kind === "applied" && lost.has(decision.targetKey ?? ""))) {
+        // Rejected entries too: a limit checked on a read another writer superseded is checked again.
+        if (decision.kind === "redirected" || lost.has(decision.targetKey ?? "")) {
           retry.push(entry);
         } else finals.set(entry.index, decision);
       }
