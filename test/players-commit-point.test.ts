@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { connectDatabase } from "../src/db/database.js";
 import { UnavailableError } from "../src/errors.js";
 import { Players, type UpdateEntry } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
+import { DbProxy } from "./support/db-proxy.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -32,11 +34,32 @@ function failingOnce(point: "afterProfileWrites" | "afterTombstones") {
   });
 }
 
+/** Players reaching the service's database through a proxy the test cuts; `fault` runs at `point`, once. */
+async function throughProxy(point: "afterProfileWrites" | "afterTombstones", fault: (proxy: DbProxy) => void) {
+  const proxy = await DbProxy.start(inject("mongodbUri"));
+  const database = await connectDatabase(proxy.uri, svc.config.dbName, { timeoutMs: 1_000 });
+  let fired = false;
+  const players = new Players({
+    stores: createPlayerStores(database.db, database.isFerretDb),
+    clock: svc.clock,
+    [point]: () => {
+      if (!fired) fault(proxy);
+      fired = true;
+    },
+  });
+  const close = async () => {
+    await database.close();
+    proxy.cut();
+  };
+  return { proxy, players, close };
+}
+
 async function project() {
   const { projectId, publicKey, privateKey } = await svc.createProject();
   const journal = svc.database.db.collection("player_membership_journal");
   return {
     projectId,
+    privateKey,
     update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey),
     /** Players found by a search of `tag` and the tag's players_count: what membership and stats say. */
     cohort: async (tag: string) => {
@@ -89,5 +112,37 @@ describe("a failure during a round's profile writes", () => {
     const retried = await p.update([{ partner_user_id: "gina", device_id: "tablet" }]);
     expect(retried.body.updated[0].tags).toEqual(["own", "stray"]);
     expect(await p.cohort("stray")).toEqual({ found: 1, count: 1 });
+  });
+});
+
+describe("the database failing for real around a round's profile writes", () => {
+  it("cut right after them: the call answers applied, and membership follows once the database is back", async () => {
+    const p = await project();
+    const { proxy, players, close } = await throughProxy("afterProfileWrites", (proxy) => proxy.cut());
+    try {
+      // A device-only entry: the call also reads the device's link after its rounds (a late fold).
+      const [outcome] = await players.update(p.projectId, [entry({ deviceId: "guest-1", tagsAdd: ["cut"] })]);
+      expect(outcome.ok && outcome.value.profile.tags).toEqual(["cut"]);
+      expect(await p.cohort("cut")).toEqual({ found: 0, count: 0 });
+      await proxy.restore();
+      await expect.poll(() => p.cohort("cut"), { timeout: 20_000 }).toEqual({ found: 1, count: 1 });
+    } finally {
+      await close();
+    }
+  });
+
+  it("a lost reply of the profile write: the call fails, the profile is written, and membership follows it", async () => {
+    const p = await project();
+    const { proxy, players, close } = await throughProxy("afterTombstones", (proxy) => proxy.dropReplies());
+    try {
+      const call = players.update(p.projectId, [entry({ partnerUserId: "unsure", tagsAdd: ["lost_reply"] })]);
+      await expect(call).rejects.toThrow();
+      const got = await svc.postJson("/v1/players/get", { partner_user_id: "unsure" }, p.privateKey);
+      expect(got.body.profile.tags).toEqual(["lost_reply"]);
+      await proxy.restore();
+      await expect.poll(() => p.cohort("lost_reply"), { timeout: 20_000 }).toEqual({ found: 1, count: 1 });
+    } finally {
+      await close();
+    }
   });
 });

@@ -95,7 +95,10 @@ export class WritePath {
       }
       pending = retry;
     }
-    await this.foldLateLinks(projectId, entries, finals);
+    // The entries are applied: a late fold that fails is left to the next write through the device.
+    await this.foldLateLinks(projectId, entries, finals).catch((error: unknown) =>
+      this.options.log?.warn({ projectId, error: (error as Error)?.message }, "players: late device fold failed"),
+    );
     return finals;
   }
 
