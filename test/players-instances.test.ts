@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../src/clock.js";
+import { Players } from "../src/players/players.js";
+import { createPlayerStores } from "../src/players/stores.js";
 import { playerWriteContention } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
 
@@ -142,6 +145,51 @@ describe("players/update from two instances on one database", () => {
       for (const r of responses) expect(r).toMatchObject({ status: 200, body: { rejected: [] } });
       expect((await p.get(partner)).profile.traits.visits).toBe(22);
     }
+  });
+
+  // An entry rejected for a player limit was checked on the round's read: when that round's write of the
+  // player loses to the other instance, the read was superseded and the entry is checked again.
+  it("an entry rejected on a read another instance superseded runs again with the applied ones", async () => {
+    const { projectId } = await a.createProject();
+    const stores = () => createPlayerStores(a.database.db, a.database.isFerretDb);
+    const tags = range(49).map((i) => `t${i}`);
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let paused!: () => void;
+    const atPause = new Promise<void>((resolve) => (paused = resolve));
+    let first = true;
+    const slow = new Players({
+      stores: stores(),
+      clock: systemClock,
+      sharedDatabase: true,
+      // Between the first round's read and its profile write.
+      afterTombstones: () => {
+        if (!first) return;
+        first = false;
+        paused();
+        return released;
+      },
+    });
+    const fast = new Players({ stores: stores(), clock: systemClock, sharedDatabase: true });
+    const entry = (ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({
+      partnerUserId: "crowded",
+      tagsAdd: ops.tagsAdd ?? [],
+      tagsRemove: ops.tagsRemove ?? [],
+      traitsIncrement: {},
+      traitsUnset: [],
+    });
+    await fast.update(projectId, [entry({ tagsAdd: tags })]);
+
+    // Read at 49 tags: "x" makes 50, "y" would make 51.
+    const call = slow.update(projectId, [entry({ tagsAdd: ["x"] }), entry({ tagsAdd: ["y"] })]);
+    await atPause;
+    await fast.update(projectId, [entry({ tagsRemove: ["t0", "t1"] })]);
+    release();
+    const outcomes = await call;
+
+    expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true]);
+    const profile = await fast.get(projectId, { partnerUserId: "crowded" });
+    expect(profile!.tags).toEqual([...tags.slice(2), "x", "y"]);
   });
 
   it("a tag registered by both instances at once takes one slot: the project still fits exactly 500 tags", async () => {

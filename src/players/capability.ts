@@ -31,5 +31,5 @@ export async function createPlayers({
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
   await repairRegistryCounters({ stores, lower: database.isFerretDb, log });
-  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb, onWritten });
+  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb, onWritten, log });
 }

@@ -43,7 +43,8 @@ export interface RoundReads {
 
 export type EntryDecision =
   | { kind: "applied"; targetKey: string | null; profile: ProfileRecord | null; dropped: DroppedItem[] }
-  | { kind: "rejected"; code: RejectCode }
+  /** `targetKey`: the profile whose read decided it (null without identity); the entry runs again if its write lost. */
+  | { kind: "rejected"; code: RejectCode; targetKey: string | null }
   /** The target is a tombstone: the entry runs again in the next round, on the profile it was folded into. */
   | { kind: "redirected"; from: string; to: string };
 
@@ -80,7 +81,9 @@ export function decideRound(
     const code = rejected.get(entry.index);
     plan.decisions.set(
       entry.index,
-      code ? { kind: "rejected", code } : decideEntry(reads, plan, entry, current, linkOf),
+      code
+        ? { kind: "rejected", code, targetKey: targetOf(entry, linkOf, reads.redirects) }
+        : decideEntry(reads, plan, entry, current, linkOf),
     );
   }
   return plan;
@@ -121,7 +124,7 @@ function decideEntry(
   linkOf: (deviceId: string) => DeviceLink | null,
 ): EntryDecision {
   const targetKey = targetOf(entry, linkOf, reads.redirects);
-  if (targetKey === null) return { kind: "rejected", code: "missing_identity" };
+  if (targetKey === null) return { kind: "rejected", code: "missing_identity", targetKey };
   const target = current(targetKey);
   if (target && "foldedInto" in target) return { kind: "redirected", from: targetKey, to: target.foldedInto };
   const profile = target?.profile ?? null;
@@ -133,7 +136,7 @@ function decideEntry(
   const base = folded.reduce((state, [, p]) => foldDevice(state, stateOf(p)), stateOf(profile));
   const { state: next, dropped } = applyOperations(base, entry.ops);
   const limit = playerLimitBroken(next);
-  if (limit) return { kind: "rejected", code: limit };
+  if (limit) return { kind: "rejected", code: limit, targetKey };
 
   const partnerUserId = partnerOf(targetKey);
   const platformUserId =

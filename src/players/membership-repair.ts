@@ -1,4 +1,5 @@
 import type { Logger } from "../log.js";
+import type { PendingWrite } from "./membership-journal-store.js";
 import { MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-store.js";
 import type { PlayerStores } from "./stores.js";
 
@@ -27,18 +28,26 @@ export async function repairMembership(options: RepairOptions): Promise<void> {
     return;
   }
   const pending = await stores.journal.pending(new Date(options.now.getTime() - options.graceMs));
-  for (const write of pending) {
-    const slots = await stores.profiles.readSlots(write.projectId, write.identityKeys);
-    const changes: MembershipChange[] = write.tags.map((tag) => ({
-      tag,
-      added: write.identityKeys.filter((key) => slots.get(key)?.profile?.tags.includes(tag)),
-      removed: write.identityKeys.filter((key) => !slots.get(key)?.profile?.tags.includes(tag)),
-    }));
-    await stores.membership.apply(write.projectId, changes);
-    await recount(stores, write.projectId, write.tags);
-    await stores.journal.end(write.id);
-  }
+  for (const write of pending) await completeJournaled(stores, write);
   if (pending.length > 0) options.log?.info({ rounds: pending.length }, "tag membership repaired after a crash");
+}
+
+/**
+ * Completes one journaled round: the membership of its players follows their
+ * profiles as they are, the counts of its tags are set to the size of their
+ * membership, and its journal document goes. Idempotent; the caller keeps
+ * other writers of those players and of the project's membership and counts away.
+ */
+export async function completeJournaled(stores: PlayerStores, write: PendingWrite): Promise<void> {
+  const slots = await stores.profiles.readSlots(write.projectId, write.identityKeys);
+  const changes: MembershipChange[] = write.tags.map((tag) => ({
+    tag,
+    added: write.identityKeys.filter((key) => slots.get(key)?.profile?.tags.includes(tag)),
+    removed: write.identityKeys.filter((key) => !slots.get(key)?.profile?.tags.includes(tag)),
+  }));
+  await stores.membership.apply(write.projectId, changes);
+  await recount(stores, write.projectId, write.tags);
+  await stores.journal.end(write.id);
 }
 
 /** Sets players_count of `tags` to the size of their membership. */

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { fail, ok, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
+import type { Logger } from "../log.js";
 import type { RejectCode, RoundEntry } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
 import { KeyedLock } from "../db/keyed-lock.js";
@@ -62,6 +63,7 @@ export interface PlayersOptions {
   sharedDatabase?: boolean;
   /** Told of each round's written profiles and folds (updates, verifies), after their membership. */
   onWritten?: WritePathOptions["onWritten"];
+  log?: Logger;
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */

@@ -11,10 +11,13 @@ import {
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
 import type { KeyedLock } from "../db/keyed-lock.js";
+import type { Logger } from "../log.js";
+import type { PendingWrite } from "./membership-journal-store.js";
 import { countDeltas, membershipChanges, tagMove, type TagMove } from "./membership.js";
 import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
+import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
 import { writtenProfiles, type WrittenProfile } from "./written-profiles.js";
 import { sideBySide } from "../db/side-by-side.js";
@@ -35,6 +38,7 @@ export interface WritePathOptions {
   sharedDatabase?: boolean;
   /** Told of each round's written profiles and folds, after their membership: event histories follow them. */
   onWritten?: (projectId: string, written: readonly WrittenProfile[]) => Promise<void>;
+  log?: Logger;
 }
 
 export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
@@ -65,7 +69,12 @@ interface PlannedWrite {
 export class WritePath {
   readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
 
-  constructor(private readonly options: WritePathOptions) {}
+  private readonly completion: RoundCompletion;
+
+  constructor(private readonly options: WritePathOptions) {
+    const { stores, locks, log } = options;
+    this.completion = new RoundCompletion({ stores, locks, profileLock, log });
+  }
 
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
@@ -82,13 +91,17 @@ export class WritePath {
       for (const entry of pending) {
         const decision = plan.decisions.get(entry.index)!;
         if (decision.kind === "redirected") redirects.set(decision.from, decision.to);
-        if (decision.kind === "redirected" || (decision.kind === "applied" && lost.has(decision.targetKey ?? ""))) {
+        // Rejected entries too: a limit checked on a read another writer superseded is checked again.
+        if (decision.kind === "redirected" || lost.has(decision.targetKey ?? "")) {
           retry.push(entry);
         } else finals.set(entry.index, decision);
       }
       pending = retry;
     }
-    await this.foldLateLinks(projectId, entries, finals);
+    // The entries are applied: a late fold that fails is left to the next write through the device.
+    await this.foldLateLinks(projectId, entries, finals).catch((error: unknown) =>
+      this.options.log?.warn({ projectId, error: (error as Error)?.message }, "players: late device fold failed"),
+    );
     return finals;
   }
 
@@ -154,7 +167,9 @@ export class WritePath {
   /**
    * Writes a round: its journal entry, device links (before any fold, see
    * foldLateLinks), the tombstones of folded profiles (each keeping the data
-   * its fold merges), then the profiles, then membership and counts. Returns
+   * its fold merges), then the profiles, then membership and counts. Once the
+   * profiles are written the round is done: a failure after that is left to
+   * the background completion of its journal document. Returns
    * the identity keys whose write lost to another process, or was not made
    * because a profile folded into it changed after it was read here.
    */
@@ -168,30 +183,43 @@ export class WritePath {
     if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const tags = [...new Set(moves.flatMap((move) => [...move.before, ...move.after]))];
-    const journalId = await stores.journal.begin(
-      projectId,
-      writes.map((w) => w.identityKey),
-      tags,
-      now,
-    );
-    if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
+    const identityKeys = writes.map((w) => w.identityKey);
+    const journalId = await stores.journal.begin(projectId, identityKeys, tags, now);
+    const journal: PendingWrite = { id: journalId, projectId, identityKeys, tags, startedAt: now };
+    let lost: Set<string>, written: Set<string>;
+    try {
+      if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
 
-    const tombstones = writes.filter((w) => "foldedInto" in w.next);
-    const lostTombstones = await this.writeSlots(projectId, tombstones);
-    await this.options.afterTombstones?.();
-    const lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
-    const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
-    for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
-    await this.options.afterProfileWrites?.();
+      const tombstones = writes.filter((w) => "foldedInto" in w.next);
+      const lostTombstones = await this.writeSlots(projectId, tombstones);
+      await this.options.afterTombstones?.();
+      lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
+      const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
+      for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
+      written = new Set(
+        [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
+      );
+    } catch (error) {
+      // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
+      void this.completion.start(journal);
+      throw error;
+    }
 
-    const written = new Set(
-      [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
-    );
-    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
-    await this.writeMembership(projectId, writtenMoves, plan.given, now);
-    if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
-    await this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
-    await stores.journal.end(journalId);
+    // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
+    try {
+      await this.options.afterProfileWrites?.();
+      const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+      await this.writeMembership(projectId, writtenMoves, plan.given, now);
+      if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
+      await this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
+      await stores.journal.end(journalId);
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, round: journalId, error: (error as Error)?.message },
+        "players round: profiles written, membership not; completing it in the background",
+      );
+      void this.completion.start(journal);
+    }
     return { lost };
   }
 

@@ -1,0 +1,66 @@
+import { setTimeout as delay } from "node:timers/promises";
+import type { Logger } from "../log.js";
+import type { KeyedLock } from "../db/keyed-lock.js";
+import type { PendingWrite } from "./membership-journal-store.js";
+import { completeJournaled } from "./membership-repair.js";
+import type { PlayerStores } from "./stores.js";
+
+/** Waits between attempts: doubling from the first, capped at the last. */
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 10_000;
+
+export interface RoundCompletionOptions {
+  stores: PlayerStores;
+  locks: KeyedLock;
+  /** The lock of each profile, as the write path takes it. */
+  profileLock: (projectId: string, identityKey: string) => string;
+  log?: Logger;
+}
+
+/**
+ * Completes, in this process, a round that failed after its journal document
+ * was written: its membership and counts are re-derived from the profiles as
+ * they are (see completeJournaled), retried with backoff until that succeeds,
+ * so a failure of the database never leaves search or players_count behind the
+ * profiles until the next start (whose repair pass also completes it).
+ */
+export class RoundCompletion {
+  constructor(private readonly options: RoundCompletionOptions) {}
+
+  /** Starts completing `write` in the background; the promise settles once it is done (tests await it). */
+  start(write: PendingWrite): Promise<void> {
+    return this.untilDone(write);
+  }
+
+  private async untilDone(write: PendingWrite): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.complete(write);
+      } catch (error) {
+        const wait = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
+        this.options.log?.warn(
+          { projectId: write.projectId, round: write.id, attempt, error: (error as Error)?.message, retryInMs: wait },
+          "tag membership of a players round not completed yet; retrying",
+        );
+        await delay(wait, undefined, { ref: false });
+      }
+    }
+  }
+
+  /**
+   * Holds the round's profile locks, then the locks of the membership
+   * documents of its players and of the project's stats: the order and the
+   * keys of a round's own membership write, so no round of this process
+   * writes those players, documents or counts meanwhile.
+   */
+  private async complete(write: PendingWrite): Promise<void> {
+    const { stores, locks, profileLock } = this.options;
+    const { projectId, identityKeys, tags } = write;
+    const every = tags.map((tag) => ({ tag, added: identityKeys, removed: [] }));
+    const docLocks = stores.membership.documentIds(projectId, every).map((id) => `members/${id}`);
+    await locks.run(
+      identityKeys.map((key) => profileLock(projectId, key)),
+      () => locks.run([...docLocks, `stats/${projectId}`], () => completeJournaled(stores, write)),
+    );
+  }
+}
