@@ -40,7 +40,7 @@ beforeAll(async () => {
   });
   const db = client.db(config.dbName);
   const isFerretDb = "ferretdbVersion" in (await db.admin().command({ buildInfo: 1 }));
-  database = { client, db, isFerretDb, close: () => client.close() };
+  database = { client, db, isFerretDb, timeoutMs: config.dbTimeoutMs, close: () => client.close() };
   service = await startService({ config, database, log: createLogger("silent"), clock });
 });
 afterAll(async () => {

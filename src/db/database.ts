@@ -9,6 +9,8 @@ export interface Database {
    * transactions and pipeline updates; stores pick their fallbacks from it.
    */
   isFerretDb: boolean;
+  /** Deadline of one operation (Config.dbTimeoutMs); waits in the process's own queues are bounded by it too. */
+  timeoutMs: number;
   close(): Promise<void>;
 }
 
@@ -46,6 +48,7 @@ export async function connectDatabase(
     client,
     db,
     isFerretDb: "ferretdbVersion" in buildInfo,
+    timeoutMs,
     close: () => client.close(),
   };
 }

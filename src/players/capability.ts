@@ -13,6 +13,13 @@ import { createPlayerIndexes, createPlayerStores } from "./stores.js";
 const REPAIR_GRACE_MS = 5 * 60_000;
 
 /**
+ * A round waits for its players' locks at most this many database deadlines: room for a hot player's queue of
+ * calls (a few operations a round), while a call stuck behind an overloaded database answers 503, having written
+ * nothing, instead of waiting without end and writing after its client gave up.
+ */
+const LOCK_WAITS = 10;
+
+/**
  * Players ready to serve: indexes made, tag membership repaired if a crash left it behind the profiles, registry
  * counters set to their records if a failed registration left them high.
  */
@@ -31,5 +38,12 @@ export async function createPlayers({
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
   await repairRegistryCounters({ stores, lower: database.isFerretDb, log });
-  return new Players({ stores, clock, sharedDatabase: !database.isFerretDb, onWritten, log });
+  return new Players({
+    stores,
+    clock,
+    sharedDatabase: !database.isFerretDb,
+    onWritten,
+    log,
+    lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,
+  });
 }

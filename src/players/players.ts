@@ -18,7 +18,8 @@ import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "
 import { Search, type TagRecord } from "./search.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagMetadata } from "./tag-store.js";
-import { registryLock, WritePath, type WritePathOptions } from "./write-path.js";
+import { registryLock } from "./round-locks.js";
+import { WritePath, type WritePathOptions } from "./write-path.js";
 
 export type { RejectCode } from "./decide.js";
 export type { WriteContention } from "./write-path.js";
@@ -64,6 +65,7 @@ export interface PlayersOptions {
   /** Told of each round's written profiles and folds (updates, verifies), after their membership. */
   onWritten?: WritePathOptions["onWritten"];
   log?: Logger;
+  lockWaitLimitMs?: WritePathOptions["lockWaitLimitMs"];
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */

@@ -3,6 +3,7 @@ import type { Logger } from "../log.js";
 import type { KeyedLock } from "../db/keyed-lock.js";
 import type { PendingWrite } from "./membership-journal-store.js";
 import { completeJournaled } from "./membership-repair.js";
+import { membersLock, profileLock, statsLock } from "./round-locks.js";
 import type { PlayerStores } from "./stores.js";
 
 /** Waits between attempts: doubling from the first, capped at the last. */
@@ -13,7 +14,6 @@ export interface RoundCompletionOptions {
   stores: PlayerStores;
   locks: KeyedLock;
   /** The lock of each profile, as the write path takes it. */
-  profileLock: (projectId: string, identityKey: string) => string;
   log?: Logger;
 }
 
@@ -54,13 +54,13 @@ export class RoundCompletion {
    * writes those players, documents or counts meanwhile.
    */
   private async complete(write: PendingWrite): Promise<void> {
-    const { stores, locks, profileLock } = this.options;
+    const { stores, locks } = this.options;
     const { projectId, identityKeys, tags } = write;
     const every = tags.map((tag) => ({ tag, added: identityKeys, removed: [] }));
-    const docLocks = stores.membership.documentIds(projectId, every).map((id) => `members/${id}`);
+    const docLocks = stores.membership.documentIds(projectId, every).map(membersLock);
     await locks.run(
       identityKeys.map((key) => profileLock(projectId, key)),
-      () => locks.run([...docLocks, `stats/${projectId}`], () => completeJournaled(stores, write)),
+      () => locks.run([...docLocks, statsLock(projectId)], () => completeJournaled(stores, write)),
     );
   }
 }

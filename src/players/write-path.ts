@@ -1,15 +1,8 @@
 import type { Clock } from "../clock.js";
 import { ContentionError } from "../errors.js";
-import {
-  decideRound,
-  targetOf,
-  type EntryDecision,
-  type RejectCode,
-  type RoundEntry,
-  type RoundPlan,
-} from "./decide.js";
+import { decideRound, type EntryDecision, type RejectCode, type RoundEntry, type RoundPlan } from "./decide.js";
 import type { DeviceLink } from "./device-link-store.js";
-import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
+import { partnerOf } from "./identity-key.js";
 import type { KeyedLock } from "../db/keyed-lock.js";
 import type { Logger } from "../log.js";
 import type { PendingWrite } from "./membership-journal-store.js";
@@ -17,6 +10,7 @@ import { countDeltas, membershipChanges, tagMove, type TagMove } from "./members
 import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
+import { membersLock, profileLock, registryLock, statsLock, touchedKeys } from "./round-locks.js";
 import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
 import { writtenProfiles, type WrittenProfile } from "./written-profiles.js";
@@ -39,6 +33,8 @@ export interface WritePathOptions {
   /** Told of each round's written profiles and folds, after their membership: event histories follow them. */
   onWritten?: (projectId: string, written: readonly WrittenProfile[]) => Promise<void>;
   log?: Logger;
+  /** How long a round waits for its players' locks before it answers unavailable, having written nothing. */
+  lockWaitLimitMs?: number;
 }
 
 export type Final = Exclude<EntryDecision, { kind: "redirected" }>;
@@ -73,7 +69,7 @@ export class WritePath {
 
   constructor(private readonly options: WritePathOptions) {
     const { stores, locks, log } = options;
-    this.completion = new RoundCompletion({ stores, locks, profileLock, log });
+    this.completion = new RoundCompletion({ stores, locks, log });
   }
 
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
@@ -142,8 +138,10 @@ export class WritePath {
         let rejected = new Map<number, RejectCode>();
         let plan = decideRound(reads, entries, rejected);
         for (;;) {
-          const more = await locks.run([registryLock(projectId)], () =>
-            this.options.registration.register(projectId, plan.needs, reads.now),
+          const more = await locks.run(
+            [registryLock(projectId)],
+            () => this.options.registration.register(projectId, plan.needs, reads.now),
+            { waitLimitMs: this.options.lockWaitLimitMs },
           );
           if (more.size === 0) break;
           rejected = new Map([...rejected, ...more]);
@@ -151,6 +149,7 @@ export class WritePath {
         }
         return { plan, ...(await this.write(projectId, plan, reads.now)) };
       },
+      { waitLimitMs: this.options.lockWaitLimitMs },
     );
   }
 
@@ -237,8 +236,8 @@ export class WritePath {
     const deltas = countDeltas(changes);
     const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
     const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
-    const docLocks = stores.membership.documentIds(projectId, changes).map((id) => `members/${id}`);
-    await locks.run([...docLocks, `stats/${projectId}`], async () => {
+    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
+    await locks.run([...docLocks, statsLock(projectId)], async () => {
       await stores.membership.apply(projectId, changes);
       const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
       await stores.tagStats.change(projectId, idDeltas, byId(given), now);
@@ -273,7 +272,7 @@ export class WritePath {
       }),
     );
     // Each moved tag is added where the profile carries it now and removed where it does not: idempotent writes.
-    const docLocks = stores.membership.documentIds(projectId, changes).map((id) => `members/${id}`);
+    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
     await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
   }
 }
@@ -293,23 +292,3 @@ function foldEntry(index: number, partnerUserId: string, deviceId: string): Roun
     createsProfile: false,
   };
 }
-
-/** Every profile the entries may read or write, each once: targets, devices with a partner, fold sources. */
-function touchedKeys(
-  entries: readonly RoundEntry[],
-  links: ReadonlyMap<string, DeviceLink | null>,
-  redirects: ReadonlyMap<string, string>,
-): string[] {
-  const keys = new Set<string>();
-  for (const entry of entries) {
-    const target = targetOf(entry, (deviceId) => links.get(deviceId) ?? null, redirects);
-    if (target !== null) keys.add(target);
-    if (entry.deviceId !== null) keys.add(deviceKey(entry.deviceId));
-    if (entry.partnerUserId !== null) keys.add(partnerKey(entry.partnerUserId));
-    if (entry.foldKey !== null) keys.add(entry.foldKey);
-  }
-  return [...keys];
-}
-
-const profileLock = (projectId: string, identityKey: string) => `profile/${projectId}/${identityKey}`;
-export const registryLock = (projectId: string) => `registry/${projectId}`;
