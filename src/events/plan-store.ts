@@ -2,6 +2,7 @@ import type { Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
 import type { DocumentChange } from "./absorb.js";
 import type { Plan } from "./plan.js";
+import { sequenceId } from "./segment-store.js";
 
 /**
  * A change as stored: `$inc` paths contain dots, which are no field names, and
@@ -10,7 +11,8 @@ import type { Plan } from "./plan.js";
 type StoredChange = Omit<DocumentChange, "inc"> & { inc_paths: string[]; inc_by: number[] };
 
 interface PlanDoc {
-  _id: number;
+  /** sequenceId() of the segment. */
+  _id: string;
   players: StoredChange[];
   cohorts: StoredChange[];
   backfill?: Plan["backfill"];
@@ -40,7 +42,7 @@ export class PlanStore {
   async settle(seq: number, plan: Plan): Promise<{ plan: Plan; mine: boolean }> {
     try {
       await this.plans.insertOne({
-        _id: seq,
+        _id: sequenceId(seq),
         players: plan.players.map(stored),
         cohorts: plan.cohorts.map(stored),
         ...(plan.backfill && { backfill: plan.backfill }),
@@ -53,7 +55,7 @@ export class PlanStore {
   }
 
   async find(seq: number): Promise<Plan | null> {
-    const doc = await this.plans.findOne({ _id: seq });
+    const doc = await this.plans.findOne({ _id: sequenceId(seq) });
     return (
       doc && {
         players: doc.players.map(restored),
@@ -64,6 +66,6 @@ export class PlanStore {
   }
 
   async delete(seq: number): Promise<void> {
-    await this.plans.deleteOne({ _id: seq });
+    await this.plans.deleteOne({ _id: sequenceId(seq) });
   }
 }

@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
+import { Gate } from "../db/gate.js";
 
 interface CounterDoc {
   _id: "counter";
@@ -30,6 +31,12 @@ export interface QueueState {
 /** The event_queue collection: the sequence counter ingest draws from, and the apply cursor with its lease. */
 export class QueueStateStore {
   private readonly docs;
+  /**
+   * One reservation at a time: FerretDB loses concurrent updates of one
+   * document (measured: 40 reservations side by side drew 30 distinct numbers
+   * and counted 300 of 400 events), and one process owns a FerretDB database.
+   */
+  private readonly counter = new Gate(1);
 
   constructor(db: Db) {
     this.docs = db.collection<CounterDoc | CursorDoc>("event_queue");
@@ -51,10 +58,12 @@ export class QueueStateStore {
 
   /** The next sequence number; `events` are added to the accepted count. */
   async reserve(events: number): Promise<number> {
-    const doc = (await this.docs.findOneAndUpdate(
-      { _id: "counter" },
-      { $inc: { seq: 1, events } },
-      { returnDocument: "after", upsert: true },
+    const doc = (await this.counter.run(() =>
+      this.docs.findOneAndUpdate(
+        { _id: "counter" },
+        { $inc: { seq: 1, events } },
+        { returnDocument: "after", upsert: true },
+      ),
     )) as CounterDoc | null;
     return doc!.seq;
   }

@@ -24,8 +24,18 @@ export interface Segment {
   work: SegmentWork | null;
 }
 
+/**
+ * A segment's (and its plan's) `_id`: the sequence number as 16 digits. A
+ * string, because FerretDB uses its `_id` index only for a string or ObjectId
+ * (a number `_id` scans the collection: 9 s a lookup among 200 segments);
+ * zero-padded, so that string order is sequence order.
+ */
+export function sequenceId(seq: number): string {
+  return String(seq).padStart(16, "0");
+}
+
 interface SegmentDoc {
-  _id: number;
+  _id: string;
   /** Null on a tombstone: a sequence number whose writer never wrote it. */
   project_id: string | null;
   received_at: Date;
@@ -51,7 +61,7 @@ export class SegmentStore {
   async insert(segment: Segment, latest: Date): Promise<boolean> {
     try {
       await this.segments.insertOne({
-        _id: segment.seq,
+        _id: sequenceId(segment.seq),
         project_id: segment.projectId,
         received_at: segment.receivedAt,
         count: segment.count,
@@ -66,10 +76,10 @@ export class SegmentStore {
   }
 
   async find(seq: number): Promise<Segment | null> {
-    const doc = await this.segments.findOne({ _id: seq });
+    const doc = await this.segments.findOne({ _id: sequenceId(seq) });
     return (
       doc && {
-        seq: doc._id,
+        seq,
         projectId: doc.project_id,
         receivedAt: doc.received_at,
         count: doc.count,
@@ -85,7 +95,10 @@ export class SegmentStore {
 
   /** Deletes applied segments whose every event is older than `before`. A periodic sweep: it scans. */
   async deleteExpired(before: Date, appliedThrough: number): Promise<number> {
-    const result = await this.segments.deleteMany({ _id: { $lte: appliedThrough }, latest: { $lt: before } });
+    const result = await this.segments.deleteMany({
+      _id: { $lte: sequenceId(appliedThrough) },
+      latest: { $lt: before },
+    });
     return result.deletedCount;
   }
 }

@@ -61,6 +61,8 @@ export class ApplyWorker {
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
   private lastLag: Lag = { seconds: 0, depth: 0 };
+  /** When the oldest waiting segment was received: read once per segment, not per lag measure (a segment is large). */
+  private head: { seq: number; receivedAt: Date } | undefined;
 
   constructor(private readonly options: WorkerOptions) {
     this.leaseMs = options.leaseMs ?? 10_000;
@@ -94,11 +96,20 @@ export class ApplyWorker {
     const state = await this.options.queue.read();
     let seconds = 0;
     if (state.reserved > state.applied) {
-      const oldest = await this.options.segments.find(state.applied + 1);
-      if (oldest) seconds = Math.max(0, (this.options.clock.now().getTime() - oldest.receivedAt.getTime()) / 1000);
+      const receivedAt = await this.receivedAt(state.applied + 1);
+      if (receivedAt) seconds = Math.max(0, (this.options.clock.now().getTime() - receivedAt.getTime()) / 1000);
     }
     this.lastLag = { seconds, depth: Math.max(0, state.accepted - state.appliedEvents) };
     return this.lastLag;
+  }
+
+  private async receivedAt(seq: number): Promise<Date | undefined> {
+    if (this.head?.seq !== seq) {
+      const segment = await this.options.segments.find(seq);
+      if (!segment) return undefined;
+      this.head = { seq, receivedAt: segment.receivedAt };
+    }
+    return this.head.receivedAt;
   }
 
   private async loop(): Promise<void> {
@@ -126,6 +137,7 @@ export class ApplyWorker {
     const segment = await segments.find(seq);
     if (!segment) return this.closeGap(seq, now);
     this.gap = undefined;
+    this.head = { seq, receivedAt: segment.receivedAt };
     await this.apply(seq, segment);
     return true;
   }
