@@ -6,7 +6,7 @@ export interface RollupDoc extends Document {
   hw: number;
 }
 import { batchedWrite } from "../db/batched-write.js";
-import { pointReads } from "./point-reads.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -54,7 +54,7 @@ export async function absorb(
 ): Promise<void> {
   let pending = changes;
   if (!fresh) {
-    const marks = await pointReads(changes, (change) =>
+    const marks = await sideBySide(changes, (change) =>
       collection.findOne({ _id: change.id }, { projection: { hw: 1 } }),
     );
     pending = changes.filter((_, i) => (marks[i]?.hw ?? -1) < seq);

@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
 import { batchedWrite } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
-import { pointReads } from "./point-reads.js";
+import { sideBySide } from "../db/side-by-side.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -45,7 +45,7 @@ export class EventIdStore {
       if (failure.code !== DUPLICATE_KEY) throw new Error(`event id claim failed with code ${failure.code}`);
       return claims[failure.index];
     });
-    const holders = await pointReads(taken, (claim) =>
+    const holders = await sideBySide(taken, (claim) =>
       this.ids.findOne({ _id: projectScopedId(projectId, claim.eventId) }),
     );
     taken.forEach((claim, i) => {

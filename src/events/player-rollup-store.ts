@@ -1,6 +1,6 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { pointReads } from "./point-reads.js";
+import { sideBySide } from "../db/side-by-side.js";
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 
 /** Per day, events per name field (see names.ts). */
@@ -42,9 +42,9 @@ export class PlayerRollupStore {
     this.writes = db.collection<RollupDoc>("event_player_rollups");
   }
 
-  /** Point reads side by side (see point-reads.ts). */
+  /** Point reads side by side (see src/db/side-by-side.ts). */
   async read(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerRollup>> {
-    const docs = await pointReads(identityKeys, (key) => this.rollups.findOne({ _id: playerRollupId(projectId, key) }));
+    const docs = await sideBySide(identityKeys, (key) => this.rollups.findOne({ _id: playerRollupId(projectId, key) }));
     const found = new Map<string, PlayerRollup>();
     for (const doc of docs) {
       if (doc) {
