@@ -9,6 +9,7 @@ import {
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
 import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
+import { wrapHandler } from "./handler-wrapper.js";
 import { inspectJsonBody } from "./json-request.js";
 import { protoKeyPaths } from "./protocol.js";
 import { decodeUtf8Body } from "./unicode.js";
@@ -51,14 +52,7 @@ export function checkConnectJson(handler: UniversalHandler, readMaxBytes: number
     }
     return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
   };
-  return Object.assign(checked, {
-    protocolNames: handler.protocolNames,
-    service: handler.service,
-    method: handler.method,
-    requestPath: handler.requestPath,
-    allowedMethods: handler.allowedMethods,
-    supportedContentType: handler.supportedContentType,
-  });
+  return wrapHandler(handler, checked);
 }
 
 /** The body's JSON, or undefined when connect's reader should judge it. */

@@ -1,4 +1,5 @@
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { wrapHandler } from "./handler-wrapper.js";
 
 /**
  * connect-node refuses a request body over readMaxBytes with
@@ -10,18 +11,8 @@ import type { UniversalHandler } from "@connectrpc/connect/protocol";
  * 200 with the code in trailers and pass unchanged.
  */
 export function sizeLimitAs413(handler: UniversalHandler): UniversalHandler {
-  return Object.assign(
-    async (req: Parameters<UniversalHandler>[0]) => {
-      const res = await handler(req);
-      return res.status === 429 && !res.header?.has("retry-after") ? { ...res, status: 413 } : res;
-    },
-    {
-      protocolNames: handler.protocolNames,
-      service: handler.service,
-      method: handler.method,
-      requestPath: handler.requestPath,
-      allowedMethods: handler.allowedMethods,
-      supportedContentType: handler.supportedContentType,
-    },
-  );
+  return wrapHandler(handler, async (req) => {
+    const res = await handler(req);
+    return res.status === 429 && !res.header?.has("retry-after") ? { ...res, status: 413 } : res;
+  });
 }
