@@ -2,6 +2,7 @@ import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { LaunchUserStore } from "../src/launch/launch-user-store.js";
 import { DbProxy } from "./support/db-proxy.js";
+import { waitFor } from "./support/main-process.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 
@@ -17,6 +18,9 @@ beforeAll(async () => {
 });
 // A failed test must not leave the next one without a database.
 afterEach(() => recover());
+const recover = () => proxy.restoreFor(test.baseUrl);
+const until = (condition: () => Promise<boolean>) => waitFor(condition, 20_000, "the condition");
+const cutAfter = (matches: (event: CommandStartedEvent) => boolean) => proxy.cutAfter(test.database.client, matches);
 afterAll(async () => {
   await test.stop();
   proxy.cut();
@@ -25,43 +29,12 @@ afterAll(async () => {
 
 const db = () => direct.db(test.config.dbName);
 
-/** Cuts the proxy as soon as the first command matching `matches` has succeeded, before the service sees its reply. */
-function cutAfter(matches: (command: CommandStartedEvent) => boolean): void {
-  const client = test.database.client;
-  let requestId: number | undefined;
-  const onStarted = (event: CommandStartedEvent) => {
-    if (requestId === undefined && matches(event)) requestId = event.requestId;
-  };
-  const onSucceeded = (event: { requestId: number }) => {
-    if (event.requestId !== requestId) return;
-    proxy.cut();
-    client.off("commandStarted", onStarted);
-    client.off("commandSucceeded", onSucceeded);
-  };
-  client.on("commandStarted", onStarted);
-  client.on("commandSucceeded", onSucceeded);
-}
-
 const on = (commandName: string, collection: string) => (event: CommandStartedEvent) =>
   event.commandName === commandName && event.command[commandName] === collection;
 
 /** A spend: the delete of one unspent marker by `_id`, not the sweep's delete of expired ones. */
 const spend = (event: CommandStartedEvent) =>
   on("delete", "launch_tokens_unspent")(event) && event.command.deletes[0].q._id !== undefined;
-
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in 20 s");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-/** Restores the proxy and waits until the service reaches its database again. */
-async function recover(): Promise<void> {
-  await proxy.restore();
-  await until(async () => (await fetch(`${test.baseUrl}/readyz`)).status === 200);
-}
 
 /** The installations the launch record of the fixture's user remembers, read around the proxy. */
 async function rememberedInstallations(launch: LaunchFixture): Promise<string[]> {

@@ -14,6 +14,8 @@ beforeAll(async () => {
   direct = new MongoClient(inject("mongodbUri"));
 });
 afterEach(() => recover());
+const recover = () => proxy.restoreFor(svc.baseUrl);
+const cutAfter = (matches: (event: CommandStartedEvent) => boolean) => proxy.cutAfter(svc.database.client, matches);
 afterAll(async () => {
   await svc.stop();
   proxy.cut();
@@ -31,36 +33,6 @@ function onCommand(matches: (event: CommandStartedEvent) => boolean, fault: () =
     fault();
   };
   client.on("commandStarted", onStarted);
-}
-
-/** Cuts the proxy as soon as the first command matching `matches` has succeeded, before the service sees its reply. */
-function cutAfter(matches: (event: CommandStartedEvent) => boolean): void {
-  const client = svc.database.client;
-  let requestId: number | undefined;
-  const onStarted = (event: CommandStartedEvent) => {
-    if (requestId === undefined && matches(event)) requestId = event.requestId;
-  };
-  const onSucceeded = (event: { requestId: number }) => {
-    if (event.requestId !== requestId) return;
-    proxy.cut();
-    client.off("commandStarted", onStarted);
-    client.off("commandSucceeded", onSucceeded);
-  };
-  client.on("commandStarted", onStarted);
-  client.on("commandSucceeded", onSucceeded);
-}
-
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error("condition not reached in 20 s");
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
-async function recover(): Promise<void> {
-  await proxy.restore();
-  await until(async () => (await fetch(`${svc.baseUrl}/readyz`)).status === 200);
 }
 
 const counter = async (projectId: string) =>

@@ -1,5 +1,7 @@
 import { once } from "node:events";
 import net from "node:net";
+import type { CommandStartedEvent, MongoClient } from "mongodb";
+import { waitFor } from "./main-process.js";
 
 /**
  * A TCP proxy in front of the database server: a test points the service at
@@ -73,5 +75,27 @@ export class DbProxy {
     server.listen(this.port, "127.0.0.1");
     await once(server, "listening");
     this.server = server;
+  }
+
+  /** Cuts as soon as the first command of `client` matching `matches` has succeeded, before `client` sees its reply. */
+  cutAfter(client: MongoClient, matches: (event: CommandStartedEvent) => boolean): void {
+    let requestId: number | undefined;
+    const onStarted = (event: CommandStartedEvent) => {
+      if (requestId === undefined && matches(event)) requestId = event.requestId;
+    };
+    const onSucceeded = (event: { requestId: number }) => {
+      if (event.requestId !== requestId) return;
+      this.cut();
+      client.off("commandStarted", onStarted);
+      client.off("commandSucceeded", onSucceeded);
+    };
+    client.on("commandStarted", onStarted);
+    client.on("commandSucceeded", onSucceeded);
+  }
+
+  /** Restores the proxy and waits until the service at `baseUrl` reaches its database again. */
+  async restoreFor(baseUrl: string): Promise<void> {
+    await this.restore();
+    await waitFor(async () => (await fetch(`${baseUrl}/readyz`)).status === 200, 20_000, "the database again");
   }
 }
