@@ -6,6 +6,7 @@ const ISOLATION_ONLY = [
   "test/players-instances.test.ts",
   "test/players-contention.test.ts",
   "test/events-instances.test.ts",
+  "test/launch-two-instances.test.ts",
 ];
 
 export default defineConfig({

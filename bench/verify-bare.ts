@@ -6,7 +6,6 @@ import { EntitlementSchema, LaunchTokenService, VerifyResponseSchema } from "../
 import { EntitlementStore } from "../src/admin/entitlement-store.js";
 import type { Db } from "mongodb";
 import type { Config } from "../src/config.js";
-import { LaunchUserStore } from "../src/launch/launch-user-store.js";
 import { pseudonymousPartnerId } from "../src/launch/pseudonym.js";
 import { LaunchStore } from "../src/launch/store.js";
 import { MAX_BODY_BYTES } from "../src/server/http-gateway.js";
@@ -18,25 +17,25 @@ import { listen, type Listener } from "../src/server/listener.js";
  * service's own listener code with the service's options, doing only the work
  * a verify cannot skip: the Ed25519 check of the JWT (jose, the service's key),
  * one spend (delete of the unspent marker by `_id`) and one entitlement read by
- * `_id`, side by side. No interceptors (API key, rate limit, metrics, access
- * log), no /v1 gateway, no command monitoring on its driver client, no launch
- * record, no follow-up.
+ * `_id` (the document that also holds the launch record), side by side. No
+ * interceptors (API key, rate limit, metrics, access log), no /v1 gateway, no
+ * command monitoring on its driver client, no follow-up.
  *
- * With `launchRecord` (a diagnostic, not the issue's baseline) it also reads the
- * user's launch record, side by side with the entitlement and before the spend,
- * as the service does: the service's three database calls with nothing else.
+ * With `spendAfterRead` (a diagnostic, not the issue's baseline) it spends
+ * after the read rather than side by side with it, as the service does (its
+ * read decides whether a follow-up is recorded before the spend): the
+ * service's two database calls in its order, with nothing else.
  */
 export async function startBareVerify(options: {
   config: Config;
   db: Db;
   jwk: JWK;
-  launchRecord: boolean;
+  spendAfterRead: boolean;
 }): Promise<Listener> {
-  const { config, db, launchRecord } = options;
+  const { config, db, spendAfterRead } = options;
   const publicKey = await importJWK(options.jwk, "EdDSA");
   const tokens = new LaunchStore(db);
   const entitlements = new EntitlementStore(db);
-  const launchUsers = new LaunchUserStore(db);
   const handler = connectNodeAdapter({
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     readMaxBytes: MAX_BODY_BYTES,
@@ -50,26 +49,22 @@ export async function startBareVerify(options: {
         });
         const claims = payload as { jti: string; sub: string; aud: string; iat: number } & Record<string, unknown>;
         const gameId = claims.game_id as number;
-        let spent, entitlement, partnerUserId;
-        if (launchRecord) {
-          let user;
-          [user, entitlement] = await Promise.all([
-            launchUsers.findLaunchUser(claims.aud, claims.sub),
-            entitlements.findEntitlement(claims.sub, gameId),
-          ]);
-          partnerUserId = user?.partnerUserId;
+        let spent, record;
+        if (spendAfterRead) {
+          record = await entitlements.findUserGame(claims.sub, gameId);
           spent = await tokens.spendToken(claims.jti);
         } else {
-          [spent, entitlement] = await Promise.all([
+          [spent, record] = await Promise.all([
             tokens.spendToken(claims.jti),
-            entitlements.findEntitlement(claims.sub, gameId),
+            entitlements.findUserGame(claims.sub, gameId),
           ]);
         }
+        const { entitlement, launch } = record;
         if (!spent) return create(VerifyResponseSchema, { valid: false, error: "already_used" });
         return create(VerifyResponseSchema, {
           valid: true,
           platformUserId: claims.sub,
-          partnerUserId: partnerUserId ?? pseudonymousPartnerId(claims.aud, claims.sub),
+          partnerUserId: launch.partnerUserId ?? pseudonymousPartnerId(claims.aud, claims.sub),
           installationId: claims.installation_id as string,
           issuedAt: timestampFromDate(new Date(claims.iat * 1000)),
           entitlement: create(EntitlementSchema, {

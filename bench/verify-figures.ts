@@ -73,7 +73,7 @@ export function printTable(options: {
   const names: Record<Target, string> = {
     service: "service",
     bare: "bare handler",
-    bare_launch_record: "bare + launch record",
+    bare_read_then_spend: "bare, spend after the read",
   };
   for (const protocol of protocols) {
     const name = protocol === "json" ? "JSON" : "gRPC";

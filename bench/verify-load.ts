@@ -24,8 +24,8 @@ export interface LoadSetup {
   }[];
 }
 
-/** The service, the bare handler (the baseline), and the bare handler that also reads the launch record. */
-export type Target = "service" | "bare" | "bare_launch_record";
+/** The service, the bare handler (the baseline), and the bare handler that spends after its read, as the service does. */
+export type Target = "service" | "bare" | "bare_read_then_spend";
 export type Protocol = "json" | "grpc";
 
 export type LoadCommand =
@@ -44,7 +44,7 @@ const jsonPath = (target: Target) =>
   target === "service"
     ? "/v1/launch_tokens/verify"
     : `/${LaunchTokenService.typeName}/${LaunchTokenService.method.verify.name}`;
-const TARGETS: Target[] = ["service", "bare", "bare_launch_record"];
+const TARGETS: Target[] = ["service", "bare", "bare_read_then_spend"];
 
 async function main(): Promise<void> {
   const lines = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();

@@ -28,7 +28,7 @@ const ROUNDS = 3;
 const PROTOCOLS: Protocol[] = ["json", "grpc"];
 /** The targets measured at a concurrency: the diagnostic third one only at 32, the target's concurrency. */
 const targetsAt = (concurrency: number): Target[] =>
-  concurrency === 32 ? ["service", "bare", "bare_launch_record"] : ["service", "bare"];
+  concurrency === 32 ? ["service", "bare", "bare_read_then_spend"] : ["service", "bare"];
 // Launches spread over this many players, as real launches are.
 const PLAYERS = 64;
 const TARGET_RATIO = 0.9;
@@ -47,13 +47,17 @@ export default async function benchmarkVerify() {
   try {
     const launch = await setUp(bench);
     await bareClient.connect();
-    const startBare = async (launchRecord: boolean) => {
+    const startBare = async (spendAfterRead: boolean) => {
       const db = bareClient.db(bench.config.dbName);
-      const listener = await startBareVerify({ config: bench.config, db, jwk: launch.jwk, launchRecord });
+      const listener = await startBareVerify({ config: bench.config, db, jwk: launch.jwk, spendAfterRead });
       listeners.push(listener);
       return `http://127.0.0.1:${listener.port}`;
     };
-    const targets = { service: bench.baseUrl, bare: await startBare(false), bare_launch_record: await startBare(true) };
+    const targets = {
+      service: bench.baseUrl,
+      bare: await startBare(false),
+      bare_read_then_spend: await startBare(true),
+    };
     load = startLoadGenerator({ ...launch.load, targets });
     const measured = (command: LoadCommand) => measure(bench, load!, command);
     const allTargets = targetsAt(32);

@@ -1,6 +1,5 @@
 import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { LaunchUserStore } from "../src/launch/launch-user-store.js";
 import { DbProxy } from "./support/db-proxy.js";
 import { waitFor } from "./support/main-process.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
@@ -39,8 +38,8 @@ const spend = (event: CommandStartedEvent) =>
 /** The installations the launch record of the fixture's user remembers, read around the proxy. */
 async function rememberedInstallations(launch: LaunchFixture): Promise<string[]> {
   const doc = await db()
-    .collection<{ _id: string; installations?: string[] }>("launch_users")
-    .findOne({ _id: `${launch.projectId}/${launch.platformUserId}` });
+    .collection<{ _id: string; installations?: string[] }>("entitlements")
+    .findOne({ _id: `${launch.platformUserId}:${launch.gameId}` });
   return doc?.installations ?? [];
 }
 
@@ -171,19 +170,15 @@ describe("database calls of a verify", () => {
     return commandsDuring(async () => expect((await launch.verify(token)).body.valid).toBe(true));
   };
 
-  it("a repeat launch makes three: the launch user and the entitlement side by side, then the spend", async () => {
+  it("a repeat launch makes two: the entitlement with the launch record, then the spend", async () => {
     const launch = await launchWithDeviceProfile(quiet);
     const first = await verifyOnce(launch);
-    expect(first.length).toBeGreaterThan(3);
+    expect(first.length).toBeGreaterThan(2);
 
-    expect((await verifyOnce(launch)).sort()).toEqual([
-      "delete launch_tokens_unspent",
-      "find entitlements",
-      "find launch_users",
-    ]);
+    expect(await verifyOnce(launch)).toEqual(["find entitlements", "delete launch_tokens_unspent"]);
   });
 
-  it("a changed partner link is followed up once, then launches cost three again", async () => {
+  it("a changed partner link is followed up once, then launches cost two again", async () => {
     const launch = await launchWithDeviceProfile(quiet);
     await verifyOnce(launch);
     const link = await quiet.postJson(
@@ -192,7 +187,7 @@ describe("database calls of a verify", () => {
       launch.privateKey,
     );
     expect(link.status).toBe(200);
-    expect((await verifyOnce(launch)).length).toBeGreaterThan(3);
+    expect((await verifyOnce(launch)).length).toBeGreaterThan(2);
     // The installation now routes to the newly linked player.
     const update = await quiet.postJson(
       "/v1/players/update",
@@ -200,24 +195,6 @@ describe("database calls of a verify", () => {
       launch.publicKey,
     );
     expect(update.body.updated[0].identity_key).toBe("u:hero-9");
-    expect(await verifyOnce(launch)).toHaveLength(3);
-  });
-});
-
-describe("partner links stored before launch records", () => {
-  it("are moved into launch_users at start, and verify answers them", async () => {
-    const launch = await createLaunchFixture(test);
-    const legacy = test.database.db.collection<{ _id: string; [field: string]: unknown }>("partner_links");
-    await legacy.insertOne({
-      _id: `${launch.projectId}/${launch.platformUserId}`,
-      project_id: launch.projectId,
-      platform_user_id: launch.platformUserId,
-      partner_user_id: "legacy-7",
-      linked_at: new Date(),
-    });
-    await new LaunchUserStore(test.database.db).migratePartnerLinks();
-    expect((await launch.verify((await launch.issue()).token)).body.partner_user_id).toBe("legacy-7");
-    const collections = await test.database.db.listCollections({ name: "partner_links" }).toArray();
-    expect(collections).toEqual([]);
+    expect(await verifyOnce(launch)).toHaveLength(2);
   });
 });

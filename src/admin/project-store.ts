@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
+import { NotFoundError } from "../errors.js";
 
 export interface ProjectRecord {
   projectId: string;
@@ -18,12 +19,14 @@ export class DuplicateGameError extends Error {}
 
 /**
  * The `projects` collection. A project is never changed or removed once made,
- * so the game → project answers are kept in the process: every launch issue
- * asks it, and FerretDB answers a lookup by `game_id` with a scan.
+ * so the projects found are kept in the process: every launch issue asks for
+ * the game's (FerretDB answers a lookup by `game_id` with a scan), and launch
+ * records, kept per game, are written for a project.
  */
 export class ProjectStore {
   private readonly projects;
   private readonly byGame = new Map<number, ProjectRecord>();
+  private readonly byId = new Map<string, ProjectRecord>();
 
   constructor(db: Db) {
     this.projects = db.collection<ProjectDoc>("projects");
@@ -49,15 +52,26 @@ export class ProjectStore {
   }
 
   async findProject(projectId: string): Promise<ProjectRecord | null> {
-    return toRecord(await this.projects.findOne({ _id: projectId }));
+    return this.byId.get(projectId) ?? this.remember(toRecord(await this.projects.findOne({ _id: projectId })));
+  }
+
+  /** The game of a project that exists: the caller's, or one a launch was issued for. */
+  async gameOf(projectId: string): Promise<number> {
+    const project = await this.findProject(projectId);
+    if (!project) throw new NotFoundError(`no project ${projectId}`);
+    return project.gameId;
   }
 
   async findProjectByGame(gameId: number): Promise<ProjectRecord | null> {
-    const known = this.byGame.get(gameId);
-    if (known) return known;
-    // A game without a project is not remembered: its project may be created at any time.
-    const project = toRecord(await this.projects.findOne({ game_id: gameId }));
-    if (project) this.byGame.set(gameId, project);
+    return this.byGame.get(gameId) ?? this.remember(toRecord(await this.projects.findOne({ game_id: gameId })));
+  }
+
+  /** A project not found is not remembered: it may be created at any time. */
+  private remember(project: ProjectRecord | null): ProjectRecord | null {
+    if (project) {
+      this.byId.set(project.projectId, project);
+      this.byGame.set(project.gameId, project);
+    }
     return project;
   }
 }

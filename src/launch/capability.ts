@@ -7,7 +7,8 @@ import type { Logger } from "../log.js";
 import { FollowUps, type LaunchVerified } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
 import { LaunchTokens } from "./launch-tokens.js";
-import { LaunchUserStore } from "./launch-user-store.js";
+import { FollowUpStore } from "./follow-up-store.js";
+import { migrateLaunchRecords } from "./launch-record-migration.js";
 import { SpendsInDoubt } from "./spends-in-doubt.js";
 import { LaunchStore } from "./store.js";
 
@@ -34,23 +35,28 @@ export interface LaunchOptions {
  * TTL indexes are missing, removes expired tokens.
  */
 export async function createLaunch(options: LaunchOptions): Promise<Launch> {
-  const { config, database, clock, log } = options;
+  const { config, database, projectStore, entitlementStore, clock, log } = options;
   const store = new LaunchStore(database.db);
   await store.createIndexes({ ttl: !database.isFerretDb });
-  const users = new LaunchUserStore(database.db);
-  await users.migratePartnerLinks();
+  await migrateLaunchRecords({ db: database.db, projectStore, entitlementStore });
   const keyring = new Keyring({ store, tokenTtlMs: config.launchTokenTtlSeconds * 1000, clock });
   await keyring.start();
-  const followUps = new FollowUps({ tokens: store, users, log, onLaunchVerified: options.onLaunchVerified });
+  const followUps = new FollowUps({
+    tokens: store,
+    store: new FollowUpStore(database.db),
+    entitlementStore,
+    projectStore,
+    log,
+    onLaunchVerified: options.onLaunchVerified,
+  });
   // One instance owns a FerretDB database (src/db/lease.ts): its spends are the only ones.
   const spendsInDoubt = new SpendsInDoubt(database.isFerretDb);
   const tokens = new LaunchTokens({
     store,
-    users,
     followUps,
     spendsInDoubt,
-    projectStore: options.projectStore,
-    entitlementStore: options.entitlementStore,
+    projectStore,
+    entitlementStore,
     keyring,
     issuer: config.tokenIssuer,
     ttlSeconds: config.launchTokenTtlSeconds,

@@ -1,6 +1,8 @@
+import type { EntitlementStore } from "../admin/entitlement-store.js";
+import type { ProjectStore } from "../admin/project-store.js";
 import type { Logger } from "../log.js";
 import { KeyedLock } from "../db/keyed-lock.js";
-import type { FollowUp, LaunchUserStore } from "./launch-user-store.js";
+import type { FollowUp, FollowUpStore } from "./follow-up-store.js";
 import type { LaunchStore } from "./store.js";
 
 /** What a successful verify tells the players capability, which folds the device's profile into the user's. */
@@ -13,7 +15,10 @@ export interface LaunchVerified {
 
 export interface FollowUpsOptions {
   tokens: LaunchStore;
-  users: LaunchUserStore;
+  store: FollowUpStore;
+  /** Holds the launch records, per (platform user, game). */
+  entitlementStore: EntitlementStore;
+  projectStore: ProjectStore;
   log: Logger;
   /** Must be idempotent: a follow-up interrupted by a failure runs again. */
   onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
@@ -39,11 +44,11 @@ export class FollowUps {
   constructor(private readonly deps: FollowUpsOptions) {}
 
   record(followUp: FollowUp): Promise<void> {
-    return this.deps.users.insertFollowUp(followUp);
+    return this.deps.store.insertFollowUp(followUp);
   }
 
   discard(jti: string): Promise<void> {
-    return this.deps.users.deleteFollowUp(jti);
+    return this.deps.store.deleteFollowUp(jti);
   }
 
   /** Completes a follow-up whose token was just spent; a failure is left to the sweep and never reaches the caller. */
@@ -64,26 +69,27 @@ export class FollowUps {
    * first failure; the next sweep goes on.
    */
   async sweep(now: Date): Promise<void> {
-    const { tokens, users } = this.deps;
-    for (const followUp of await users.listFollowUps(SWEEP_BATCH)) {
+    const { tokens, store } = this.deps;
+    for (const followUp of await store.listFollowUps(SWEEP_BATCH)) {
       if (!(await tokens.isUnspent(followUp.jti))) await this.complete(followUp);
-      else if (followUp.expiresAt < now) await users.deleteFollowUp(followUp.jti);
+      else if (followUp.expiresAt < now) await store.deleteFollowUp(followUp.jti);
     }
   }
 
   private async complete(followUp: FollowUp): Promise<void> {
-    const { users, onLaunchVerified } = this.deps;
+    const { store, entitlementStore: records, onLaunchVerified } = this.deps;
     const { jti, projectId, platformUserId, installationId, partnerUserId } = followUp;
+    const gameId = await this.deps.projectStore.gameOf(projectId);
     await this.installationLocks.run([`${projectId}/${installationId}`], async () => {
       // The previous user forgets the installation before it changes hands, so a retry finds that user again.
-      const previousUser = await users.findInstallationUser(projectId, installationId);
+      const previousUser = await store.findInstallationUser(projectId, installationId);
       if (previousUser !== platformUserId) {
-        if (previousUser !== null) await users.forgetInstallation(projectId, previousUser, installationId);
-        await users.setInstallationUser(projectId, installationId, platformUserId);
+        if (previousUser !== null) await records.forgetInstallation(previousUser, gameId, installationId);
+        await store.setInstallationUser(projectId, installationId, platformUserId);
       }
       await onLaunchVerified?.({ projectId, platformUserId, partnerUserId, installationId });
-      await users.rememberInstallation(projectId, platformUserId, partnerUserId, installationId);
-      await users.deleteFollowUp(jti);
+      await records.rememberInstallation(platformUserId, gameId, partnerUserId, installationId);
+      await store.deleteFollowUp(jti);
     });
   }
 }

@@ -1,11 +1,11 @@
-import type { EntitlementStore } from "../admin/entitlement-store.js";
+import type { EntitlementStore, LaunchRecord } from "../admin/entitlement-store.js";
 import type { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import { NotFoundError, PermissionDeniedError } from "../errors.js";
 import { fail, ok, type Result } from "../result.js";
 import type { FollowUps } from "./follow-ups.js";
 import type { Keyring } from "./keyring.js";
-import type { FollowUp, LaunchUser, LaunchUserStore } from "./launch-user-store.js";
+import type { FollowUp } from "./follow-up-store.js";
 import { pseudonymousPartnerId } from "./pseudonym.js";
 import type { SpendsInDoubt } from "./spends-in-doubt.js";
 import type { LaunchStore } from "./store.js";
@@ -38,7 +38,6 @@ export type { LaunchVerified } from "./follow-ups.js";
 
 export interface LaunchTokensOptions {
   store: LaunchStore;
-  users: LaunchUserStore;
   followUps: FollowUps;
   spendsInDoubt: SpendsInDoubt;
   projectStore: ProjectStore;
@@ -90,15 +89,15 @@ export class LaunchTokens {
    * Verifies `jwt` for `projectId` (the caller's), spending it on success.
    *
    * The spend is the commit point: what the answer and the follow-up need is
-   * read before it (the launch user and the entitlement, side by side), so a
-   * database failure up to the spend answers an error with the token unspent,
-   * and after it nothing turns the spent token into an error. A launch that
-   * changes something (a new installation, a changed partner link) records
-   * its follow-up before the spend and completes it after; a repeat launch
-   * makes three database calls: the two reads and the spend.
+   * read before it (the entitlement and the launch record, one document), so
+   * a database failure up to the spend answers an error with the token
+   * unspent, and after it nothing turns the spent token into an error. A
+   * launch that changes something (a new installation, a changed partner
+   * link) records its follow-up before the spend and completes it after; a
+   * repeat launch makes two database calls: the read and the spend.
    */
   async verify(jwt: string, projectId: string): Promise<Result<VerifiedLaunch, VerifyError>> {
-    const { store, users, followUps, entitlementStore, keyring, issuer, clock } = this.deps;
+    const { store, followUps, entitlementStore, keyring, issuer, clock } = this.deps;
     const read = await checkLaunchToken(jwt, keyring, issuer, clock.now());
     if (!read.ok) return fail(read.error);
     const claims = read.value;
@@ -106,14 +105,12 @@ export class LaunchTokens {
     // Another project's token is unknown to this caller, whatever its state.
     if (aud !== projectId) return fail("unknown_token");
 
-    // Ownership is read now, not at issue: a refund in between shows as owns: false.
-    const [user, entitlement] = await Promise.all([
-      users.findLaunchUser(projectId, platformUserId),
-      entitlementStore.findEntitlement(platformUserId, gameId),
-    ]);
-    const partnerUserId = user?.partnerUserId ?? pseudonymousPartnerId(projectId, platformUserId);
+    // Ownership is read now, not at issue: a refund in between shows as owns: false. The token's game is its
+    // project's (signed at issue), whose launch records are kept with the entitlement.
+    const { entitlement, launch } = await entitlementStore.findUserGame(platformUserId, gameId);
+    const partnerUserId = launch.partnerUserId ?? pseudonymousPartnerId(projectId, platformUserId);
     const expiresAt = new Date(claims.exp * 1000);
-    const followUp: FollowUp | null = isFollowedUp(user, partnerUserId, installationId)
+    const followUp: FollowUp | null = isFollowedUp(launch, partnerUserId, installationId)
       ? null
       : { jti, projectId, platformUserId, installationId, partnerUserId, expiresAt };
     if (followUp) await followUps.record(followUp);
@@ -156,11 +153,13 @@ export class LaunchTokens {
 
   /** Links the studio's id for a platform user in a project; verify answers with it from then on. */
   async link(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
-    await this.deps.users.setPartnerLink(projectId, platformUserId, partnerUserId, this.deps.clock.now());
+    const { projectStore, entitlementStore, clock } = this.deps;
+    const gameId = await projectStore.gameOf(projectId);
+    await entitlementStore.setPartnerLink(platformUserId, gameId, partnerUserId, clock.now());
   }
 }
 
 /** Whether launches of this user on this installation were already followed up under this partner id. */
-function isFollowedUp(user: LaunchUser | null, partnerUserId: string, installationId: string): boolean {
-  return user !== null && user.linkedAs === partnerUserId && user.installations.includes(installationId);
+function isFollowedUp(launch: LaunchRecord, partnerUserId: string, installationId: string): boolean {
+  return launch.linkedAs === partnerUserId && launch.installations.includes(installationId);
 }

@@ -1,0 +1,189 @@
+import type { CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EntitlementStore } from "../src/admin/entitlement-store.js";
+import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
+import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
+
+// No event apply worker: its polling would count among a verify's commands.
+const QUIET = { API_KEY_CACHE_SECONDS: "300", EVENT_WORKER: "off" };
+
+/** Issues a token for the fixture's user and installation on `service`. */
+async function issueOn(service: TestService, launch: LaunchFixture): Promise<string> {
+  const issued = await service.postJson(
+    "/v1/launch_tokens/issue",
+    {
+      platform_user_id: launch.platformUserId,
+      installation_id: launch.installationId,
+      game_id: launch.gameId,
+      channel_id: "beta",
+      build_version: "1.2.3",
+    },
+    launch.platformKey,
+  );
+  expect(issued.status).toBe(200);
+  return issued.body.token;
+}
+
+/** Verifies `token` on `service`, counting the database commands the verify sends. */
+function verifyOn(service: TestService, launch: LaunchFixture, token: string) {
+  return commandsDuring(service, () => service.postJson("/v1/launch_tokens/verify", { token }, launch.privateKey));
+}
+
+async function launchOn(service: TestService, launch: LaunchFixture) {
+  return verifyOn(service, launch, await issueOn(service, launch));
+}
+
+/** What `run` answers, and the collections of the commands the service sent to its database meanwhile. */
+async function commandsDuring<T>(service: TestService, run: () => Promise<T>): Promise<{ answer: T; on: string[] }> {
+  const on: string[] = [];
+  const record = (event: CommandStartedEvent) => {
+    if (event.databaseName === service.config.dbName)
+      on.push(`${event.commandName} ${event.command[event.commandName]}`);
+  };
+  service.database.client.on("commandStarted", record);
+  try {
+    return { answer: await run(), on };
+  } finally {
+    service.database.client.off("commandStarted", record);
+  }
+}
+
+describe("launch records stored before they joined the entitlement's document", () => {
+  let before: TestService;
+  let after: TestService;
+  let linked: LaunchFixture;
+  let launched: LaunchFixture;
+  beforeAll(async () => {
+    before = await startTestService(QUIET);
+    linked = await createLaunchFixture(before);
+    launched = await createLaunchFixture(before);
+    const legacy = (name: string) => before.database.db.collection<{ _id: string; [field: string]: unknown }>(name);
+    const scoped = (launch: LaunchFixture) => ({
+      _id: `${launch.projectId}/${launch.platformUserId}`,
+      project_id: launch.projectId,
+      platform_user_id: launch.platformUserId,
+    });
+    // The oldest place of a partner link, and the launch records that replaced it.
+    await legacy("partner_links").insertOne({ ...scoped(linked), partner_user_id: "legacy-7", linked_at: new Date() });
+    await legacy("launch_users").insertOne({
+      ...scoped(launched),
+      partner_user_id: "legacy-8",
+      linked_at: new Date(),
+      linked_as: "legacy-8",
+      installations: [launched.installationId],
+    });
+    // A second start on the same database (stopping a test service drops its database).
+    after = await startTestService({ ...QUIET, DB_NAME: before.config.dbName });
+  });
+  afterAll(async () => {
+    await after.stop();
+    await before.stop();
+  });
+
+  it("are moved at start: the old collections are gone and verify answers the links", async () => {
+    const names = (await after.database.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
+    expect(names).not.toContain("partner_links");
+    expect(names).not.toContain("launch_users");
+
+    const first = await launchOn(after, linked);
+    expect(first.answer.body).toMatchObject({ valid: true, partner_user_id: "legacy-7" });
+    expect(first.answer.body.entitlement.owns).toBe(true);
+  });
+
+  it("an installation a launch record remembered needs no follow-up again: two database calls", async () => {
+    // This start has not seen the project's key yet: its first check reads it.
+    const warmUp = await after.postJson("/v1/launch_tokens/verify", { token: "x.y.z" }, launched.privateKey);
+    expect(warmUp.body).toMatchObject({ valid: false, error: "invalid_token" });
+    const repeat = await launchOn(after, launched);
+    expect(repeat.answer.body).toMatchObject({ valid: true, partner_user_id: "legacy-8" });
+    expect(repeat.on).toEqual(["find entitlements", "delete launch_tokens_unspent"]);
+  });
+});
+
+describe("the entitlement and the launch record in one document", () => {
+  let test: TestService;
+  beforeAll(async () => {
+    test = await startTestService(QUIET);
+  });
+  afterAll(() => test.stop());
+
+  const setOwnership = (platformUserId: string, gameId: number, owns: boolean) =>
+    test.postJson(
+      "/v1/admin/entitlements",
+      { platform_user_id: platformUserId, game_id: gameId, owns, source: "STORE", channel_id: "s", build_version: "1" },
+      ADMIN_KEY,
+    );
+
+  it("an entitlement written before its game has a project counts once the project exists", async () => {
+    const gameId = 7_000_000 + Math.floor(Math.random() * 1_000_000);
+    const launch = await createLaunchFixture(test);
+    expect((await setOwnership(launch.platformUserId, gameId, true)).status).toBe(200);
+    const project = await test.postJson("/v1/admin/projects", { name: "Late", game_id: gameId }, ADMIN_KEY);
+    expect(project.status).toBe(200);
+    const late = {
+      ...launch,
+      gameId,
+      projectId: project.body.project.project_id,
+      privateKey: project.body.private_key,
+    };
+
+    const { answer } = await launchOn(test, late);
+    expect(answer.body).toMatchObject({ valid: true, entitlement: { owns: true, game_id: gameId } });
+  });
+
+  it("a partner link made before any entitlement is kept when the entitlement comes, and the other way round", async () => {
+    const launch = await createLaunchFixture(test);
+    const user = crypto.randomUUID();
+    const mine = { ...launch, platformUserId: user };
+    const link = (partnerUserId: string) =>
+      test.postJson("/v1/players/link", { platform_user_id: user, partner_user_id: partnerUserId }, launch.privateKey);
+    expect((await link("early-1")).status).toBe(200);
+    // The launch record alone is no entitlement: the platform does not issue for it.
+    const refused = await test.postJson(
+      "/v1/launch_tokens/issue",
+      { platform_user_id: user, installation_id: launch.installationId, game_id: launch.gameId },
+      launch.platformKey,
+    );
+    expect(refused.status).toBe(403);
+
+    expect((await setOwnership(user, launch.gameId, true)).status).toBe(200);
+    const first = await launchOn(test, mine);
+    expect(first.answer.body).toMatchObject({ valid: true, partner_user_id: "early-1", entitlement: { owns: true } });
+
+    // A refund keeps the link and the followed-up installation; a new link keeps the ownership.
+    const token = await issueOn(test, mine);
+    expect((await setOwnership(user, launch.gameId, false)).status).toBe(200);
+    const refunded = await verifyOn(test, mine, token);
+    expect(refunded.answer.body).toMatchObject({ partner_user_id: "early-1", entitlement: { owns: false } });
+    expect(refunded.on).toHaveLength(2);
+    expect((await setOwnership(user, launch.gameId, true)).status).toBe(200);
+    expect((await link("later-2")).status).toBe(200);
+    const relinked = await launchOn(test, mine);
+    expect(relinked.answer.body).toMatchObject({ partner_user_id: "later-2", entitlement: { owns: true } });
+  });
+
+  it("the store serialises the entitlement's writes and the launch record's to one document (FerretDB loses one otherwise)", async () => {
+    const store = new EntitlementStore(test.database.db);
+    const gameId = 8_000_000 + Math.floor(Math.random() * 1_000_000);
+    const users = Array.from({ length: 40 }, () => crypto.randomUUID());
+    const entitle = (user: string, owns: boolean) =>
+      store.upsertEntitlement({
+        platformUserId: user,
+        gameId,
+        owns,
+        source: "S",
+        channelId: "s",
+        buildVersion: "1",
+        updatedAt: new Date(),
+      });
+    // Updates of existing documents: FerretDB applies each as a read and a replace, without isolation.
+    await Promise.all(users.map((user) => entitle(user, false)));
+    await Promise.all(
+      users.flatMap((user) => [entitle(user, true), store.setPartnerLink(user, gameId, `p-${user}`, new Date())]),
+    );
+    const records = await Promise.all(users.map((user) => store.findUserGame(user, gameId)));
+    expect(records.map(({ entitlement, launch }) => [entitlement?.owns, launch.partnerUserId])).toEqual(
+      users.map((user) => [true, `p-${user}`]),
+    );
+  });
+});
