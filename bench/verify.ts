@@ -39,7 +39,8 @@ export default async function benchmarkVerify() {
   const loadAverageAtStart = os.loadavg().map((l) => round(l, 2));
   // The sweep is background work, not per verify (its cost grows with the tokens stored, not with the calls):
   // left at its default it lands in one target's round or another; its cost is measured apart, below.
-  const bench = await startBenchService({ LAUNCH_SWEEP_SECONDS: "3600" });
+  // Tokens are issued before the verifies they feed: on a loaded machine a round outlasts the default 60 s lifetime.
+  const bench = await startBenchService({ LAUNCH_SWEEP_SECONDS: "3600", LAUNCH_TOKEN_TTL_SECONDS: "900" });
   // The bare handlers' own driver client: the service's times every command for its metrics (monitorCommands).
   const bareClient = new MongoClient(bench.databaseUri, { retryReads: false, retryWrites: false });
   const listeners: Listener[] = [];

@@ -77,9 +77,10 @@ export class FollowUps {
   }
 
   private async complete(followUp: FollowUp): Promise<void> {
-    const { store, entitlementStore: records, onLaunchVerified } = this.deps;
+    const { store, entitlementStore: records, projectStore, onLaunchVerified } = this.deps;
     const { jti, projectId, platformUserId, installationId, partnerUserId } = followUp;
-    const gameId = await this.deps.projectStore.gameOf(projectId);
+    // The launch record is kept per game; a project's game never changes.
+    const gameId = await projectStore.gameOf(projectId);
     await this.installationLocks.run([`${projectId}/${installationId}`], async () => {
       // The previous user forgets the installation before it changes hands, so a retry finds that user again.
       const previousUser = await store.findInstallationUser(projectId, installationId);
