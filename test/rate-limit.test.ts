@@ -11,6 +11,7 @@ afterAll(() => test.stop());
 
 describe("rate limit per API key", () => {
   it("answers 429 with Retry-After once a key's burst is spent, without slowing other keys", async () => {
+    test.clock.freeze(); // at one request a second, a slow machine would refill a token between the calls
     const { key } = await test.createKey("admin"); // spends one of ADMIN_KEY's three
     const call = (apiKey: string) =>
       test.postJson(

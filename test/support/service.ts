@@ -13,9 +13,14 @@ export const ADMIN_KEY = "adm_test_" + "k".repeat(32);
 /** A settable clock for tests that move time (token expiry) without sleeping. */
 export class TestClock {
   private offsetMs = 0;
-  readonly now = (): Date => new Date(Date.now() + this.offsetMs);
+  private frozenAtMs: number | undefined;
+  readonly now = (): Date => new Date((this.frozenAtMs ?? Date.now()) + this.offsetMs);
   advance(ms: number): void {
     this.offsetMs += ms;
+  }
+  /** Stops the clock where it is, for a test that must not see time pass (a rate limit's refill on a slow machine). */
+  freeze(): void {
+    this.frozenAtMs ??= Date.now();
   }
 }
 
