@@ -35,7 +35,7 @@ function log(step: string, value?: unknown): void {
   process.stderr.write(`events bench: ${step}${value === undefined ? "" : ` ${JSON.stringify(value)}`}\n`);
 }
 
-async function load(task: object): Promise<any> {
+export async function load(task: object): Promise<any> {
   const child = spawn(process.execPath, ["--import", "tsx", "bench/events-load.ts", JSON.stringify(task)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -115,7 +115,7 @@ interface Generated {
 }
 
 /** 1,000,000 events in their stored shapes: raw segments, player rollups, cohort rollups, profiles with tags. */
-async function generate(bench: BenchService): Promise<Generated> {
+export async function generate(bench: BenchService): Promise<Generated> {
   const p = await project(bench, 9_100_002);
   const { db } = bench.database;
   const now = Date.now();

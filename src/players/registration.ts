@@ -59,18 +59,23 @@ export class Registration {
     needs: readonly RegistrationNeed[],
     now: Date,
   ): Promise<Map<number, ProjectLimitCode>> {
-    const knownIds = await this.tagIds(
-      projectId,
-      needs.flatMap((need) => need.tags),
-    );
-    const knownKeys = await this.registeredKeys(
-      projectId,
-      needs.flatMap((need) => need.keys),
-    );
+    const tags = needs.flatMap((need) => need.tags);
+    const keys = needs.flatMap((need) => need.keys);
+    // Names this process knows are registered take no slot and cannot break a limit: nothing to read or write.
+    const cachedTags = knownTagsIn(this.knownTags, projectId);
+    const cachedKeys = knownKeysIn(this.knownKeys, projectId);
+    if (tags.every((tag) => cachedTags.has(tag)) && keys.every((key) => cachedKeys.has(key))) return new Map();
+    // The registry's records and its counter, read side by side: one round trip before the reservation.
+    const [knownIds, knownKeys, firstRead] = await Promise.all([
+      this.tagIds(projectId, tags),
+      this.registeredKeys(projectId, keys),
+      this.stores.counters.read(projectId),
+    ]);
     for (let attempt = 0; attempt < MAX_RESERVATIONS; attempt++) {
-      const used = await this.stores.counters.read(projectId);
+      const used = attempt === 0 ? firstRead : await this.stores.counters.read(projectId);
       const plan = planSlots(needs, knownIds, knownKeys, used);
       if (plan.rejected.size > 0) return plan.rejected;
+      if (plan.tags.length === 0 && plan.keys.length === 0) return new Map();
       const reserved = await this.reserve(projectId, plan.tags.length, plan.keys.length);
       if (reserved === null) continue;
       await this.insert(projectId, reserved, plan, needs, now);
@@ -124,8 +129,13 @@ export class Registration {
     let insertedTags: string[];
     let insertedKeys: string[];
     try {
-      insertedTags = await this.stores.tags.insertTags(projectId, firstTagId, labelled, now);
-      insertedKeys = await this.stores.traitKeys.insertTraitKeys(projectId, plan.keys, now);
+      // Side by side, and both settled before a failure gives back the slots of what has no record.
+      [insertedTags, insertedKeys] = settledOrThrow(
+        await Promise.allSettled([
+          this.stores.tags.insertTags(projectId, firstTagId, labelled, now),
+          this.stores.traitKeys.insertTraitKeys(projectId, plan.keys, now),
+        ]),
+      );
     } catch (error) {
       // Best effort (the database may be gone): the start-up repair sets the counters right otherwise.
       await this.releaseUnwritten(projectId, plan).catch(() => undefined);
@@ -182,6 +192,13 @@ function planSlots(
     }
   }
   return plan;
+}
+
+/** The values of settled promises, or the first failure thrown. */
+function settledOrThrow<A, B>([a, b]: [PromiseSettledResult<A>, PromiseSettledResult<B>]): [A, B] {
+  if (a.status === "rejected") throw a.reason;
+  if (b.status === "rejected") throw b.reason;
+  return [a.value, b.value];
 }
 
 function knownTagsIn(cache: Map<string, Map<string, number>>, projectId: string): Map<string, number> {

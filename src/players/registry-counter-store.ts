@@ -16,6 +16,8 @@ interface RegistryCounterDoc {
  */
 export class RegistryCounterStore {
   private readonly counters;
+  /** Projects whose counter document exists (it is never deleted): a reservation needs no upsert first. */
+  private readonly ensured = new Set<string>();
 
   constructor(db: Db) {
     this.counters = db.collection<RegistryCounterDoc>("player_registry_counters");
@@ -23,6 +25,7 @@ export class RegistryCounterStore {
 
   async read(projectId: string): Promise<{ tags: number; traitKeys: number }> {
     const doc = await this.counters.findOne({ _id: projectId });
+    if (doc) this.ensured.add(projectId);
     return { tags: doc?.tag_count ?? 0, traitKeys: doc?.trait_key_count ?? 0 };
   }
 
@@ -66,6 +69,7 @@ export class RegistryCounterStore {
   }
 
   private async ensureCounter(projectId: string): Promise<void> {
+    if (this.ensured.has(projectId)) return;
     try {
       await this.counters.updateOne(
         { _id: projectId },
@@ -75,5 +79,6 @@ export class RegistryCounterStore {
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
     }
+    this.ensured.add(projectId);
   }
 }

@@ -164,16 +164,16 @@ export class WritePath {
   }
 
   /**
-   * Writes a round: its journal entry, device links (before any fold, see
-   * foldLateLinks), the tombstones of folded profiles (each keeping the data
-   * its fold merges), then the profiles, then membership and counts. Once the
-   * profiles are written the round is done: a failure after that is left to
-   * the background completion of its journal document. Returns
-   * the identity keys whose write lost to another process, or was not made
-   * because a profile folded into it changed after it was read here.
+   * Writes a round: its journal entry (when it moves any tag) beside the
+   * device links (before any fold, see foldLateLinks), the tombstones of
+   * folded profiles (each keeping the data its fold merges), then the
+   * profiles; then, side by side, membership and counts and the players'
+   * event histories. Once the profiles are written the round is done: a
+   * failure after that is left to the background completion of its journal
+   * document. Returns the identity keys whose write lost to another process,
+   * or was not made because a profile folded into it changed after it was read here.
    */
   private async write(projectId: string, plan: RoundPlan, now: Date) {
-    const { stores } = this.options;
     const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
       identityKey,
       read,
@@ -181,14 +181,9 @@ export class WritePath {
     }));
     if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
-    const tags = [...new Set(moves.flatMap((move) => [...move.before, ...move.after]))];
-    const identityKeys = writes.map((w) => w.identityKey);
-    const journalId = await stores.journal.begin(projectId, identityKeys, tags, now);
-    const journal: PendingWrite = { id: journalId, projectId, identityKeys, tags, startedAt: now };
+    const journal = await this.beginRound(projectId, moves, plan, now);
     let lost: Set<string>, written: Set<string>;
     try {
-      if (plan.links.size > 0) await stores.devices.linkMany(projectId, plan.links, now);
-
       const tombstones = writes.filter((w) => "foldedInto" in w.next);
       const lostTombstones = await this.writeSlots(projectId, tombstones);
       await this.options.afterTombstones?.();
@@ -200,26 +195,74 @@ export class WritePath {
       );
     } catch (error) {
       // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
-      void this.completion.start(journal);
+      if (journal) void this.completion.start(journal);
       throw error;
     }
-
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
+    await this.afterCommit(projectId, { moves, writes, written, plan, now, journal });
+    return { lost };
+  }
+
+  /**
+   * The round's journal document, written beside its device links: only a
+   * round that moves a tag can leave membership behind its profiles. Null
+   * when it moves none. A failure after the journal is written starts its completion.
+   */
+  private async beginRound(projectId: string, moves: readonly TagMove[], plan: RoundPlan, now: Date) {
+    const { stores } = this.options;
+    const moving = moves.filter((move) => !sameTags(move.before, move.after));
+    const identityKeys = moving.map((move) => move.identityKey);
+    const tags = [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))];
+    const [begun, linked] = await Promise.allSettled([
+      moving.length > 0 ? stores.journal.begin(projectId, identityKeys, tags, now) : null,
+      plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
+    ]);
+    const journal: PendingWrite | null =
+      begun.status === "fulfilled" && begun.value !== null
+        ? { id: begun.value, projectId, identityKeys, tags, startedAt: now }
+        : null;
+    if (begun.status === "rejected") throw begun.reason;
+    if (linked.status === "rejected") {
+      if (journal) void this.completion.start(journal);
+      throw linked.reason;
+    }
+    return journal;
+  }
+
+  /**
+   * After the commit point: membership and counts (then the journal's end)
+   * beside the event histories' resync, which reads the profiles, not membership.
+   */
+  private async afterCommit(projectId: string, round: CommittedRound) {
+    const { moves, writes, written, plan, now, journal } = round;
+    const { stores, log } = this.options;
+    let membership: Promise<unknown>;
     try {
       await this.options.afterProfileWrites?.();
       const writtenMoves = moves.filter((move) => written.has(move.identityKey));
-      await this.writeMembership(projectId, writtenMoves, plan.given, now);
-      if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
-      await this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
-      await stores.journal.end(journalId);
+      membership = (async () => {
+        await this.writeMembership(projectId, writtenMoves, plan.given, now);
+        if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
+        if (journal) await stores.journal.end(journal.id);
+      })();
     } catch (error) {
-      this.options.log?.warn(
-        { projectId, round: journalId, error: (error as Error)?.message },
+      membership = Promise.reject(error);
+    }
+    const histories = this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
+    const [members, events] = await Promise.allSettled([membership, histories]);
+    if (members.status === "rejected") {
+      log?.warn(
+        { projectId, round: journal?.id, error: (members.reason as Error)?.message },
         "players round: profiles written, membership not; completing it in the background",
       );
-      void this.completion.start(journal);
+      if (journal) void this.completion.start(journal);
     }
-    return { lost };
+    if (events.status === "rejected") {
+      log?.warn(
+        { projectId, error: (events.reason as Error)?.message },
+        "players round: profiles written, their event histories not queued",
+      );
+    }
   }
 
   private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
@@ -237,11 +280,14 @@ export class WritePath {
     const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
     const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
     const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
-    await locks.run([...docLocks, statsLock(projectId)], async () => {
-      await stores.membership.apply(projectId, changes);
-      const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
-      await stores.tagStats.change(projectId, idDeltas, byId(given), now);
-    });
+    const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
+    // Side by side (other collections); under both locks together, so a completion's recount never falls between.
+    await locks.run([...docLocks, statsLock(projectId)], () =>
+      settleAll([
+        stores.membership.apply(projectId, changes),
+        stores.tagStats.change(projectId, idDeltas, byId(given), now),
+      ]),
+    );
   }
 
   /**
@@ -275,6 +321,25 @@ export class WritePath {
     const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
     await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
   }
+}
+
+/** A round whose profile writes are acknowledged: what is left to write after its commit point. */
+interface CommittedRound {
+  moves: readonly TagMove[];
+  writes: readonly PlannedWrite[];
+  written: ReadonlySet<string>;
+  plan: RoundPlan;
+  now: Date;
+  journal: PendingWrite | null;
+}
+
+const sameTags = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((tag) => b.includes(tag));
+
+/** Waits for every promise to settle, then throws the first failure: no write is left running behind an error. */
+async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
 }
 
 /** The profile a tombstone's fold writes into. */

@@ -1,6 +1,6 @@
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
-import type { SlotContent } from "./profile-store.js";
+import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile-store.js";
 
 /** A profile a round wrote; `foldedInto` when it was folded into another (a tombstone now, or a device just linked). */
 export interface WrittenProfile {
@@ -9,21 +9,36 @@ export interface WrittenProfile {
 }
 
 /**
- * What a round wrote, as the write path's onWritten hook tells it: the
- * profiles whose write held, the folded ones, and each device newly linked
- * (folded into its player, whether or not it had a profile of its own).
+ * What a round wrote that moves event histories, as the write path's
+ * onWritten hook tells it: the profiles whose write held and whose tags or
+ * traits changed (a history follows only those), the folded ones, and each
+ * device newly linked (folded into its player, whether or not it had a profile of its own).
  */
 export function writtenProfiles(
-  writes: readonly { identityKey: string; next: SlotContent }[],
+  writes: readonly { identityKey: string; read: ProfileSlot; next: SlotContent }[],
   written: ReadonlySet<string>,
   links: ReadonlyMap<string, DeviceLink>,
 ): WrittenProfile[] {
   const profiles = writes
-    .filter((w) => written.has(w.identityKey))
+    .filter(
+      (w) => written.has(w.identityKey) && ("foldedInto" in w.next || cohortsChanged(w.read.profile, w.next.profile)),
+    )
     .map(({ identityKey, next }) => ({ identityKey, foldedInto: "foldedInto" in next ? next.foldedInto : null }));
   const devices = [...links].map(([deviceId, link]) => ({
     identityKey: deviceKey(deviceId),
     foldedInto: partnerKey(link.partnerUserId),
   }));
   return [...profiles, ...devices];
+}
+
+/** Whether the tags or traits (what a player's cohorts derive from) differ between two versions of a profile. */
+export function cohortsChanged(before: ProfileRecord | null, after: ProfileRecord): boolean {
+  const tags = before?.tags ?? [];
+  const traits = before?.traits ?? new Map();
+  return (
+    tags.length !== after.tags.length ||
+    !after.tags.every((tag) => tags.includes(tag)) ||
+    traits.size !== after.traits.size ||
+    [...after.traits].some(([key, value]) => traits.get(key) !== value)
+  );
 }
