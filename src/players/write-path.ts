@@ -6,11 +6,12 @@ import { partnerOf } from "./identity-key.js";
 import type { KeyedLock } from "../db/keyed-lock.js";
 import type { Logger } from "../log.js";
 import type { PendingWrite } from "./membership-journal-store.js";
-import { countDeltas, membershipChanges, tagMove, type TagMove } from "./membership.js";
+import { tagMove, type TagMove } from "./membership.js";
+import { MembershipWriter } from "./membership-writer.js";
 import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
-import { membersLock, profileLock, registryLock, statsLock, touchedKeys } from "./round-locks.js";
+import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
 import { writtenProfiles, type WrittenProfile } from "./written-profiles.js";
@@ -66,10 +67,12 @@ export class WritePath {
   readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
 
   private readonly completion: RoundCompletion;
+  private readonly membership: MembershipWriter;
 
   constructor(private readonly options: WritePathOptions) {
-    const { stores, locks, log } = options;
+    const { stores, locks, log, registration } = options;
     this.completion = new RoundCompletion({ stores, locks, log });
+    this.membership = new MembershipWriter({ stores, registration, locks });
   }
 
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
@@ -241,8 +244,8 @@ export class WritePath {
       await this.options.afterProfileWrites?.();
       const writtenMoves = moves.filter((move) => written.has(move.identityKey));
       membership = (async () => {
-        await this.writeMembership(projectId, writtenMoves, plan.given, now);
-        if (this.options.sharedDatabase) await this.settle(projectId, writtenMoves, writes);
+        await this.membership.write(projectId, writtenMoves, plan.given, now);
+        if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writtenVersions(writes));
         if (journal) await stores.journal.end(journal.id);
       })();
     } catch (error) {
@@ -272,55 +275,6 @@ export class WritePath {
     );
     return new Set([...lost].map((i) => writes[i].identityKey));
   }
-
-  private async writeMembership(projectId: string, moves: readonly TagMove[], given: Set<string>, now: Date) {
-    const { stores, locks, registration } = this.options;
-    const changes = membershipChanges(moves);
-    const deltas = countDeltas(changes);
-    const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
-    const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
-    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
-    const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
-    // Side by side (other collections); under both locks together, so a completion's recount never falls between.
-    await locks.run([...docLocks, statsLock(projectId)], () =>
-      settleAll([
-        stores.membership.apply(projectId, changes),
-        stores.tagStats.change(projectId, idDeltas, byId(given), now),
-      ]),
-    );
-  }
-
-  /**
-   * Two instances' rounds on one player write their membership in either
-   * order. Each round re-reads its profiles afterwards; where another round
-   * wrote since, it re-derives the tags it moved from the profile as it is
-   * now, so the last membership write for a player follows its last profile.
-   * (Counts need none of this: each moves by its own round's delta.)
-   */
-  private async settle(projectId: string, moves: readonly TagMove[], writes: readonly PlannedWrite[]) {
-    const { stores, locks } = this.options;
-    const version = new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
-    const now = await stores.profiles.readSlots(
-      projectId,
-      moves.map((move) => move.identityKey),
-    );
-    const stale = moves.filter((move) => now.get(move.identityKey)?.version !== version.get(move.identityKey));
-    if (stale.length === 0) return;
-    const changes = membershipChanges(
-      stale.map(({ identityKey, before, after }) => {
-        const current = now.get(identityKey)?.profile?.tags ?? [];
-        const moved = [...new Set([...before, ...after])];
-        return {
-          identityKey,
-          before: moved.filter((tag) => !current.includes(tag)),
-          after: moved.filter((tag) => current.includes(tag)),
-        };
-      }),
-    );
-    // Each moved tag is added where the profile carries it now and removed where it does not: idempotent writes.
-    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
-    await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
-  }
 }
 
 /** A round whose profile writes are acknowledged: what is left to write after its commit point. */
@@ -336,11 +290,9 @@ interface CommittedRound {
 const sameTags = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((tag) => b.includes(tag));
 
-/** Waits for every promise to settle, then throws the first failure: no write is left running behind an error. */
-async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
-  const failed = (await Promise.allSettled(promises)).find((result) => result.status === "rejected");
-  if (failed) throw failed.reason;
-}
+/** The version each written profile has now: one above the version it was read at. */
+const writtenVersions = (writes: readonly PlannedWrite[]) =>
+  new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
 
 /** The profile a tombstone's fold writes into. */
 const foldTarget = (write: PlannedWrite) => ("foldedInto" in write.next ? write.next.foldedInto : write.identityKey);

@@ -1,0 +1,72 @@
+import type { KeyedLock } from "../db/keyed-lock.js";
+import { countDeltas, membershipChanges, type TagMove } from "./membership.js";
+import type { Registration } from "./registration.js";
+import { membersLock, statsLock } from "./round-locks.js";
+import type { PlayerStores } from "./stores.js";
+
+export interface MembershipWriterOptions {
+  stores: PlayerStores;
+  registration: Registration;
+  locks: KeyedLock;
+}
+
+/** A round's tag moves written after its commit point: membership and counts, settled when instances share a database. */
+export class MembershipWriter {
+  constructor(private readonly options: MembershipWriterOptions) {}
+
+  /** Membership and the tag counts of `moves`, and the last-given time of the `given` tags. */
+  async write(projectId: string, moves: readonly TagMove[], given: ReadonlySet<string>, now: Date): Promise<void> {
+    const { stores, locks, registration } = this.options;
+    const changes = membershipChanges(moves);
+    const deltas = countDeltas(changes);
+    const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
+    const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
+    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
+    const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
+    // Side by side (other collections); under both locks together, so a completion's recount never falls between.
+    await locks.run([...docLocks, statsLock(projectId)], () =>
+      settleAll([
+        stores.membership.apply(projectId, changes),
+        stores.tagStats.change(projectId, idDeltas, byId(given), now),
+      ]),
+    );
+  }
+
+  /**
+   * Two instances' rounds on one player write their membership in either
+   * order. Each round re-reads its profiles afterwards; where another round
+   * wrote since (the version is not `writtenVersions`'), it re-derives the
+   * tags it moved from the profile as it is now, so the last membership write
+   * for a player follows its last profile. (Counts need none of this: each
+   * moves by its own round's delta.)
+   */
+  async settle(projectId: string, moves: readonly TagMove[], writtenVersions: ReadonlyMap<string, number>) {
+    const { stores, locks } = this.options;
+    const now = await stores.profiles.readSlots(
+      projectId,
+      moves.map((move) => move.identityKey),
+    );
+    const stale = moves.filter((move) => now.get(move.identityKey)?.version !== writtenVersions.get(move.identityKey));
+    if (stale.length === 0) return;
+    const changes = membershipChanges(
+      stale.map(({ identityKey, before, after }) => {
+        const current = now.get(identityKey)?.profile?.tags ?? [];
+        const moved = [...new Set([...before, ...after])];
+        return {
+          identityKey,
+          before: moved.filter((tag) => !current.includes(tag)),
+          after: moved.filter((tag) => current.includes(tag)),
+        };
+      }),
+    );
+    // Each moved tag is added where the profile carries it now and removed where it does not: idempotent writes.
+    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
+    await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
+  }
+}
+
+/** Waits for every promise to settle, then throws the first failure: no write is left running behind an error. */
+async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
+  const failed = (await Promise.allSettled(promises)).find((result) => result.status === "rejected");
+  if (failed) throw failed.reason;
+}
