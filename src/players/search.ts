@@ -1,3 +1,4 @@
+import { sortKeys } from "./key-order.js";
 import { traitIndexEntry } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
@@ -68,7 +69,7 @@ export class Search {
         keys.push(...sets[0].filter((key) => others.every((set) => set.has(key))));
       } else keys.push(...new Set(sets.flat()));
     });
-    return keys.sort(compareKeys);
+    return sortKeys(keys);
   }
 
   /** The profiles of `keys` in that order, read side by side by `_id`; a key whose profile is gone is left out. */
@@ -112,28 +113,6 @@ export class Search {
       return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
     });
   }
-}
-
-/**
- * identity_key ascending in code point order, the order MongoDB sorts strings
- * in (by their UTF-8 bytes), so membership pages in the order a scan does.
- * JavaScript's `<` compares UTF-16 code units, which puts U+E000–U+FFFF after
- * the surrogates of U+10000 and above.
- */
-export function compareKeys(a: string, b: string): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
-
-/** A UTF-16 code unit moved so that surrogates (code points above U+FFFF) rank above U+E000–U+FFFF. */
-function codePointRank(unit: number): number {
-  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
-  return unit >= 0xe000 ? unit - 0x800 : unit;
 }
 
 function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {

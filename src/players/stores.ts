@@ -29,7 +29,7 @@ export function createPlayerStores(db: Db, isFerretDb: boolean): PlayerStores {
     profiles: new ProfileStore(db, isFerretDb),
     tags: new TagStore(db),
     tagStats: new TagStatsStore(db),
-    membership: new MembershipStore(db),
+    membership: new MembershipStore(db, isFerretDb),
     journal: new MembershipJournalStore(db),
     traitKeys: new TraitKeyStore(db),
     counters: new RegistryCounterStore(db),
