@@ -2,6 +2,7 @@ import { sortKeys } from "./key-order.js";
 import { traitIndexEntry } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
+import type { TagStats } from "./tag-stats-store.js";
 import type { RegisteredTag } from "./tag-store.js";
 
 /** A tag as listed: its registry record with its players_count. */
@@ -82,8 +83,11 @@ export class Search {
   }
 
   /**
-   * The project's tags from the registry (at most 500, one read) with their
-   * counts (one point read), filtered and paged in memory; never profiles.
+   * The project's tags from their one-document list (at most 500) with their
+   * counts, filtered and paged in memory: three point reads, never profiles.
+   * A list of another length than the project's tag counter lags a
+   * registration (in flight, or cut by a crash until the start-up repair):
+   * then the records are read instead, by a scan of player_tags on FerretDB.
    */
   async listTags(
     projectId: string,
@@ -91,7 +95,12 @@ export class Search {
     page: number,
     pageSize: number,
   ) {
-    const all = await this.stores.tags.listAll(projectId);
+    const [listed, registered, stats] = await Promise.all([
+      this.stores.tags.listed(projectId),
+      this.stores.counters.read(projectId),
+      this.stores.tagStats.read(projectId),
+    ]);
+    const all = (listed ?? []).length === registered.tags ? (listed ?? []) : await this.stores.tags.listAll(projectId);
     const text = query.textPattern === undefined ? undefined : new RegExp(query.textPattern, "i");
     const matching = all.filter(
       (tag) =>
@@ -100,19 +109,22 @@ export class Search {
     );
     const categories = [...new Set(all.flatMap((tag) => (tag.category === null ? [] : [tag.category])))].sort();
     const skip = (page - 1) * pageSize;
-    const tags = await this.withStats(projectId, matching.slice(skip, skip + pageSize));
+    const tags = withStats(matching.slice(skip, skip + pageSize), stats);
     return { tags, total: matching.length, categories };
   }
 
   /** Registry records with players_count and the last time a player was given the tag. */
   async withStats(projectId: string, tags: readonly RegisteredTag[]): Promise<TagRecord[]> {
-    const { counts, seen } = await this.stores.tagStats.read(projectId);
-    return tags.map((tag) => {
-      const given = seen.get(tag.id);
-      const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
-      return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
-    });
+    return withStats(tags, await this.stores.tagStats.read(projectId));
   }
+}
+
+function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): TagRecord[] {
+  return tags.map((tag) => {
+    const given = seen.get(tag.id);
+    const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
+    return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
+  });
 }
 
 function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {
