@@ -42,7 +42,7 @@ async function createProject(bench: BenchService, gameId: number) {
   return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
 }
 
-/** Profiles and tag records in their stored shape, then their membership by the repair pass's full rebuild. */
+/** Profiles, tag records and the registry counter in their stored shape, then the tag list and membership as the repair pass writes them. */
 async function generate(bench: BenchService, projectId: string) {
   const db = bench.database.db;
   const started = performance.now();
@@ -90,8 +90,16 @@ async function generate(bench: BenchService, projectId: string) {
     db.collection<TagDoc>(PLAYER_TAGS),
     tags.map((document) => ({ insertOne: { document } })),
   );
+  // The registry counter and tag list a registration of those 500 tags leaves.
+  await db
+    .collection<{ _id: string; tag_count: number; trait_key_count: number; last_tag_id: number }>(
+      "player_registry_counters",
+    )
+    .insertOne({ _id: projectId, tag_count: tags.length, trait_key_count: 0, last_tag_id: tags.length });
+  const stores = createPlayerStores(db, bench.database.isFerretDb);
+  await stores.tags.rewriteList(projectId);
   const inserted = performance.now();
-  await rebuildMembership(createPlayerStores(db, bench.database.isFerretDb));
+  await rebuildMembership(stores);
   return {
     insert_seconds: round((inserted - started) / 1000),
     membership_rebuild_seconds: round((performance.now() - inserted) / 1000),

@@ -66,10 +66,10 @@ describe("multi-statement writes stay under 100 statements a command", () => {
 
 describe("a statement the database refuses", () => {
   it("fails the write with a WriteRefusedError keeping what the database answered", async () => {
-    const members = new MembershipStore(svc.database.db);
-    const bucket = svc.database.db.collection<{ _id: string; members: unknown }>("player_tag_members");
-    // A bucket whose members are not an array: $addToSet on it is refused statement by statement.
-    await bucket.insertOne({ _id: projectScopedId("refused", `t/${bucketOf("k")}`), members: "not an array" });
+    const members = new MembershipStore(svc.database.db, svc.database.isFerretDb);
+    const bucket = svc.database.db.collection<{ _id: string; members: string; version: unknown }>("player_tag_members");
+    // A bucket whose version is not a number: the write's $inc on it is refused statement by statement.
+    await bucket.insertOne({ _id: projectScopedId("refused", `t/${bucketOf("k")}`), members: "[]", version: "x" });
     const write = members.apply("refused", [{ tag: "t", added: ["k"], removed: [] }]);
     const error: unknown = await write.then(
       () => undefined,

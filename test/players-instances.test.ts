@@ -38,6 +38,7 @@ async function project() {
     get: async (partnerUserId: string) =>
       (await b.postJson("/v1/players/get", { partner_user_id: partnerUserId }, privateKey)).body,
     tags: async () => (await a.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey)).body,
+    search: async (body: object) => (await b.postJson("/v1/players/search", body, privateKey)).body,
   };
 }
 
@@ -76,6 +77,19 @@ describe("players/update from two instances on one database", () => {
     const after = await contention();
     expect(after.conflicts).toBeGreaterThan(before.conflicts);
     expect(after.exhausted).toBe(before.exhausted);
+  });
+
+  it("one tag given to different players through both instances at once: membership holds every one", async () => {
+    const p = await project();
+    // 96 players over the tag's 8 bucket documents: both instances read and write back the same buckets at once.
+    const players = range(96).map((i) => `m${String(i).padStart(2, "0")}`);
+    const responses = await Promise.all(
+      players.map((id, i) => p[i % 2 === 0 ? "a" : "b"].update([{ partner_user_id: id, tags_add: ["shared"] }])),
+    );
+    for (const r of responses) expect(r).toMatchObject({ status: 200, body: { rejected: [] } });
+    const found = await p.search({ tags: ["shared"], page_size: 100 });
+    expect(found.players.map((player: any) => player.partner_user_id)).toEqual(players);
+    expect(found.players_info.total).toBe(96);
   });
 
   it("devices of one player linking through both instances lose no tag or trait, and counts stay exact", async () => {

@@ -17,13 +17,15 @@ export interface CounterRepairOptions {
  * Sets each project's tag and trait-key counters to the number of its
  * records where they disagree: a registration that failed between taking its
  * slots and writing its records, and could not give them back, leaves the
- * counter high. Runs once at start; each project costs two counts by
- * project_id, a scan of player_tags and of player_trait_keys on FerretDB.
+ * counter high. Writes each project's tag list again from its records (a
+ * crash may have cut a registry write before its copy). Runs once at start;
+ * each project costs a read of its tags and a count of its trait keys by
+ * project_id, scans of player_tags and of player_trait_keys on FerretDB.
  */
 export async function repairRegistryCounters({ stores, lower, log }: CounterRepairOptions): Promise<void> {
   for (const counter of await stores.counters.all()) {
-    const [tags, traitKeys] = await Promise.all([
-      stores.tags.countInProject(counter.projectId),
+    const [{ length: tags }, traitKeys] = await Promise.all([
+      stores.tags.rewriteList(counter.projectId),
       stores.traitKeys.countInProject(counter.projectId),
     ]);
     const wrong = (stored: number, records: number) => (lower ? stored !== records : stored < records);

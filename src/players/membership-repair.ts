@@ -1,6 +1,6 @@
 import type { Logger } from "../log.js";
 import type { PendingWrite } from "./membership-journal-store.js";
-import { MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-store.js";
+import { MEMBERSHIP_LAYOUT, type MembershipChange } from "./membership-store.js";
 import type { PlayerStores } from "./stores.js";
 
 export interface RepairOptions {
@@ -22,7 +22,7 @@ export interface RepairOptions {
  */
 export async function repairMembership(options: RepairOptions): Promise<void> {
   const { stores } = options;
-  if ((await stores.membership.storedLayout()) !== MEMBERSHIP_BUCKETS) {
+  if ((await stores.membership.storedLayout()) !== MEMBERSHIP_LAYOUT) {
     await rebuildMembership(stores);
     options.log?.info("tag membership rebuilt from profiles");
     return;

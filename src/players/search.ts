@@ -1,6 +1,8 @@
+import { sortKeys } from "./key-order.js";
 import { traitIndexEntry } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
+import type { TagStats } from "./tag-stats-store.js";
 import type { RegisteredTag } from "./tag-store.js";
 
 /** A tag as listed: its registry record with its players_count. */
@@ -68,7 +70,7 @@ export class Search {
         keys.push(...sets[0].filter((key) => others.every((set) => set.has(key))));
       } else keys.push(...new Set(sets.flat()));
     });
-    return keys.sort(compareKeys);
+    return sortKeys(keys);
   }
 
   /** The profiles of `keys` in that order, read side by side by `_id`; a key whose profile is gone is left out. */
@@ -81,8 +83,11 @@ export class Search {
   }
 
   /**
-   * The project's tags from the registry (at most 500, one read) with their
-   * counts (one point read), filtered and paged in memory; never profiles.
+   * The project's tags from their one-document list (at most 500) with their
+   * counts, filtered and paged in memory: three point reads, never profiles.
+   * A list of another length than the project's tag counter lags a
+   * registration (in flight, or cut by a crash until the start-up repair):
+   * then the records are read instead, by a scan of player_tags on FerretDB.
    */
   async listTags(
     projectId: string,
@@ -90,7 +95,12 @@ export class Search {
     page: number,
     pageSize: number,
   ) {
-    const all = await this.stores.tags.listAll(projectId);
+    const [listed, registered, stats] = await Promise.all([
+      this.stores.tags.listed(projectId),
+      this.stores.counters.read(projectId),
+      this.stores.tagStats.read(projectId),
+    ]);
+    const all = (listed ?? []).length === registered.tags ? (listed ?? []) : await this.stores.tags.listAll(projectId);
     const text = query.textPattern === undefined ? undefined : new RegExp(query.textPattern, "i");
     const matching = all.filter(
       (tag) =>
@@ -99,41 +109,22 @@ export class Search {
     );
     const categories = [...new Set(all.flatMap((tag) => (tag.category === null ? [] : [tag.category])))].sort();
     const skip = (page - 1) * pageSize;
-    const tags = await this.withStats(projectId, matching.slice(skip, skip + pageSize));
+    const tags = withStats(matching.slice(skip, skip + pageSize), stats);
     return { tags, total: matching.length, categories };
   }
 
   /** Registry records with players_count and the last time a player was given the tag. */
   async withStats(projectId: string, tags: readonly RegisteredTag[]): Promise<TagRecord[]> {
-    const { counts, seen } = await this.stores.tagStats.read(projectId);
-    return tags.map((tag) => {
-      const given = seen.get(tag.id);
-      const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
-      return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
-    });
+    return withStats(tags, await this.stores.tagStats.read(projectId));
   }
 }
 
-/**
- * identity_key ascending in code point order, the order MongoDB sorts strings
- * in (by their UTF-8 bytes), so membership pages in the order a scan does.
- * JavaScript's `<` compares UTF-16 code units, which puts U+E000–U+FFFF after
- * the surrogates of U+10000 and above.
- */
-export function compareKeys(a: string, b: string): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return codePointRank(x) - codePointRank(y);
-  }
-  return a.length - b.length;
-}
-
-/** A UTF-16 code unit moved so that surrogates (code points above U+FFFF) rank above U+E000–U+FFFF. */
-function codePointRank(unit: number): number {
-  if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
-  return unit >= 0xe000 ? unit - 0x800 : unit;
+function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): TagRecord[] {
+  return tags.map((tag) => {
+    const given = seen.get(tag.id);
+    const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
+    return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
+  });
 }
 
 function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {

@@ -27,9 +27,9 @@ export interface PlayerStores {
 export function createPlayerStores(db: Db, isFerretDb: boolean): PlayerStores {
   return {
     profiles: new ProfileStore(db, isFerretDb),
-    tags: new TagStore(db),
+    tags: new TagStore(db, isFerretDb),
     tagStats: new TagStatsStore(db),
-    membership: new MembershipStore(db),
+    membership: new MembershipStore(db, isFerretDb),
     journal: new MembershipJournalStore(db),
     traitKeys: new TraitKeyStore(db),
     counters: new RegistryCounterStore(db),

@@ -2,6 +2,7 @@ import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
 import { sideBySide } from "../db/side-by-side.js";
+import { TagListStore } from "./tag-list-store.js";
 
 export interface RegisteredTag {
   id: number;
@@ -36,12 +37,18 @@ export interface TagDoc {
 
 export const PLAYER_TAGS = "player_tags";
 
-/** The player_tags collection: each project's tag registry, `_id` `<project>/<tag>`. */
+/**
+ * The player_tags collection: each project's tag registry, `_id`
+ * `<project>/<tag>`, and its copy in one document per project for listings
+ * (TagListStore), written after each registry write here.
+ */
 export class TagStore {
   private readonly tags;
+  private readonly list;
 
-  constructor(db: Db) {
+  constructor(db: Db, isFerretDb: boolean) {
     this.tags = db.collection<TagDoc>(PLAYER_TAGS);
+    this.list = new TagListStore(db, isFerretDb);
   }
 
   async createIndexes(): Promise<void> {
@@ -82,7 +89,9 @@ export class TagStore {
       }),
     );
     const failed = await insertAllNew(this.tags, docs);
-    return tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
+    const inserted = tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
+    if (inserted.length > 0) await this.copyToList(projectId, inserted);
+    return inserted;
   }
 
   async findTag(projectId: string, tag: string): Promise<RegisteredTag | null> {
@@ -90,12 +99,17 @@ export class TagStore {
     return doc && toTag(doc);
   }
 
-  /** How many tags the project has registered (a scan of player_tags on FerretDB). */
-  async countInProject(projectId: string): Promise<number> {
-    return this.tags.countDocuments({ project_id: projectId });
+  /** The project's tags by id from their one-document copy (null when none was written); it may lag a registration. */
+  async listed(projectId: string): Promise<RegisteredTag[] | null> {
+    return this.list.read(projectId);
   }
 
-  /** Every tag of the project, by id: at most the project's 500. */
+  /** Writes the one-document copy from the records (the start-up repair); returns the records. */
+  async rewriteList(projectId: string): Promise<RegisteredTag[]> {
+    return this.list.write(projectId, () => this.listAll(projectId));
+  }
+
+  /** Every tag of the project, by id, from its records: at most the project's 500, by a scan of player_tags on FerretDB. */
   async listAll(projectId: string): Promise<RegisteredTag[]> {
     const docs = await this.tags.find({ project_id: projectId }).sort({ id: 1 }).toArray();
     return docs.map(toTag);
@@ -107,8 +121,21 @@ export class TagStore {
     if (metadata.category !== undefined) set.category = metadata.category;
     if (metadata.description !== undefined) set.description = metadata.description;
     if (metadata.isHidden !== undefined) set.is_hidden = metadata.isHidden;
-    if (Object.keys(set).length > 0) await this.tags.updateOne({ _id: projectScopedId(projectId, tag) }, { $set: set });
+    if (Object.keys(set).length > 0) {
+      await this.tags.updateOne({ _id: projectScopedId(projectId, tag) }, { $set: set });
+      await this.copyToList(projectId, [tag]);
+    }
     return this.findTag(projectId, tag);
+  }
+
+  /** Puts `tags`' records, as they are now, into the project's list. */
+  private async copyToList(projectId: string, tags: readonly string[]): Promise<void> {
+    await this.list.write(projectId, async (current) => {
+      const records = await sideBySide(tags, (tag) => this.findTag(projectId, tag));
+      const byTag = new Map(current.map((record) => [record.tag, record]));
+      for (const record of records) if (record) byTag.set(record.tag, record);
+      return [...byTag.values()];
+    });
   }
 }
 

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareKeys } from "./search.js";
+import { compareKeys, sortKeys } from "./key-order.js";
 
 const byUtf8 = (a: string, b: string) => Math.sign(Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
 
@@ -16,6 +16,18 @@ describe("compareKeys", () => {
         expect(Math.sign(compareKeys(a, b))).toBe(byUtf8(a, b));
       }),
       { numRuns: 2_000 },
+    );
+  });
+});
+
+describe("sortKeys", () => {
+  it("sorts as compareKeys does, with and without keys above U+D7FF", () => {
+    const key = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme-ascii" }));
+    fc.assert(
+      fc.property(fc.array(key), (keys) => {
+        expect(sortKeys([...keys])).toEqual([...keys].sort(compareKeys));
+      }),
+      { numRuns: 1_000 },
     );
   });
 });
