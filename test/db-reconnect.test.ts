@@ -72,8 +72,8 @@ async function idleMonitor(): Promise<{ requestCheck(): void; socket: NodeJS.Eve
   }
 }
 
-/** The longest the service may stay unready once the database is back: a stuck monitor found (2 x deadline + 1 s), then slack. */
-const RECOVERY_MS = 2 * DB_TIMEOUT_MS + 1_000 + 5_000;
+/** The longest the service may stay unready once the database is back: a stuck monitor found (3 x deadline + 2 s), then slack. */
+const RECOVERY_MS = 3 * DB_TIMEOUT_MS + 2_000 + 5_000;
 
 /** Cuts the database under requests in flight, then restores it: the service must be ready again within RECOVERY_MS. */
 async function blip(publicKey: string, onCut: () => void = () => {}): Promise<void> {

@@ -48,8 +48,9 @@ export async function connectDatabase(
   await client.connect();
   const db = client.db(dbName);
   const buildInfo = await db.admin().command({ buildInfo: 1 });
-  // A heartbeat is a connect and a hello, each bounded by connectTimeoutMS; one outstanding much longer is stuck.
-  const watchdog = watchHeartbeats(client, { stuckAfterMs: 2 * timeoutMs + 1_000, log });
+  // A heartbeat is a connect and a hello, each bounded by connectTimeoutMS; one outstanding a whole deadline and
+  // 2 s longer (event-loop lag on a loaded machine) is stuck. A hung monitor never recovers, so waiting costs little.
+  const watchdog = watchHeartbeats(client, { stuckAfterMs: 3 * timeoutMs + 2_000, log });
   return {
     client,
     db,
