@@ -32,6 +32,7 @@ export function watchHeartbeats(
   const outstanding = new Map<string, NodeJS.Timeout>();
   const stopped = new AbortController();
   let reconnecting: Promise<void> | undefined;
+  let closingItself = false;
 
   const settle = ({ connectionId }: { connectionId: string }) => {
     clearTimeout(outstanding.get(connectionId));
@@ -51,7 +52,9 @@ export function watchHeartbeats(
 
   async function reconnect(address: string): Promise<void> {
     log?.warn({ address, stuckAfterMs }, "database monitor stuck; reconnecting the client");
+    closingItself = true;
     await client.close().catch(() => undefined);
+    closingItself = false;
     for (let attempt = 1; !stopped.signal.aborted; attempt++) {
       try {
         await client.connect();
@@ -64,17 +67,27 @@ export function watchHeartbeats(
     }
   }
 
+  const detach = () => {
+    stopped.abort();
+    client.off("serverHeartbeatStarted", onStarted);
+    client.off("serverHeartbeatSucceeded", settle);
+    client.off("serverHeartbeatFailed", settle);
+    client.off("topologyClosed", onClosed);
+    for (const timer of outstanding.values()) clearTimeout(timer);
+    outstanding.clear();
+  };
+  // A client its owner closed stays closed: its last heartbeat never ends, and must not look stuck.
+  const onClosed = () => {
+    if (!closingItself) detach();
+  };
+
   client.on("serverHeartbeatStarted", onStarted);
   client.on("serverHeartbeatSucceeded", settle);
   client.on("serverHeartbeatFailed", settle);
+  client.on("topologyClosed", onClosed);
   return {
     async stop() {
-      stopped.abort();
-      client.off("serverHeartbeatStarted", onStarted);
-      client.off("serverHeartbeatSucceeded", settle);
-      client.off("serverHeartbeatFailed", settle);
-      for (const timer of outstanding.values()) clearTimeout(timer);
-      outstanding.clear();
+      detach();
       await reconnecting;
     },
   };
