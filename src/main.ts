@@ -56,7 +56,7 @@ try {
     });
     uri = embedded.uri;
   }
-  database = await connectDatabase(uri, config.dbName, { timeoutMs: config.dbTimeoutMs });
+  database = await connectDatabase(uri, config.dbName, { timeoutMs: config.dbTimeoutMs, log });
   if (database.isFerretDb) {
     // One instance owns a FerretDB database: it does not isolate concurrent updates between processes.
     lease = await acquireLease({

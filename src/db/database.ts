@@ -1,4 +1,6 @@
 import { MongoClient, type Db } from "mongodb";
+import type { Logger } from "../log.js";
+import { watchHeartbeats } from "./heartbeat-watchdog.js";
 
 /** An open connection to the service's database. */
 export interface Database {
@@ -17,6 +19,8 @@ export interface Database {
 export interface ConnectOptions {
   /** Deadline of one operation, in milliseconds (Config.dbTimeoutMs). */
   timeoutMs?: number;
+  /** Where a reconnect after a stuck driver monitor is reported. */
+  log?: Logger;
 }
 
 /**
@@ -29,7 +33,7 @@ export interface ConnectOptions {
 export async function connectDatabase(
   uri: string,
   dbName: string,
-  { timeoutMs = 2_000 }: ConnectOptions = {},
+  { timeoutMs = 2_000, log }: ConnectOptions = {},
 ): Promise<Database> {
   const client = new MongoClient(uri, {
     serverSelectionTimeoutMS: timeoutMs,
@@ -44,11 +48,17 @@ export async function connectDatabase(
   await client.connect();
   const db = client.db(dbName);
   const buildInfo = await db.admin().command({ buildInfo: 1 });
+  // A heartbeat is a connect and a hello, each bounded by connectTimeoutMS; one outstanding a whole deadline and
+  // 2 s longer (event-loop lag on a loaded machine) is stuck. A hung monitor never recovers, so waiting costs little.
+  const watchdog = watchHeartbeats(client, { stuckAfterMs: 3 * timeoutMs + 2_000, log });
   return {
     client,
     db,
     isFerretDb: "ferretdbVersion" in buildInfo,
     timeoutMs,
-    close: () => client.close(),
+    close: async () => {
+      await watchdog.stop();
+      await client.close();
+    },
   };
 }

@@ -46,8 +46,17 @@ const UNAVAILABLE_SERVER_CODES = new Set([
 /** Driver errors the mongodb package does not export, recognised by name. */
 const UNAVAILABLE_DRIVER_ERRORS = new Set(["MongoWaitQueueTimeoutError", "MongoPoolClosedError"]);
 
+/**
+ * Socket errors the driver (7.x) lets through unwrapped: a command written to a
+ * connection the database has just closed fails with the socket's own EPIPE.
+ */
+const SOCKET_ERROR_CODES = new Set(["EPIPE", "ECONNRESET"]);
+
 /** True when the database could not be reached, or did not answer within its deadline. */
 export function isDatabaseUnavailable(error: unknown): boolean {
+  if (error instanceof Error && !(error instanceof MongoError)) {
+    return SOCKET_ERROR_CODES.has((error as NodeJS.ErrnoException).code ?? "");
+  }
   if (!(error instanceof MongoError)) return false;
   return (
     error instanceof MongoNetworkError || // MongoNetworkTimeoutError and PoolClearedError too
