@@ -1,9 +1,14 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
+import { connectDatabase } from "../src/db/database.js";
 import { dayOf } from "../src/events/days.js";
 import type { QueuedEvent } from "../src/events/entries.js";
 import { partnerKey } from "../src/players/identity-key.js";
 import { PLAYER_PROFILES } from "../src/players/profile-store.js";
+import { round, type BenchService } from "./support.js";
+
+/** The baseline's deadline: it reads every raw event, far past the service's. */
+const RAW_DEADLINE_MS = 600_000;
 
 /** Per "tag/name/day": events, and the distinct players who sent them. */
 export type SplitCounts = Map<string, { events: number; players: number }>;
@@ -59,6 +64,27 @@ export async function rawSplit(db: Db, query: RawSplitQuery): Promise<{ ms: numb
 
 interface TrendsBody {
   series: { name: string; tag?: string; points: { date: string; events?: number; players?: number }[] }[];
+}
+
+/** The raw split 3 times on a client of its own; each answer must equal the service's `trends` answer. */
+export async function rawBaseline(options: { bench: BenchService; query: RawSplitQuery; trends: TrendsBody }) {
+  const { bench, query, trends } = options;
+  const baseline = await connectDatabase(bench.databaseUri, bench.config.dbName, { timeoutMs: RAW_DEADLINE_MS });
+  const runs: number[] = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const { ms, counts } = await rawSplit(baseline.db, query);
+      const differences = splitDifferences(trends, counts);
+      if (differences.length > 0) {
+        throw new Error(`the raw split disagrees with Trends: ${differences.slice(0, 5).join("; ")}`);
+      }
+      runs.push(ms);
+    }
+  } finally {
+    await baseline.close();
+  }
+  runs.sort((a, b) => a - b);
+  return { p50_ms: round(runs[1]), runs_ms: runs.map((x) => round(x)) };
 }
 
 /** The differences between the Trends split and the raw answer (empty when they agree). */

@@ -2,7 +2,6 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { batchedWrite } from "../src/db/batched-write.js";
-import { connectDatabase } from "../src/db/database.js";
 import { cohortMonthId, EVERYONE, packCounts, tagCohort } from "../src/events/cohort-rollup-store.js";
 import { dayOf, monthOf } from "../src/events/days.js";
 import type { QueuedEvent } from "../src/events/entries.js";
@@ -11,7 +10,7 @@ import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { SegmentStore } from "../src/events/segment-store.js";
 import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
-import { rawSplit, splitDifferences } from "./events-raw.js";
+import { rawBaseline } from "./events-raw.js";
 import { round, startBenchService, type BenchService } from "./support.js";
 
 /**
@@ -27,8 +26,6 @@ const EVENTS_PER_PLAYER = 50;
 const DAYS = 30;
 const TAGS = 10;
 const NAMES = 5;
-/** The raw baseline's deadline (it reads every raw event). */
-const RAW_DEADLINE_MS = 600_000;
 const INGEST_SECONDS = Number(process.env.BENCH_EVENTS_INGEST_SECONDS ?? 20);
 
 function log(step: string, value?: unknown): void {
@@ -103,7 +100,7 @@ async function ingestion(bench: BenchService) {
   };
 }
 
-export interface Generated {
+interface Generated {
   projectId: string;
   privateKey: string;
   publicKey: string;
@@ -115,7 +112,7 @@ export interface Generated {
 }
 
 /** 1,000,000 events in their stored shapes: raw segments, player rollups, cohort rollups, profiles with tags. */
-export async function generate(bench: BenchService): Promise<Generated> {
+async function generate(bench: BenchService): Promise<Generated> {
   const p = await project(bench, 9_100_002);
   const { db } = bench.database;
   const now = Date.now();
@@ -244,34 +241,6 @@ export async function generate(bench: BenchService): Promise<Generated> {
   return { ...p, from: days[0], to: days.at(-1)!, tags, dailyPlayers };
 }
 
-/**
- * The split from the raw events and profiles, 3 runs, on a client of its own (its reads outlast the service's
- * deadline); its answer must equal the service's.
- */
-async function rawBaseline(bench: BenchService, g: Generated) {
-  const trends = await post(bench, "/v1/events/trends", g.privateKey, {
-    from: g.from,
-    to: g.to,
-    split_by: "tags",
-    tags: g.tags,
-  });
-  const baseline = await connectDatabase(bench.databaseUri, bench.config.dbName, { timeoutMs: RAW_DEADLINE_MS });
-  const runs: number[] = [];
-  try {
-    for (let i = 0; i < 3; i++) {
-      const { ms, counts } = await rawSplit(baseline.db, g);
-      const differences = splitDifferences(trends, counts);
-      if (differences.length > 0)
-        throw new Error(`the raw split disagrees with Trends: ${differences.slice(0, 5).join("; ")}`);
-      runs.push(ms);
-    }
-  } finally {
-    await baseline.close();
-  }
-  runs.sort((a, b) => a - b);
-  return { p50: round(runs[1]), runs: runs.map((x) => round(x)) };
-}
-
 /** Enables the key's cohorts; times until its backfill is applied and its cohorts answer. */
 async function materialise(bench: BenchService, g: Generated, key: string) {
   const started = performance.now();
@@ -306,7 +275,8 @@ export default async function eventsBench() {
     log("trait materialised", backfill);
     const traitMaterialised = await load({ ...traitQuery, runs: 50 });
     log("trait filter, materialised", traitMaterialised);
-    const raw = await rawBaseline(bench, g);
+    const trends = await post(bench, "/v1/events/trends", g.privateKey, { ...range, split_by: "tags", tags: g.tags });
+    const raw = await rawBaseline({ bench, query: g, trends });
     log("raw baseline", raw);
     const tagChange = await load({
       kind: "tag-change",
@@ -326,8 +296,8 @@ export default async function eventsBench() {
         split_by_10_tags: split,
         everyone,
         trait_filter: { exact_path: traitExact, materialised: traitMaterialised, backfill_of_5000_holders: backfill },
-        raw_split_ms: raw,
-        speedup_p50: round(raw.p50 / split.p50_ms),
+        raw_split: raw,
+        speedup_p50: round(raw.p50_ms / split.p50_ms),
       },
       tag_change_30_active_days: tagChange,
     };
