@@ -1,10 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
-import type { Db } from "mongodb";
 import { batchedWrite } from "../src/db/batched-write.js";
-import { connectDatabase } from "../src/db/database.js";
-import { cohortMonthId, EVERYONE, tagCohort } from "../src/events/cohort-rollup-store.js";
+import { cohortMonthId, EVERYONE, packCounts, tagCohort } from "../src/events/cohort-rollup-store.js";
 import { dayOf, monthOf } from "../src/events/days.js";
 import type { QueuedEvent } from "../src/events/entries.js";
 import { nameField } from "../src/events/names.js";
@@ -12,6 +10,7 @@ import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { SegmentStore } from "../src/events/segment-store.js";
 import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
+import { rawBaseline } from "./events-raw.js";
 import { round, startBenchService, type BenchService } from "./support.js";
 
 /**
@@ -27,8 +26,6 @@ const EVENTS_PER_PLAYER = 50;
 const DAYS = 30;
 const TAGS = 10;
 const NAMES = 5;
-/** The raw aggregation's deadline (the baseline is a scan of every raw event). */
-const RAW_DEADLINE_MS = 600_000;
 const INGEST_SECONDS = Number(process.env.BENCH_EVENTS_INGEST_SECONDS ?? 20);
 
 function log(step: string, value?: unknown): void {
@@ -212,7 +209,19 @@ export async function generate(bench: BenchService): Promise<Generated> {
   ]);
   await insert(
     "event_cohort_rollups",
-    [...cohortDays].map(([id, doc]) => ({ _id: id, project_id: p.projectId, ...doc, hw: 0 })),
+    [...cohortDays].map(([id, { cohort, month, days }]) => ({
+      _id: id,
+      project_id: p.projectId,
+      cohort,
+      month,
+      days: Object.fromEntries(
+        Object.entries(days).map(([day, names]) => [
+          day,
+          Object.fromEntries(Object.entries(names).map(([field, { e, p }]) => [field, packCounts(e, p)])),
+        ]),
+      ),
+      hw: 0,
+    })),
   );
   await insert(
     PLAYER_TAGS,
@@ -230,37 +239,6 @@ export async function generate(bench: BenchService): Promise<Generated> {
     ),
   );
   return { ...p, from: days[0], to: days.at(-1)!, tags, dailyPlayers };
-}
-
-/** The same split answer from the raw events and the profiles, without rollups: the baseline. */
-async function rawSplit(db: Db, g: Generated): Promise<number> {
-  const started = performance.now();
-  const tagsOf = new Map<string, string[]>();
-  for await (const doc of db
-    .collection(PLAYER_PROFILES)
-    .find({ project_id: g.projectId }, { projection: { identity_key: 1, tags: 1 } })) {
-    tagsOf.set(doc.identity_key, doc.tags);
-  }
-  const counts = new Map<string, { e: number; players: Set<string> }>();
-  const cursor = db
-    .collection("event_segments")
-    .aggregate([
-      { $match: { project_id: g.projectId } },
-      { $unwind: "$work.events" },
-      { $project: { e: "$work.events" } },
-    ]);
-  for await (const { e } of cursor) {
-    const day = dayOf(e.t);
-    if (day < g.from || day > g.to) continue;
-    for (const tag of tagsOf.get(`u:${e.u}`) ?? []) {
-      const key = `${tag}/${e.n}/${day}`;
-      const slot = counts.get(key) ?? { e: 0, players: new Set<string>() };
-      counts.set(key, slot);
-      slot.e++;
-      slot.players.add(e.u);
-    }
-  }
-  return performance.now() - started;
 }
 
 /** Enables the key's cohorts; times until its backfill is applied and its cohorts answer. */
@@ -289,22 +267,16 @@ export default async function eventsBench() {
     const split = await load({ ...common, runs: 50, body: { ...range, split_by: "tags", tags: g.tags } });
     log("trends split by 10 tags", split);
     const everyone = await load({ ...common, runs: 50, body: range });
+    log("trends, everyone", everyone);
     const traitQuery = { ...common, body: { ...range, traits: { tier: "gold" } } };
     const traitExact = await load({ ...traitQuery, runs: 3 });
     log("trait filter, exact path", traitExact);
     const backfill = await materialise(bench, g, "tier");
     log("trait materialised", backfill);
     const traitMaterialised = await load({ ...traitQuery, runs: 50 });
-    const raw: number[] = [];
-    // A client of its own: FerretDB answers the first batch of the aggregation only after the whole $unwind, past
-    // the service's deadline.
-    const baseline = await connectDatabase(bench.databaseUri, bench.config.dbName, { timeoutMs: RAW_DEADLINE_MS });
-    try {
-      for (let i = 0; i < 3; i++) raw.push(await rawSplit(baseline.db, g));
-    } finally {
-      await baseline.close();
-    }
-    raw.sort((a, b) => a - b);
+    log("trait filter, materialised", traitMaterialised);
+    const trends = await post(bench, "/v1/events/trends", g.privateKey, { ...range, split_by: "tags", tags: g.tags });
+    const raw = await rawBaseline({ bench, query: g, trends });
     log("raw baseline", raw);
     const tagChange = await load({
       kind: "tag-change",
@@ -324,8 +296,8 @@ export default async function eventsBench() {
         split_by_10_tags: split,
         everyone,
         trait_filter: { exact_path: traitExact, materialised: traitMaterialised, backfill_of_5000_holders: backfill },
-        raw_aggregation_split_ms: { p50: round(raw[1]), runs: raw.map((x) => round(x)) },
-        speedup_p50: round(raw[1] / split.p50_ms),
+        raw_split: raw,
+        speedup_p50: round(raw.p50_ms / split.p50_ms),
       },
       tag_change_30_active_days: tagChange,
     };

@@ -6,6 +6,7 @@ const PARTS = [
   "run.ts",
   "support.ts",
   "events-load.ts",
+  "events-raw.ts",
   "verify-load.ts",
   "verify-bare.ts",
   "verify-figures.ts",

@@ -1,5 +1,5 @@
 import type { DocumentChange } from "./absorb.js";
-import { cohortMonthId, EVERYONE } from "./cohort-rollup-store.js";
+import { cohortMonthId, EVERYONE, packCounts } from "./cohort-rollup-store.js";
 import { dayOf, monthOf } from "./days.js";
 import type { QueuedEvent } from "./entries.js";
 import { nameField } from "./names.js";
@@ -172,8 +172,7 @@ export class Planner {
     const key = `${cohort}\u0000${month}`;
     let doc = this.cohortIncs.get(key);
     if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, inc: {} }));
-    if (events !== 0) bump(doc.inc, `days.${day}.${field}.e`, events);
-    if (players !== 0) bump(doc.inc, `days.${day}.${field}.p`, players);
+    bump(doc.inc, `days.${day}.${field}`, packCounts(events, players));
   }
 }
 
