@@ -1,7 +1,7 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntitlementStore } from "../src/admin/entitlement-store.js";
-import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
+import { createLaunchFixture, entitle, type LaunchFixture } from "./support/launch.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
 // No event apply worker: its polling would count among a verify's commands.
@@ -166,20 +166,13 @@ describe("the entitlement and the launch record in one document", () => {
     const store = new EntitlementStore(test.database.db);
     const gameId = 8_000_000 + Math.floor(Math.random() * 1_000_000);
     const users = Array.from({ length: 40 }, () => crypto.randomUUID());
-    const entitle = (user: string, owns: boolean) =>
-      store.upsertEntitlement({
-        platformUserId: user,
-        gameId,
-        owns,
-        source: "S",
-        channelId: "s",
-        buildVersion: "1",
-        updatedAt: new Date(),
-      });
     // Updates of existing documents: FerretDB applies each as a read and a replace, without isolation.
-    await Promise.all(users.map((user) => entitle(user, false)));
+    await Promise.all(users.map((user) => entitle(store, user, gameId, false)));
     await Promise.all(
-      users.flatMap((user) => [entitle(user, true), store.setPartnerLink(user, gameId, `p-${user}`, new Date())]),
+      users.flatMap((user) => [
+        entitle(store, user, gameId, true),
+        store.setPartnerLink(user, gameId, `p-${user}`, new Date()),
+      ]),
     );
     const records = await Promise.all(users.map((user) => store.findUserGame(user, gameId)));
     expect(records.map(({ entitlement, launch }) => [entitlement?.owns, launch.partnerUserId])).toEqual(

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntitlementStore } from "../src/admin/entitlement-store.js";
+import { entitle } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -15,20 +16,10 @@ describe("two instances writing one user's entitlement and launch record", () =>
     const [admin, launch] = [new EntitlementStore(svc.database.db), new EntitlementStore(svc.database.db)];
     const gameId = 9_000_000 + Math.floor(Math.random() * 1_000_000);
     const users = Array.from({ length: 40 }, () => crypto.randomUUID());
-    const entitle = (user: string, owns: boolean) =>
-      admin.upsertEntitlement({
-        platformUserId: user,
-        gameId,
-        owns,
-        source: "S",
-        channelId: "s",
-        buildVersion: "1",
-        updatedAt: new Date(),
-      });
-    await Promise.all(users.map((user) => entitle(user, false)));
+    await Promise.all(users.map((user) => entitle(admin, user, gameId, false)));
     await Promise.all(
       users.flatMap((user) => [
-        entitle(user, true),
+        entitle(admin, user, gameId, true),
         launch.setPartnerLink(user, gameId, `p-${user}`, new Date()),
         launch.rememberInstallation(user, gameId, `p-${user}`, "install-1"),
       ]),

@@ -4,6 +4,7 @@ import {
   applyOperations,
   foldDevice,
   inFieldOrder,
+  NO_OPERATIONS,
   playerLimitBroken,
   type DroppedItem,
   type Operations,
@@ -27,6 +28,18 @@ export interface RoundEntry {
   platformUserId: string | null;
   /** False for a verified launch: it creates no profile for a player that has none. */
   createsProfile: boolean;
+}
+
+/** An entry that only folds `deviceId`'s profile (and `foldKey`'s) into `partnerUserId`'s: a link, nothing else to apply. */
+export function foldEntry(fold: {
+  index: number;
+  partnerUserId: string;
+  deviceId: string | null;
+  foldKey?: string | null;
+  platformUserId?: string | null;
+}): RoundEntry {
+  const { index, partnerUserId, deviceId, foldKey = null, platformUserId = null } = fold;
+  return { index, partnerUserId, deviceId, foldKey, ops: NO_OPERATIONS, platformUserId, createsProfile: false };
 }
 
 /** What the round read: every profile its entries may touch, the links of their devices, and account links. */

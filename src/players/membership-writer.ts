@@ -1,5 +1,6 @@
 import type { KeyedLock } from "../db/keyed-lock.js";
 import { countDeltas, membershipChanges, type TagMove } from "./membership.js";
+import type { ProfileSlot } from "./profile-store.js";
 import type { Registration } from "./registration.js";
 import { membersLock, statsLock } from "./round-locks.js";
 import type { PlayerStores } from "./stores.js";
@@ -35,13 +36,18 @@ export class MembershipWriter {
   /**
    * Two instances' rounds on one player write their membership in either
    * order. Each round re-reads its profiles afterwards; where another round
-   * wrote since (the version is not `writtenVersions`'), it re-derives the
-   * tags it moved from the profile as it is now, so the last membership write
-   * for a player follows its last profile. (Counts need none of this: each
-   * moves by its own round's delta.)
+   * wrote since (the version is not one above the one `writes` read), it
+   * re-derives the tags it moved from the profile as it is now, so the last
+   * membership write for a player follows its last profile. (Counts need
+   * none of this: each moves by its own round's delta.)
    */
-  async settle(projectId: string, moves: readonly TagMove[], writtenVersions: ReadonlyMap<string, number>) {
+  async settle(
+    projectId: string,
+    moves: readonly TagMove[],
+    writes: readonly { identityKey: string; read: ProfileSlot }[],
+  ) {
     const { stores, locks } = this.options;
+    const writtenVersions = new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
     const now = await stores.profiles.readSlots(
       projectId,
       moves.map((move) => move.identityKey),

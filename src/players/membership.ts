@@ -12,6 +12,10 @@ export function tagMove(identityKey: string, read: ProfileSlot, next: SlotConten
   return { identityKey, before: read.profile?.tags ?? [], after: "profile" in next ? next.profile.tags : [] };
 }
 
+/** Whether the player gained or lost any tag. */
+export const movesAnyTag = ({ before, after }: TagMove): boolean =>
+  before.length !== after.length || before.some((tag) => !after.includes(tag));
+
 /**
  * Per tag, the players who gained it and lost it: what the round writes to
  * membership, and what a tag series of events would need to move a player's

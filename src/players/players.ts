@@ -2,13 +2,12 @@ import type { Clock } from "../clock.js";
 import { fail, ok, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
-import type { RejectCode, RoundEntry } from "./decide.js";
+import { foldEntry, type RejectCode } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 import {
   MAX_TAGS_PER_PLAYER,
   MAX_TRAITS_PER_PLAYER,
-  NO_OPERATIONS,
   normaliseEntry,
   type DroppedItem,
   type EntryInput,
@@ -130,15 +129,8 @@ export class Players {
       platformUsers.findPartner(projectId, platformUserId),
     ]);
     if (account !== platformUserId) await accounts.link(projectId, partnerUserId, platformUserId, this.clock.now());
-    const fold = (index: number, deviceId: string | null, foldKey: string | null): RoundEntry => ({
-      index,
-      partnerUserId,
-      deviceId,
-      foldKey,
-      ops: NO_OPERATIONS,
-      platformUserId,
-      createsProfile: false,
-    });
+    const fold = (index: number, deviceId: string | null, foldKey: string | null) =>
+      foldEntry({ index, partnerUserId, deviceId, foldKey, platformUserId });
     const entries = [fold(0, installationId, null)];
     if (previous !== null && previous !== partnerUserId) entries.unshift(fold(1, null, partnerKey(previous)));
     await this.writes.apply(projectId, entries);

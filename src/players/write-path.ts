@@ -1,14 +1,20 @@
 import type { Clock } from "../clock.js";
 import { ContentionError } from "../errors.js";
-import { decideRound, type EntryDecision, type RejectCode, type RoundEntry, type RoundPlan } from "./decide.js";
+import {
+  decideRound,
+  foldEntry,
+  type EntryDecision,
+  type RejectCode,
+  type RoundEntry,
+  type RoundPlan,
+} from "./decide.js";
 import type { DeviceLink } from "./device-link-store.js";
 import { partnerOf } from "./identity-key.js";
 import type { KeyedLock } from "../db/keyed-lock.js";
 import type { Logger } from "../log.js";
 import type { PendingWrite } from "./membership-journal-store.js";
-import { tagMove, type TagMove } from "./membership.js";
+import { movesAnyTag, tagMove, type TagMove } from "./membership.js";
 import { MembershipWriter } from "./membership-writer.js";
-import { NO_OPERATIONS } from "./operations.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
@@ -122,7 +128,7 @@ export class WritePath {
   /** Folds each device's own profile into the profile of the player it is linked to. */
   async fold(projectId: string, links: ReadonlyMap<string, DeviceLink | null>): Promise<void> {
     const folds = [...links].flatMap(([deviceId, link], index) =>
-      link ? [foldEntry(index, link.partnerUserId, deviceId)] : [],
+      link ? [foldEntry({ index, partnerUserId: link.partnerUserId, deviceId })] : [],
     );
     if (folds.length > 0) await this.apply(projectId, folds);
   }
@@ -213,7 +219,7 @@ export class WritePath {
    */
   private async beginRound(projectId: string, moves: readonly TagMove[], plan: RoundPlan, now: Date) {
     const { stores } = this.options;
-    const moving = moves.filter((move) => !sameTags(move.before, move.after));
+    const moving = moves.filter(movesAnyTag);
     const identityKeys = moving.map((move) => move.identityKey);
     const tags = [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))];
     const [begun, linked] = await Promise.allSettled([
@@ -245,7 +251,7 @@ export class WritePath {
       const writtenMoves = moves.filter((move) => written.has(move.identityKey));
       membership = (async () => {
         await this.membership.write(projectId, writtenMoves, plan.given, now);
-        if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writtenVersions(writes));
+        if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writes);
         if (journal) await stores.journal.end(journal.id);
       })();
     } catch (error) {
@@ -287,25 +293,5 @@ interface CommittedRound {
   journal: PendingWrite | null;
 }
 
-const sameTags = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((tag) => b.includes(tag));
-
-/** The version each written profile has now: one above the version it was read at. */
-const writtenVersions = (writes: readonly PlannedWrite[]) =>
-  new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
-
 /** The profile a tombstone's fold writes into. */
 const foldTarget = (write: PlannedWrite) => ("foldedInto" in write.next ? write.next.foldedInto : write.identityKey);
-
-/** A fold with nothing else to apply. */
-function foldEntry(index: number, partnerUserId: string, deviceId: string): RoundEntry {
-  return {
-    index,
-    partnerUserId,
-    deviceId,
-    foldKey: null,
-    ops: NO_OPERATIONS,
-    platformUserId: null,
-    createsProfile: false,
-  };
-}

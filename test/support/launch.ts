@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { EntitlementStore } from "../../src/admin/entitlement-store.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
 
 export interface LaunchFixture {
@@ -65,4 +66,17 @@ export async function createLaunchFixture(test: TestService): Promise<LaunchFixt
   };
   await fixture.setOwnership(true);
   return fixture;
+}
+
+/** Writes `user`'s ownership of `gameId` straight through `store`, as the admin API does. */
+export function entitle(store: EntitlementStore, user: string, gameId: number, owns: boolean): Promise<void> {
+  return store.upsertEntitlement({
+    platformUserId: user,
+    gameId,
+    owns,
+    source: "S",
+    channelId: "s",
+    buildVersion: "1",
+    updatedAt: new Date(),
+  });
 }
