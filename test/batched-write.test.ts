@@ -1,6 +1,11 @@
-import type { CommandStartedEvent } from "mongodb";
+import type { CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { batchedWrite, MAX_STATEMENTS_PER_COMMAND, STATEMENTS_PER_COMMAND } from "../src/db/batched-write.js";
+import {
+  batchedWrite,
+  MAX_STATEMENTS_IN_FLIGHT,
+  MAX_STATEMENTS_PER_COMMAND,
+  STATEMENTS_PER_COMMAND,
+} from "../src/db/batched-write.js";
 import { projectScopedId } from "../src/db/ids.js";
 import { WriteRefusedError } from "../src/errors.js";
 import { bucketOf, MembershipStore } from "../src/players/membership-store.js";
@@ -61,6 +66,41 @@ describe("multi-statement writes stay under 100 statements a command", () => {
     const search = await svc.postJson("/v1/players/search", { tags: ["tag_0"], page_size: 100 }, privateKey);
     const expected = players.filter((p) => p.tags.includes("tag_0")).map((p) => p.partner_user_id);
     expect(search.body.players.map((p: any) => p.partner_user_id)).toEqual(expected.sort());
+  });
+});
+
+describe("multi-statement writes side by side stay within the statements measured safe", () => {
+  it("several large writes at once never have more than MAX_STATEMENTS_IN_FLIGHT statements in flight", async () => {
+    const inFlight = new Map<number, number>();
+    let most = 0;
+    const started = (event: CommandStartedEvent) => {
+      if (event.commandName !== "update" || event.command.update !== "batched_write_side_by_side") return;
+      inFlight.set(event.requestId, event.command.updates.length);
+      most = Math.max(
+        most,
+        [...inFlight.values()].reduce((sum, n) => sum + n, 0),
+      );
+    };
+    const ended = (event: CommandSucceededEvent) => inFlight.delete(event.requestId);
+    svc.database.client.on("commandStarted", started).on("commandSucceeded", ended).on("commandFailed", ended);
+    try {
+      const collection = svc.database.db.collection<{ _id: string; n: number }>("batched_write_side_by_side");
+      const writer = (w: number) =>
+        batchedWrite(
+          collection,
+          Array.from({ length: 300 }, (_, n) => ({
+            updateOne: { filter: { _id: `w${w}-${n}` }, update: { $set: { n } }, upsert: true },
+          })),
+        );
+      expect(await Promise.all([0, 1, 2, 3].map(writer))).toEqual([[], [], [], []]);
+      expect(await collection.countDocuments()).toBe(1_200);
+    } finally {
+      svc.database.client.off("commandStarted", started).off("commandSucceeded", ended).off("commandFailed", ended);
+    }
+    // FerretDB 1.24 deadlocked for good with two commands of 50 statements side by side (see batched-write.ts).
+    expect(most).toBeGreaterThan(STATEMENTS_PER_COMMAND);
+    expect(most).toBeLessThanOrEqual(MAX_STATEMENTS_IN_FLIGHT);
+    expect(MAX_STATEMENTS_IN_FLIGHT).toBeLessThan(2 * 50);
   });
 });
 

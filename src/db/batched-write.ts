@@ -3,24 +3,26 @@ import { Gate } from "./gate.js";
 import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
 
 /**
- * FerretDB 1.24 deadlocks for good on a write command of 100 or more
- * statements (measured; 99 works), so no command may carry more than this.
+ * FerretDB 1.24 deadlocks for good on one write command of 100 statements or
+ * more (99 works alone), and on two commands of 50 side by side (measured:
+ * two or three 50-statement writers beside eight single writers hung within a
+ * minute; one of 50, two of 25 and four of 25 ran for 60–120 s without).
  */
 export const MAX_STATEMENTS_PER_COMMAND = 99;
+/** Statements of this process's multi-statement commands in flight at once: two commands of 25, measured safe. */
+export const MAX_STATEMENTS_IN_FLIGHT = 50;
 /**
- * Statements a command carries: half the limit, so that one command stays well
- * inside the database deadline on a loaded machine (a 99-statement profile
- * write took over 2 s there) for a round trip more per 50 statements.
+ * Statements a command carries. Two commands of 25 side by side wrote more
+ * statements a second than one of 50 at a time (measured, same engine).
  */
-export const STATEMENTS_PER_COMMAND = 50;
+export const STATEMENTS_PER_COMMAND = 25;
 
 /**
  * Multi-statement commands of this process in flight at once. SQLite runs one
  * write at a time, so more only queue inside FerretDB, where the wait counts
- * against the database deadline (measured: 503s with 8 update calls in flight
- * on a loaded 2-core machine); queued here, they wait without a deadline.
+ * against the database deadline; larger commands side by side risk the deadlock.
  */
-const commands = new Gate(2);
+const commands = new Gate(MAX_STATEMENTS_IN_FLIGHT / STATEMENTS_PER_COMMAND);
 
 /** A statement the server refused, by its index in the operations given. */
 export interface StatementFailure {
