@@ -16,6 +16,8 @@ export interface IngestOutcome {
   accepted: number;
   rejected: ({ index: number } & Rejection)[];
   lag: Lag;
+  /** The time the events were checked against, and the timestamp of those sent without one. */
+  serverTime: Date;
 }
 
 export interface TrendsRequest {
@@ -58,7 +60,7 @@ export class Events {
       const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
       await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest);
     }
-    return { accepted: accepted.length, rejected, lag: worker.lag() };
+    return { accepted: accepted.length, rejected, lag: worker.lag(), serverTime: now };
   }
 
   /**
