@@ -198,7 +198,7 @@ describe("players/tags", () => {
     const page = await post("/v1/players/tags", { page: 2, page_size: 2 });
     expect(page.body.tags).toHaveLength(2);
     expect(page.body.tags_info).toMatchObject({ page: 2, pages: Math.ceil(page.body.tags_info.total / 2) });
-    // DESIGN.md: as in players/search, an absent page means 1 and 0 or below is invalid_argument.
+    // docs/api.md: as in players/search, an absent page means 1 and 0 or below is invalid_argument.
     expect((await post("/v1/players/tags", { page: 0, page_size: 10 })).status).toBe(400);
     const tooBig = await post("/v1/players/tags", { page: 1, page_size: 101 });
     expect(tooBig.status).toBe(400);
