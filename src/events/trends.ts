@@ -58,6 +58,7 @@ export class CohortReader {
   /** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
   private async materialisedCohort(projectId: string, cohort: CohortFilter): Promise<string | null> {
     if (isEveryone(cohort)) return EVERYONE;
+    if (cohort.tagsNone.length > 0) return null;
     const [tag, trait] = [cohort.tags[0], cohort.traits[0]];
     if (cohort.traits.length === 0 && cohort.tags.length === 1) return tagCohort(tag);
     if (cohort.tags.length > 0 || cohort.traits.length > 1) return null;

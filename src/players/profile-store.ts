@@ -24,6 +24,8 @@ export interface ProfileRecord {
 export interface ProfileQuery {
   tagsAny?: string[];
   tagsAll?: string[];
+  /** Tags none of which a match carries. */
+  tagsNone?: string[];
   /** traitIndexEntry() of each trait that must match. */
   traits?: string[];
 }
@@ -114,10 +116,7 @@ export class ProfileStore {
     skip: number,
     limit: number,
   ): Promise<{ profiles: ProfileRecord[]; total: number }> {
-    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
-    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
-    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
-    if (query.traits) filter.trait_index = { $all: query.traits };
+    const filter = profileFilter(projectId, query);
     const [docs, total] = await Promise.all([
       this.profiles.find(filter).sort({ identity_key: 1 }).skip(skip).limit(limit).toArray(),
       this.profiles.countDocuments(filter),
@@ -127,10 +126,7 @@ export class ProfileStore {
 
   /** The identity keys of every live profile matching `query`: a scan of the collection, identity keys only. */
   async scanKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
-    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
-    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
-    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
-    if (query.traits) filter.trait_index = { $all: query.traits };
+    const filter = profileFilter(projectId, query);
     const docs = await this.profiles.find(filter, { projection: { identity_key: 1 } }).toArray();
     return docs.map((doc) => doc.identity_key);
   }
@@ -143,6 +139,18 @@ export class ProfileStore {
     );
     for await (const doc of cursor) yield { projectId: doc.project_id, identityKey: doc.identity_key, tags: doc.tags };
   }
+}
+
+/** The live profiles of the project matching `query`; user strings only ever as values of `$in`/`$all`/`$nin`. */
+function profileFilter(projectId: string, query: ProfileQuery): Filter<ProfileDoc> {
+  const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
+  const tags: { $in?: string[]; $all?: string[]; $nin?: string[] } = {};
+  if (query.tagsAny) tags.$in = query.tagsAny;
+  if (query.tagsAll) tags.$all = query.tagsAll;
+  if (query.tagsNone) tags.$nin = query.tagsNone;
+  if (Object.keys(tags).length > 0) filter.tags = tags;
+  if (query.traits) filter.trait_index = { $all: query.traits };
+  return filter;
 }
 
 /** A profile as read for a write: absent (version 0), live, or a tombstone left by a fold. */

@@ -28,10 +28,8 @@ export class Search {
    */
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
-    const tags = query.tagsAll ?? query.tagsAny;
-    if (!tags) return this.stores.profiles.scan(projectId, query, skip, pageSize);
-    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
-    if (query.traits && members.length > MAX_CANDIDATES_READ) {
+    const members = await this.tagMembers(projectId, query);
+    if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scan(projectId, query, skip, pageSize);
     }
     if (!query.traits) {
@@ -49,14 +47,29 @@ export class Search {
    * tags' members to check or none, by the engine's scan.
    */
   async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
-    const tags = query.tagsAll ?? query.tagsAny;
-    if (!tags) return this.stores.profiles.scanKeys(projectId, query);
-    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
+    const members = await this.tagMembers(projectId, query);
+    if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
+      return this.stores.profiles.scanKeys(projectId, query);
+    }
     if (!query.traits) return members;
-    if (members.length > MAX_CANDIDATES_READ) return this.stores.profiles.scanKeys(projectId, query);
     const wanted = new Set(query.traits);
     const profiles = await this.read(projectId, members);
     return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
+  }
+
+  /**
+   * The identity keys carrying any (or all) of the query's tags and none of its
+   * `tagsNone`, sorted; null when the query names no tag to carry (only a scan answers it).
+   */
+  private async tagMembers(projectId: string, query: ProfileQuery): Promise<string[] | null> {
+    const tags = query.tagsAll ?? query.tagsAny;
+    if (!tags) return null;
+    const [members, excluded] = await Promise.all([
+      this.members(projectId, tags, query.tagsAll !== undefined),
+      query.tagsNone ? this.members(projectId, query.tagsNone, false) : [],
+    ]);
+    const excludedSet = new Set(excluded);
+    return excludedSet.size === 0 ? members : members.filter((key) => !excludedSet.has(key));
   }
 
   /** Identity keys carrying any (or all) of `tags`, sorted. Buckets of equal number hold the same keys' memberships. */
