@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { sideBySide } from "../db/side-by-side.js";
+import type { Engine } from "../db/engine.js";
+import { HistoryMemory } from "./history-memory.js";
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 
 /** Per day, events per name field (see names.ts). */
@@ -31,36 +32,53 @@ interface PlayerRollupDoc extends RollupDoc {
 export const playerRollupId = (projectId: string, identityKey: string): string =>
   projectScopedId(projectId, identityKey);
 
-/** The event_player_rollups collection: per player, daily event counts by name. */
+/**
+ * The event_player_rollups collection: per player, daily event counts by name.
+ * Where the instance owns its database, histories are kept in memory too
+ * (HistoryMemory); many are read by the engine's way (src/db/engine.ts).
+ */
 export class PlayerRollupStore {
   private readonly rollups;
   /** The same collection, as absorb() writes it. */
   private readonly writes;
+  private readonly memory: HistoryMemory | null;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.rollups = db.collection<PlayerRollupDoc>("event_player_rollups");
     this.writes = db.collection<RollupDoc>("event_player_rollups");
+    this.memory = engine.ownerMemory && new HistoryMemory(engine.ownerMemory);
   }
 
-  /** Point reads side by side (see src/db/side-by-side.ts). */
+  /** The histories of `identityKeys` that have one: from memory, the rest read by `_id`. */
   async read(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerRollup>> {
-    const docs = await sideBySide(identityKeys, (key) => this.rollups.findOne({ _id: playerRollupId(projectId, key) }));
     const found = new Map<string, PlayerRollup>();
-    for (const doc of docs) {
-      if (doc) {
-        found.set(doc.identity_key, {
-          identityKey: doc.identity_key,
-          days: doc.days ?? {},
-          cohorts: doc.cohorts ?? [],
-          foldedInto: doc.folded_into ?? null,
-        });
-      }
+    const missing: string[] = [];
+    for (const key of identityKeys) {
+      const known = this.memory?.get(playerRollupId(projectId, key));
+      if (known === undefined) missing.push(key);
+      else if (known) found.set(key, known);
     }
+    const ids = missing.map((key) => playerRollupId(projectId, key));
+    const docs = await this.engine.readByIds(this.rollups, ids);
+    docs.forEach((doc, i) => {
+      const rollup = doc && toRollup(doc);
+      this.memory?.read(ids[i], missing[i], doc && rollup && { rollup, hw: doc.hw });
+      if (rollup) found.set(rollup.identityKey, rollup);
+    });
     return found;
   }
 
-  absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
-    return absorb(this.writes, seq, changes, options);
+  async absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
+    try {
+      await absorb(this.writes, seq, changes, options);
+    } catch (error) {
+      this.memory?.forget(changes);
+      throw error;
+    }
+    this.memory?.absorbed(seq, changes);
   }
 
   /**
@@ -76,6 +94,19 @@ export class PlayerRollupStore {
 
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */
   async deleteIdle(beforeDay: string): Promise<number> {
-    return (await this.rollups.deleteMany({ last_day: { $lt: beforeDay } })).deletedCount;
+    try {
+      return (await this.rollups.deleteMany({ last_day: { $lt: beforeDay } })).deletedCount;
+    } finally {
+      this.memory?.forgetAll();
+    }
   }
+}
+
+function toRollup(doc: PlayerRollupDoc): PlayerRollup {
+  return {
+    identityKey: doc.identity_key,
+    days: doc.days ?? {},
+    cohorts: doc.cohorts ?? [],
+    foldedInto: doc.folded_into ?? null,
+  };
 }

@@ -4,6 +4,7 @@ import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
 import { sideBySide } from "../db/side-by-side.js";
+import type { ProfileMemory } from "./profile-memory.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
 export interface ProfileRecord {
@@ -66,6 +67,7 @@ export class ProfileStore {
   constructor(
     db: Db,
     private readonly isFerretDb = false,
+    private readonly memory: ProfileMemory | null = null,
   ) {
     this.profiles = db.collection<ProfileDoc>(PLAYER_PROFILES);
   }
@@ -80,11 +82,33 @@ export class ProfileStore {
     return doc && !doc.folded_into ? toProfile(doc) : null;
   }
 
-  /** The profiles of `identityKeys`, read side by side by `_id` (`$in` would scan on FerretDB). */
+  /**
+   * The profiles of `identityKeys`: from the owner's memory when it holds the
+   * project, else read side by side by `_id` (`$in` would scan on FerretDB).
+   */
   async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
+    if (this.memory?.whole(projectId)) return new Map(keys.map((key) => [key, this.memory!.slot(projectId, key)!]));
     const docs = await sideBySide(keys, (key) => this.profiles.findOne({ _id: projectScopedId(projectId, key) }));
     return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));
+  }
+
+  /**
+   * Every live profile of the project from the owner's memory, filled by one
+   * scan of the project's profiles the first time; null where there is no such
+   * memory (MongoDB) or the project does not fit its budget.
+   */
+  async liveProfiles(projectId: string): Promise<ProfileRecord[] | null> {
+    const memory = this.memory;
+    if (!memory || !(await memory.fill(projectId, () => this.scanSlots(projectId)))) return null;
+    const slots = memory.whole(projectId);
+    if (!slots) return null;
+    return [...slots.values()].flatMap((slot) => (slot.profile ? [slot.profile] : []));
+  }
+
+  private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {
+    const docs = await this.profiles.find({ project_id: projectId }).toArray();
+    return new Map(docs.map((doc) => [doc.identity_key, slotOf(doc)]));
   }
 
   /**
@@ -101,12 +125,23 @@ export class ProfileStore {
       const filter = this.isFerretDb ? { _id } : { _id, version: readVersion };
       return { replaceOne: { filter, replacement: doc, upsert: true } };
     });
-    const failures = await batchedWrite(this.profiles, operations);
-    throwIfRefused(
-      "profile write",
-      failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
+    let lost: Set<number>;
+    try {
+      const failures = await batchedWrite(this.profiles, operations);
+      throwIfRefused(
+        "profile write",
+        failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
+      );
+      lost = new Set(failures.map((failure) => failure.index));
+    } catch (error) {
+      this.memory?.forget(projectId);
+      throw error;
+    }
+    this.memory?.written(
+      projectId,
+      writes.flatMap((write, i) => (lost.has(i) ? [] : [[write.identityKey, writtenSlot(write)] as const])),
     );
-    return new Set(failures.map((failure) => failure.index));
+    return lost;
   }
 
   /** One page of the profiles matching `query`, by identity_key, and the number of matches: a scan of the collection. */
@@ -174,6 +209,14 @@ export interface SlotWrite {
   identityKey: string;
   readVersion: number;
   next: SlotContent;
+}
+
+/** The slot a write leaves, as a read of it would answer. */
+function writtenSlot({ readVersion, next }: SlotWrite): ProfileSlot {
+  const version = readVersion + 1;
+  if ("profile" in next) return { profile: { ...next.profile, version }, version, foldedInto: null };
+  const tombstone = { profile: null, version, foldedInto: next.foldedInto };
+  return next.snapshot ? { ...tombstone, snapshot: { ...next.snapshot, version } } : tombstone;
 }
 
 function slotOf(doc: ProfileDoc | null): ProfileSlot {

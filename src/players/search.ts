@@ -28,6 +28,8 @@ export class Search {
    */
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
+    const remembered = await this.fromMemory(projectId, query);
+    if (remembered) return { profiles: remembered.slice(skip, skip + pageSize), total: remembered.length };
     const members = await this.tagMembers(projectId, query);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scan(projectId, query, skip, pageSize);
@@ -47,6 +49,8 @@ export class Search {
    * tags' members to check or none, by the engine's scan.
    */
   async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+    const remembered = await this.fromMemory(projectId, query);
+    if (remembered) return remembered.map((profile) => profile.identityKey);
     const members = await this.tagMembers(projectId, query);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scanKeys(projectId, query);
@@ -55,6 +59,23 @@ export class Search {
     const wanted = new Set(query.traits);
     const profiles = await this.read(projectId, members);
     return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
+  }
+
+  /**
+   * Every live profile matching `query`, by identity key, from the owner's
+   * memory (no database command once the project is in it); null where there
+   * is none (MongoDB) or the project does not fit it.
+   */
+  private async fromMemory(projectId: string, query: ProfileQuery): Promise<ProfileRecord[] | null> {
+    const live = await this.stores.profiles.liveProfiles(projectId);
+    if (!live) return null;
+    const wanted = query.traits && new Set(query.traits);
+    const matching = new Map(
+      live
+        .filter((profile) => hasTags(profile, query) && (!wanted || hasTraits(profile, wanted)))
+        .map((profile) => [profile.identityKey, profile]),
+    );
+    return sortKeys([...matching.keys()]).map((key) => matching.get(key)!);
   }
 
   /**
@@ -138,6 +159,15 @@ function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): 
     const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
     return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
   });
+}
+
+function hasTags(profile: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
+  const tags = new Set(profile.tags);
+  return (
+    (!tagsAny || tagsAny.some((tag) => tags.has(tag))) &&
+    (!tagsAll || tagsAll.every((tag) => tags.has(tag))) &&
+    (!tagsNone || !tagsNone.some((tag) => tags.has(tag)))
+  );
 }
 
 function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {

@@ -4,6 +4,8 @@ import { DeviceLinkStore } from "./device-link-store.js";
 import { MembershipJournalStore } from "./membership-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
+import type { OwnerMemory } from "../db/owner-memory.js";
+import { ProfileMemory } from "./profile-memory.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
 import { TagStatsStore } from "./tag-stats-store.js";
@@ -24,9 +26,10 @@ export interface PlayerStores {
   platformUsers: PlatformUserStore;
 }
 
-export function createPlayerStores(db: Db, isFerretDb: boolean): PlayerStores {
+/** `ownerMemory`: the budget of the instance that owns its database (src/db/engine.ts), where profiles are kept. */
+export function createPlayerStores(db: Db, isFerretDb: boolean, ownerMemory: OwnerMemory | null = null): PlayerStores {
   return {
-    profiles: new ProfileStore(db, isFerretDb),
+    profiles: new ProfileStore(db, isFerretDb, ownerMemory && new ProfileMemory(ownerMemory)),
     tags: new TagStore(db, isFerretDb),
     tagStats: new TagStatsStore(db),
     membership: new MembershipStore(db, isFerretDb),
