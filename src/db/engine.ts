@@ -16,7 +16,7 @@ const IDS_PER_COMMAND = 1000;
 export interface Engine {
   /** The documents of `ids`, in that order (null where there is none). */
   readByIds<D extends Document>(collection: Collection<D>, ids: readonly string[]): Promise<(WithId<D> | null)[]>;
-  /** The owner's memory budget; null where other instances may write. */
+  /** The owner's memory budget; null where other instances may write, or with a budget of 0. */
   ownerMemory: OwnerMemory | null;
 }
 
@@ -25,7 +25,7 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
     return {
       readByIds: <D extends Document>(collection: Collection<D>, ids: readonly string[]) =>
         sideBySide(ids, (_id) => collection.findOne({ _id } as Filter<D>)),
-      ownerMemory: new OwnerMemory(ownerMemoryBytes),
+      ownerMemory: ownerMemoryBytes > 0 ? new OwnerMemory(ownerMemoryBytes) : null,
     };
   }
   return {

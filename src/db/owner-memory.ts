@@ -20,6 +20,11 @@ export class OwnerMemory {
     this.used = Math.max(0, this.used - bytes);
   }
 
+  /** Whether `bytes` more would fit now. */
+  fits(bytes: number): boolean {
+    return this.used + bytes <= this.budgetBytes;
+  }
+
   get usedBytes(): number {
     return this.used;
   }

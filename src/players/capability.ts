@@ -37,7 +37,7 @@ export async function createPlayers({
   log?: Logger;
   onWritten?: PlayersOptions["onWritten"];
 }): Promise<Players> {
-  const stores = createPlayerStores(database.db, database.isFerretDb, engine.ownerMemory);
+  const stores = createPlayerStores(database.db, database.isFerretDb, engine);
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
   await repairRegistryCounters({ stores, lower: database.isFerretDb, log });

@@ -30,6 +30,8 @@ export class ProfileMemory {
   private readonly projects = new Map<string, ProjectProfiles>();
   /** Fills in flight, by project: concurrent reads share one scan. */
   private readonly filling = new Map<string, Promise<boolean>>();
+  /** Projects that did not fit, with the bytes they needed: not scanned again until that much is free. */
+  private readonly tooLarge = new Map<string, number>();
 
   constructor(private readonly budget: OwnerMemory) {}
 
@@ -53,6 +55,8 @@ export class ProfileMemory {
    */
   async fill(projectId: string, scan: () => Promise<Map<string, ProfileSlot>>): Promise<boolean> {
     if (this.whole(projectId)) return true;
+    const needed = this.tooLarge.get(projectId);
+    if (needed !== undefined && !this.budget.fits(needed)) return false;
     let filling = this.filling.get(projectId);
     if (!filling) {
       filling = this.load(projectId, scan).finally(() => this.filling.delete(projectId));
@@ -95,10 +99,15 @@ export class ProfileMemory {
       const known = project.slots.get(identityKey);
       if (known && known.version >= slot.version) continue;
       if (!this.put(project, identityKey, slot)) {
+        this.tooLarge.set(
+          projectId,
+          [...scanned.values()].reduce((sum, one) => sum + sizeOf(one), 0),
+        );
         this.forget(projectId);
         return false;
       }
     }
+    this.tooLarge.delete(projectId);
     project.complete = true;
     return true;
   }

@@ -3,8 +3,8 @@ import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
-import { sideBySide } from "../db/side-by-side.js";
-import type { ProfileMemory } from "./profile-memory.js";
+import type { Engine } from "../db/engine.js";
+import { ProfileMemory } from "./profile-memory.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
 export interface ProfileRecord {
@@ -64,12 +64,15 @@ export class ProfileStore {
    * with its write (measured), so the version guard there buys nothing and costs
    * a slower replace; writes to a profile are serialised in-process instead.
    */
+  private readonly memory: ProfileMemory | null;
+
   constructor(
     db: Db,
-    private readonly isFerretDb = false,
-    private readonly memory: ProfileMemory | null = null,
+    private readonly isFerretDb: boolean,
+    private readonly engine: Engine,
   ) {
     this.profiles = db.collection<ProfileDoc>(PLAYER_PROFILES);
+    this.memory = engine.ownerMemory && new ProfileMemory(engine.ownerMemory);
   }
 
   async createIndexes(): Promise<void> {
@@ -84,12 +87,13 @@ export class ProfileStore {
 
   /**
    * The profiles of `identityKeys`: from the owner's memory when it holds the
-   * project, else read side by side by `_id` (`$in` would scan on FerretDB).
+   * project, else read by `_id` the engine's way (src/db/engine.ts).
    */
   async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
     if (this.memory?.whole(projectId)) return new Map(keys.map((key) => [key, this.memory!.slot(projectId, key)!]));
-    const docs = await sideBySide(keys, (key) => this.profiles.findOne({ _id: projectScopedId(projectId, key) }));
+    const ids = keys.map((key) => projectScopedId(projectId, key));
+    const docs = await this.engine.readByIds(this.profiles, ids);
     return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));
   }
 

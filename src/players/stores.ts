@@ -4,8 +4,7 @@ import { DeviceLinkStore } from "./device-link-store.js";
 import { MembershipJournalStore } from "./membership-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
-import type { OwnerMemory } from "../db/owner-memory.js";
-import { ProfileMemory } from "./profile-memory.js";
+import { engineOf } from "../db/engine.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
 import { TagStatsStore } from "./tag-stats-store.js";
@@ -26,10 +25,10 @@ export interface PlayerStores {
   platformUsers: PlatformUserStore;
 }
 
-/** `ownerMemory`: the budget of the instance that owns its database (src/db/engine.ts), where profiles are kept. */
-export function createPlayerStores(db: Db, isFerretDb: boolean, ownerMemory: OwnerMemory | null = null): PlayerStores {
+/** `engine`: how many profiles are read, and the owner's memory where profiles are kept (none by default). */
+export function createPlayerStores(db: Db, isFerretDb: boolean, engine = engineOf({ isFerretDb }, 0)): PlayerStores {
   return {
-    profiles: new ProfileStore(db, isFerretDb, ownerMemory && new ProfileMemory(ownerMemory)),
+    profiles: new ProfileStore(db, isFerretDb, engine),
     tags: new TagStore(db, isFerretDb),
     tagStats: new TagStatsStore(db),
     membership: new MembershipStore(db, isFerretDb),
