@@ -1,12 +1,35 @@
+import { projectScopedId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 import type { DocumentChange } from "./absorb.js";
+import type { CohortDays } from "./cohort-rollup-store.js";
 import type { PlayerRollup } from "./player-rollup-store.js";
 
 interface Remembered {
+  projectId: string;
   rollup: PlayerRollup;
   /** The last queue segment the stored document absorbed (-1: no document). */
   hw: number;
   bytes: number;
+  /** The history as (day, name) slot numbers of its project and their counts: what a chart sums. */
+  slots: Int32Array;
+  counts: Int32Array;
+}
+
+/** Per project, each (day, name field) pair seen, numbered in order of first sight. */
+class SlotNumbers {
+  private readonly numbers = new Map<string, number>();
+  readonly pairs: { day: string; field: string }[] = [];
+
+  of(day: string, field: string): number {
+    const key = `${day}\u0000${field}`;
+    let number = this.numbers.get(key);
+    if (number === undefined) {
+      number = this.pairs.length;
+      this.numbers.set(key, number);
+      this.pairs.push({ day, field });
+    }
+    return number;
+  }
 }
 
 /** A rough size in memory: fixed overhead, then per day and per name counted. */
@@ -26,6 +49,9 @@ function sizeOf(rollup: PlayerRollup): number {
  */
 export class HistoryMemory {
   private readonly remembered = new Map<string, Remembered>();
+  private readonly slotNumbers = new Map<string, SlotNumbers>();
+  /** Moves at every write: a read that began before one may hold what that write changed. */
+  private writes = 0;
 
   constructor(private readonly budget: OwnerMemory) {}
 
@@ -35,25 +61,69 @@ export class HistoryMemory {
     return known && (known.hw < 0 ? null : known.rollup);
   }
 
-  /** What a read found (null: no document). */
-  read(id: string, identityKey: string, found: { rollup: PlayerRollup; hw: number } | null): void {
-    if (this.remembered.has(id)) return;
+  /** Where writes stand, taken before a read of the database. */
+  get epoch(): number {
+    return this.writes;
+  }
+
+  /** What a read begun at `epoch` found (null: no document); kept only if no write came in between. */
+  read(
+    epoch: number,
+    projectId: string,
+    identityKey: string,
+    found: { id: string; rollup: PlayerRollup; hw: number } | null,
+  ): void {
+    const id = found?.id ?? projectScopedId(projectId, identityKey);
+    if (epoch !== this.writes || this.remembered.has(id)) return;
     const rollup = found?.rollup ?? { identityKey, days: {}, cohorts: [], foldedInto: null };
-    this.keep(id, rollup, found?.hw ?? -1);
+    this.keep(projectId, id, rollup, found?.hw ?? -1);
+  }
+
+  /**
+   * Adds the remembered histories of `identityKeys` on `days` to `totals`
+   * (events, and one player per day and name with any); answers the keys not
+   * in memory.
+   */
+  sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays): string[] {
+    const numbers = this.slotNumbers.get(projectId);
+    const events = new Float64Array(numbers?.pairs.length ?? 0);
+    const players = new Float64Array(events.length);
+    const missing: string[] = [];
+    for (const key of identityKeys) {
+      const known = this.remembered.get(projectScopedId(projectId, key));
+      if (!known) {
+        missing.push(key);
+        continue;
+      }
+      const { slots, counts } = known;
+      for (let i = 0; i < slots.length; i++) {
+        events[slots[i]] += counts[i];
+        players[slots[i]] += 1;
+      }
+    }
+    numbers?.pairs.forEach(({ day, field }, slot) => {
+      if (players[slot] === 0 || !days.has(day)) return;
+      const total = ((totals[day] ??= {})[field] ??= { e: 0, p: 0 });
+      total.e += events[slot];
+      total.p += players[slot];
+    });
+    return missing;
   }
 
   /** Segment `seq`'s acknowledged changes, applied where the remembered document had not absorbed it. */
   absorbed(seq: number, changes: readonly DocumentChange[]): void {
+    this.writes++;
     for (const change of changes) {
       const known = this.remembered.get(change.id);
       if (!known || known.hw >= seq) continue;
       this.forget([change]);
-      this.keep(change.id, applied(known.rollup, change), seq);
+      this.keep(known.projectId, change.id, applied(known.rollup, change), seq);
     }
   }
 
   /** Documents a failed write may or may not have changed. */
   forget(changes: readonly { id: string }[]): void {
+    this.writes++;
     for (const { id } of changes) {
       const known = this.remembered.get(id);
       if (!known) continue;
@@ -64,11 +134,31 @@ export class HistoryMemory {
 
   forgetAll(): void {
     this.forget([...this.remembered.keys()].map((id) => ({ id })));
+    this.slotNumbers.clear();
   }
 
-  private keep(id: string, rollup: PlayerRollup, hw: number): void {
+  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): void {
     const bytes = sizeOf(rollup);
-    if (this.budget.take(bytes)) this.remembered.set(id, { rollup, hw, bytes });
+    if (!this.budget.take(bytes)) return;
+    let numbers = this.slotNumbers.get(projectId);
+    if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
+    const slots: number[] = [];
+    const counts: number[] = [];
+    for (const [day, names] of Object.entries(rollup.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events <= 0) continue;
+        slots.push(numbers.of(day, field));
+        counts.push(events);
+      }
+    }
+    this.remembered.set(id, {
+      projectId,
+      rollup,
+      hw,
+      bytes,
+      slots: Int32Array.from(slots),
+      counts: Int32Array.from(counts),
+    });
   }
 }
 

@@ -1,7 +1,11 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import type { Engine } from "../db/engine.js";
+import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory } from "./history-memory.js";
+
+/** Histories read from the database at once when summed, so memory stays bounded. */
+const READ_SLICE = 1000;
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 
 /** Per day, events per name field (see names.ts). */
@@ -61,14 +65,40 @@ export class PlayerRollupStore {
       if (known === undefined) missing.push(key);
       else if (known) found.set(key, known);
     }
-    const ids = missing.map((key) => playerRollupId(projectId, key));
-    const docs = await this.engine.readByIds(this.rollups, ids);
+    const epoch = this.memory?.epoch ?? 0;
+    const docs = await this.engine.readByIds(
+      this.rollups,
+      missing.map((key) => playerRollupId(projectId, key)),
+    );
     docs.forEach((doc, i) => {
       const rollup = doc && toRollup(doc);
-      this.memory?.read(ids[i], missing[i], doc && rollup && { rollup, hw: doc.hw });
+      this.memory?.read(epoch, projectId, missing[i], doc && rollup && { id: doc._id, rollup, hw: doc.hw });
       if (rollup) found.set(rollup.identityKey, rollup);
     });
     return found;
+  }
+
+  /**
+   * Adds the histories of `identityKeys` on `days` to `totals`: events, and
+   * one player per day and name with any. From memory where it holds them;
+   * the rest read in slices of READ_SLICE, so memory stays bounded.
+   */
+  async sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays) {
+    const missing = this.memory ? this.memory.sum(projectId, identityKeys, days, totals) : identityKeys;
+    for (let from = 0; from < missing.length; from += READ_SLICE) {
+      const rollups = await this.read(projectId, missing.slice(from, from + READ_SLICE));
+      for (const rollup of rollups.values()) {
+        for (const [day, names] of Object.entries(rollup.days)) {
+          if (!days.has(day)) continue;
+          for (const [field, events] of Object.entries(names)) {
+            if (events <= 0) continue;
+            const total = ((totals[day] ??= {})[field] ??= { e: 0, p: 0 });
+            total.e += events;
+            total.p += 1;
+          }
+        }
+      }
+    }
   }
 
   async absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {

@@ -1,11 +1,13 @@
 import type { OwnerMemory } from "../db/owner-memory.js";
-import type { ProfileSlot } from "./profile-store.js";
+import type { ProfileRecord, ProfileSlot } from "./profile-store.js";
 
 interface ProjectProfiles {
   slots: Map<string, ProfileSlot>;
   bytes: number;
   /** Every profile of the project is in `slots` (a fill finished and nothing was forgotten since). */
   complete: boolean;
+  /** The live profiles of `slots`, listed at the first read after a write. */
+  live?: ProfileRecord[];
 }
 
 /** A rough size of a slot in memory: fixed overhead plus its strings, two bytes a character. */
@@ -39,6 +41,14 @@ export class ProfileMemory {
   whole(projectId: string): ReadonlyMap<string, ProfileSlot> | null {
     const project = this.projects.get(projectId);
     return project?.complete ? project.slots : null;
+  }
+
+  /** The live profiles of a project whole in memory (shared: read only), kept as a list until the next write. */
+  liveProfiles(projectId: string): readonly ProfileRecord[] | null {
+    const project = this.projects.get(projectId);
+    if (!project?.complete) return null;
+    project.live ??= [...project.slots.values()].flatMap((slot) => (slot.profile ? [slot.profile] : []));
+    return project.live;
   }
 
   /** A copy of a known slot (absent: no profile) when the project is whole in memory, else undefined. */
@@ -119,6 +129,7 @@ export class ProfileMemory {
     if (delta < 0) this.budget.give(-delta);
     project.bytes += delta;
     project.slots.set(identityKey, slot);
+    project.live = undefined;
     return true;
   }
 }

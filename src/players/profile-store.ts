@@ -102,12 +102,10 @@ export class ProfileStore {
    * scan of the project's profiles the first time; null where there is no such
    * memory (MongoDB) or the project does not fit its budget.
    */
-  async liveProfiles(projectId: string): Promise<ProfileRecord[] | null> {
+  async liveProfiles(projectId: string): Promise<readonly ProfileRecord[] | null> {
     const memory = this.memory;
     if (!memory || !(await memory.fill(projectId, () => this.scanSlots(projectId)))) return null;
-    const slots = memory.whole(projectId);
-    if (!slots) return null;
-    return [...slots.values()].flatMap((slot) => (slot.profile ? [slot.profile] : []));
+    return memory.liveProfiles(projectId);
   }
 
   private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {

@@ -29,7 +29,11 @@ export class Search {
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
     const remembered = await this.fromMemory(projectId, query);
-    if (remembered) return { profiles: remembered.slice(skip, skip + pageSize), total: remembered.length };
+    if (remembered) {
+      const byKey = new Map(remembered.map((profile) => [profile.identityKey, profile]));
+      const page = sortKeys([...byKey.keys()]).slice(skip, skip + pageSize);
+      return { profiles: page.map((key) => byKey.get(key)!), total: remembered.length };
+    }
     const members = await this.tagMembers(projectId, query);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scan(projectId, query, skip, pageSize);
@@ -50,6 +54,7 @@ export class Search {
    */
   async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
     const remembered = await this.fromMemory(projectId, query);
+    // Unsorted: the charts sum them.
     if (remembered) return remembered.map((profile) => profile.identityKey);
     const members = await this.tagMembers(projectId, query);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
@@ -62,20 +67,14 @@ export class Search {
   }
 
   /**
-   * Every live profile matching `query`, by identity key, from the owner's
-   * memory (no database command once the project is in it); null where there
-   * is none (MongoDB) or the project does not fit it.
+   * Every live profile matching `query`, in no order, from the owner's memory
+   * (no database command once the project is in it); null where there is none
+   * (MongoDB) or the project does not fit it.
    */
   private async fromMemory(projectId: string, query: ProfileQuery): Promise<ProfileRecord[] | null> {
     const live = await this.stores.profiles.liveProfiles(projectId);
-    if (!live) return null;
     const wanted = query.traits && new Set(query.traits);
-    const matching = new Map(
-      live
-        .filter((profile) => hasTags(profile, query) && (!wanted || hasTraits(profile, wanted)))
-        .map((profile) => [profile.identityKey, profile]),
-    );
-    return sortKeys([...matching.keys()]).map((key) => matching.get(key)!);
+    return live && live.filter((profile) => hasTags(profile, query) && (!wanted || hasTraits(profile, wanted)));
   }
 
   /**
@@ -161,12 +160,12 @@ function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): 
   });
 }
 
-function hasTags(profile: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
-  const tags = new Set(profile.tags);
+/** A player carries at most 50 tags: `includes` beats building a set per profile. */
+function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
   return (
-    (!tagsAny || tagsAny.some((tag) => tags.has(tag))) &&
-    (!tagsAll || tagsAll.every((tag) => tags.has(tag))) &&
-    (!tagsNone || !tagsNone.some((tag) => tags.has(tag)))
+    (!tagsAny || tagsAny.some((tag) => tags.includes(tag))) &&
+    (!tagsAll || tagsAll.every((tag) => tags.includes(tag))) &&
+    (!tagsNone || !tagsNone.some((tag) => tags.includes(tag)))
   );
 }
 
