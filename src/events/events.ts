@@ -100,18 +100,25 @@ export class Events {
 
   async trends(projectId: string, request: TrendsRequest): Promise<TrendSeries[]> {
     const { query, names, splitByTags } = request;
-    const { reader, retention, clock, directory } = this.options;
+    const { reader, retention, clock } = this.options;
     const firstDay = retention.firstDay(clock.now());
     if (!splitByTags) return seriesOf(query.days, await reader.counts(projectId, query, firstDay), names);
-    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await directory.topTags(projectId, MAX_SPLIT_TAGS);
+    const { traits, tagsNone } = query.cohort;
+    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await this.topTags(projectId, tagsNone);
     const perTag = await Promise.all(
       tags.map(async (tag) => {
-        const cohort = { tags: [tag], tagsMatch: "any" as const, traits: query.cohort.traits };
+        const cohort = { tags: [tag], tagsMatch: "any" as const, traits, tagsNone };
         const series = seriesOf(query.days, await reader.counts(projectId, query, firstDay, cohort), names);
         return series.map((one) => ({ ...one, tag }));
       }),
     );
     return perTag.flat();
+  }
+
+  /** The tags a split shows when none are given: the most players first, none of the excluded ones (all-zero series). */
+  private async topTags(projectId: string, excluded: readonly string[]): Promise<string[]> {
+    const tags = await this.options.directory.topTags(projectId, MAX_SPLIT_TAGS + excluded.length);
+    return tags.filter((tag) => !excluded.includes(tag)).slice(0, MAX_SPLIT_TAGS);
   }
 
   async names(projectId: string, query: EventQuery): Promise<{ name: string; events: number }[]> {
