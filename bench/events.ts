@@ -245,7 +245,7 @@ export async function generate(bench: BenchService): Promise<Generated> {
 async function materialise(bench: BenchService, g: Generated, key: string) {
   const started = performance.now();
   const body = { key, materialise: true };
-  while (!(await post(bench, "/v1/players/traits/update", g.publicKey, body)).ready) {
+  while (!(await post(bench, "/v1/players/traits/update", g.privateKey, body)).ready) {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return { seconds: round((performance.now() - started) / 1000) };
