@@ -12,6 +12,7 @@ import type { Capabilities } from "./capabilities.js";
 import { clientContextValues } from "./client-address.js";
 import { checkConnectJson } from "./connect-json-check.js";
 import { withCors } from "./cors.js";
+import { isDashboardPath, serveDashboard } from "./dashboard.js";
 import { errorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
@@ -105,6 +106,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       } else if (path === "/v1/openapi.json" && req.method === "GET") {
         // The OpenAPI document of /v1, generated from the proto by tools/protoc-gen-openapi.
         sendJson(res, 200, openapiDocument);
+      } else if (isDashboardPath(path)) {
+        void serveDashboard(req, res, path);
       } else if (path === "/metrics") {
         serveMetrics(req, res);
       } else if (path === "/readyz") {
