@@ -106,6 +106,8 @@ function chartsOf(all: Series[], metric: Metric): HTMLElement[] {
         width: 760,
         height: 260,
         scales: { x: { time: true } },
+        // Days are UTC dates, as the API counts them.
+        tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
         series: [
           {},
           ...lines.map((line, i) => ({ label: seriesLabel(line), stroke: COLOURS[i % COLOURS.length], width: 2 })),
