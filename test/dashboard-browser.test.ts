@@ -84,10 +84,11 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     // Events minutes and days before the service's now: logins on three days, purchases by the vips.
     const now = svc.clock.now().getTime();
     const events = players.flatMap((player, i) => [
-      ...[1, 2, 3].map((days) => ({
+      // Two logins a day back: events and distinct players differ.
+      ...[1, 1, 2, 3].map((days, n) => ({
         name: "login",
         partner_user_id: player.partner_user_id,
-        timestamp: new Date(now - days * DAY_MS - (i + 1) * 60_000).toISOString(),
+        timestamp: new Date(now - days * DAY_MS - (i + 1 + n * 60) * 60_000).toISOString(),
       })),
       ...(i % 2 === 0
         ? [
