@@ -59,3 +59,17 @@ export function list(text: string): string[] {
     .map((item) => item.trim())
     .filter((item) => item !== "");
 }
+
+/** Previous and Next around "page X of Y (N players)"; `go` loads another page. */
+export function pageControls(
+  info: { page: number; pages: number; total: number },
+  noun: string,
+  go: (page: number) => void,
+): (Node | string)[] {
+  const { page, pages, total } = info;
+  return [
+    h("button", { type: "button", name: "previous", disabled: page <= 1, onclick: () => go(page - 1) }, "Previous"),
+    ` page ${page} of ${Math.max(pages, 1)} (${total} ${noun}) `,
+    h("button", { type: "button", name: "next", disabled: page >= pages, onclick: () => go(page + 1) }, "Next"),
+  ];
+}

@@ -1,5 +1,5 @@
 import { post } from "../api.js";
-import { field, h, showing, table } from "../dom.js";
+import { field, h, pageControls, showing, table } from "../dom.js";
 import { cohortFilterForm } from "../filters.js";
 
 type Profile = Record<string, unknown> & { tags?: string[]; traits?: Record<string, unknown> };
@@ -88,20 +88,7 @@ function search(): HTMLElement {
         "search-table",
       ),
     );
-    const { pages, total } = answer.players_info;
-    pager.replaceChildren(
-      h(
-        "button",
-        { type: "button", name: "previous", disabled: page <= 1, onclick: () => ((page -= 1), void load()) },
-        "Previous",
-      ),
-      ` page ${page} of ${Math.max(pages, 1)} (${total} players) `,
-      h(
-        "button",
-        { type: "button", name: "next", disabled: page >= pages, onclick: () => ((page += 1), void load()) },
-        "Next",
-      ),
-    );
+    pager.replaceChildren(...pageControls(answer.players_info, "players", (next) => ((page = next), void load())));
   };
   return h(
     "section",

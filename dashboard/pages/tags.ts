@@ -1,5 +1,5 @@
 import { post } from "../api.js";
-import { field, h, showing, table } from "../dom.js";
+import { field, h, pageControls, showing, table } from "../dom.js";
 
 interface TagRecord {
   tag: string;
@@ -58,12 +58,7 @@ export function tagsPage(root: HTMLElement): void {
         "tags-table",
       ),
     );
-    const { pages, total } = answer.tags_info;
-    pager.replaceChildren(
-      h("button", { type: "button", disabled: page <= 1, onclick: () => ((page -= 1), void load()) }, "Previous"),
-      ` page ${page} of ${Math.max(pages, 1)} (${total} tags) `,
-      h("button", { type: "button", disabled: page >= pages, onclick: () => ((page += 1), void load()) }, "Next"),
-    );
+    pager.replaceChildren(...pageControls(answer.tags_info, "tags", (next) => ((page = next), void load())));
   };
 
   const edit = (record: TagRecord) => {
