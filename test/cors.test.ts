@@ -62,6 +62,7 @@ describe("CORS", () => {
       body: "{}",
     });
     expect(answer.headers.get("access-control-allow-origin")).toBeNull();
+    expect(answer.headers.get("vary")).toBe("Origin");
     expect((await preflight("/metrics", STUDIO)).headers.get("access-control-allow-origin")).toBeNull();
   });
 

@@ -25,12 +25,12 @@ export function withCors(
   const rpcPrefixes = services.map((service) => `/${service.typeName}/`);
   const isApiPath = (path: string) => path.startsWith("/v1/") || rpcPrefixes.some((prefix) => path.startsWith(prefix));
   return (req: NodeRequest, res: NodeResponse) => {
-    const origin = req.headers.origin;
-    if (origin === undefined || !allowed.has(origin) || !isApiPath((req.url ?? "").split("?", 1)[0])) {
-      return handler(req, res);
-    }
-    res.setHeader("access-control-allow-origin", origin);
+    if (!isApiPath((req.url ?? "").split("?", 1)[0])) return handler(req, res);
+    // Answers differ by Origin: a shared cache must not hand a listed origin's answer to another one.
     res.setHeader("vary", "Origin");
+    const origin = req.headers.origin;
+    if (origin === undefined || !allowed.has(origin)) return handler(req, res);
+    res.setHeader("access-control-allow-origin", origin);
     if (req.method === "OPTIONS" && req.headers["access-control-request-method"] !== undefined) {
       res.statusCode = 204;
       res.setHeader("access-control-allow-methods", ALLOW_METHODS);
