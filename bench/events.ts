@@ -266,7 +266,7 @@ async function filteredTrends(common: object, range: object, tags: string[]) {
 async function materialise(bench: BenchService, g: Generated, key: string) {
   const started = performance.now();
   const body = { key, materialise: true };
-  while (!(await post(bench, "/v1/players/traits/update", g.publicKey, body)).ready) {
+  while (!(await post(bench, "/v1/players/traits/update", g.privateKey, body)).ready) {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return { seconds: round((performance.now() - started) / 1000) };

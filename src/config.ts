@@ -60,6 +60,8 @@ export interface Config {
   eventWorker: boolean;
   /** What the instance owning an embedded database may keep in memory (profiles, player histories), in MiB; 0: nothing. */
   ownerMemoryMb: number;
+  /** Browser origins (`https://studio.example.com`) answered with CORS headers on /v1 and the RPC paths. */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -99,6 +101,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (adminKey !== undefined && adminKey.length < 24) {
     problems.push("PLATFORM_ADMIN_KEY must be at least 24 characters");
   }
+  const corsOrigins = (text("CORS_ORIGINS") ?? "")
+    .split(",")
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== "");
+  for (const origin of corsOrigins) {
+    if (!isOrigin(origin)) problems.push(`CORS_ORIGINS: ${origin} is not an origin (scheme://host[:port], no path)`);
+  }
   const rateLimitPerSecond = integer("RATE_LIMIT_PER_SECOND", 1000, 0, 1_000_000);
   const config: Config = {
     port: integer("PORT", 8080, 0, 65535),
@@ -129,10 +138,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
     ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),
+    corsOrigins,
   };
   if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {
     problems.push("SERVER_HEADERS_TIMEOUT_SECONDS must not exceed SERVER_REQUEST_TIMEOUT_SECONDS");
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/** Whether `value` is exactly an origin as a browser sends it in the Origin header. */
+function isOrigin(value: string): boolean {
+  try {
+    return new URL(value).origin === value;
+  } catch {
+    return false;
+  }
 }

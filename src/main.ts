@@ -1,5 +1,6 @@
 import { systemClock } from "./clock.js";
 import { ConfigError, loadConfig } from "./config.js";
+import { ensureDashboardBuilt } from "./dashboard/build.js";
 import { connectDatabase, type Database } from "./db/database.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
 import { acquireLease, LeaseHeldError, type HeldLease } from "./db/lease.js";
@@ -45,6 +46,7 @@ async function refuse(error: Error): Promise<never> {
 }
 
 try {
+  if ((await ensureDashboardBuilt()) === "built") log.info("built the dashboard");
   let uri = config.mongodbUri;
   if (uri === undefined) {
     embedded = await startEmbeddedDb({

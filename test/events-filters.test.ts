@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, dayAgo, waitFor } from "./support/events.js";
+import { bruteForce, byName, eventTimes, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -17,7 +17,8 @@ type Raw = { name: string; player: string; day: string };
  */
 async function cohortProject() {
   const { publicKey, privateKey } = await svc.createProject();
-  const days = [dayAgo(svc, 3), dayAgo(svc, 2), dayAgo(svc, 1)];
+  const times = eventTimes(svc, 3);
+  const days = times.map((time) => time.day);
   const post = async (path: string, body: object, key = privateKey) => {
     const res = await svc.postJson(path, body, key);
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -40,8 +41,7 @@ async function cohortProject() {
         ? []
         : ["a", "b"].slice(0, 1 + ((i + d) % 2)).map((name) => {
             raw.push({ name, player: pl.id, day });
-            // An hour after the day began: inside it and in the past, whatever the time of day.
-            return { name, partner_user_id: pl.id, timestamp: `${day}T01:00:00Z` };
+            return { name, partner_user_id: pl.id, timestamp: times[d].timestamp };
           }),
     ),
   );
@@ -164,7 +164,7 @@ describe("cohort filters, tags_none among them, against a brute-force count", ()
 
   it("a bad tags_none names the field", async () => {
     const { privateKey } = await svc.createProject();
-    const day = dayAgo(svc, 1);
+    const [{ day }] = eventTimes(svc, 1);
     for (const [path, body] of [
       ["/v1/events/trends", { from: day, to: day, tags_none: ["no way!"] }],
       ["/v1/events/names", { from: day, to: day, tags_none: ["no way!"] }],

@@ -51,7 +51,7 @@ async function project() {
     );
   const cohortDoc = (cohort: string) =>
     svc.database.db.collection("event_cohort_rollups").findOne({ project_id: projectId, cohort });
-  return { projectId, days, post, publicKey, ingest, drained, trends, expected, cohortDoc };
+  return { projectId, days, post, publicKey, privateKey, ingest, drained, trends, expected, cohortDoc };
 }
 
 describe("trait cohorts", () => {
@@ -76,10 +76,17 @@ describe("trait cohorts", () => {
     expect(await p.trends({ club: "a" })).toEqual(p.expected(traits, { club: "a" }));
     expect(await p.cohortDoc('r/["tier","gold"]')).toBeNull();
 
-    const enabled = await p.post("/v1/players/traits/update", { key: "tier", materialise: true }, p.publicKey);
+    const byPublicKey = await svc.postJson(
+      "/v1/players/traits/update",
+      { key: "tier", materialise: true },
+      p.publicKey,
+    );
+    expect(byPublicKey.status).toBe(403);
+    expect(byPublicKey.body.code).toBe("permission_denied");
+    const enabled = await p.post("/v1/players/traits/update", { key: "tier", materialise: true });
     expect(enabled).toEqual({ key: "tier", materialised: true, ready: false });
     await waitFor(
-      () => p.post("/v1/players/traits/update", { key: "tier", materialise: true }, p.publicKey),
+      () => p.post("/v1/players/traits/update", { key: "tier", materialise: true }),
       (answer) => answer.ready === true,
     );
     // Asked again and again while it was under way, the key was backfilled once.
@@ -138,7 +145,7 @@ describe("trait cohorts", () => {
 
   it("enabling answers not_found for a key the project does not have, invalid_argument for a bad one", async () => {
     const p = await project();
-    const call = (body: object) => svc.postJson("/v1/players/traits/update", body, p.publicKey);
+    const call = (body: object) => svc.postJson("/v1/players/traits/update", body, p.privateKey);
     expect((await call({ key: "tier", materialise: true })).status).toBe(404);
     expect((await call({ key: "$where", materialise: true })).body.code).toBe("invalid_argument");
     await p.post("/v1/players/update", { players: [{ partner_user_id: "x", traits: { tier: "gold" } }] }, p.publicKey);

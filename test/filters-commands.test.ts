@@ -1,7 +1,7 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { dayAgo, waitFor } from "./support/events.js";
+import { eventTimes, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -50,11 +50,10 @@ describe("database commands of cohort reads", () => {
     for (let from = 0; from < players.length; from += 100) {
       await post("/v1/players/update", { players: players.slice(from, from + 100) }, publicKey);
     }
-    const days = [dayAgo(svc, 2), dayAgo(svc, 1)];
+    const times = eventTimes(svc, 2);
+    const days = times.map((time) => time.day);
     const events = players.flatMap((pl, i) =>
-      days
-        .slice(i % 2)
-        .map((day) => ({ name: "play", partner_user_id: pl.partner_user_id, timestamp: `${day}T01:00:00Z` })),
+      times.slice(i % 2).map(({ timestamp }) => ({ name: "play", partner_user_id: pl.partner_user_id, timestamp })),
     );
     for (let from = 0; from < events.length; from += 1000) {
       await post("/v1/events", { events: events.slice(from, from + 1000) }, publicKey);

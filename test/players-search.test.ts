@@ -1,5 +1,6 @@
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateApiKey, hashApiKey } from "../src/admin/api-keys.js";
 import { READS_IN_FLIGHT } from "../src/db/side-by-side.js";
 import { repairRegistryCounters } from "../src/players/counter-repair.js";
 import { createPlayerStores } from "../src/players/stores.js";
@@ -8,6 +9,7 @@ import { startTestService, type TestService } from "./support/service.js";
 let svc: TestService;
 let writeKey: string;
 let readKey: string;
+let projectId: string;
 
 const post = (path: string, body: unknown, key = readKey) => svc.postJson(path, body, key);
 const update = (players: unknown[]) => post("/v1/players/update", { players }, writeKey);
@@ -23,6 +25,7 @@ beforeAll(async () => {
   const project = await svc.createProject();
   writeKey = project.publicKey;
   readKey = project.privateKey;
+  projectId = project.projectId;
   // Written a second apart, newest last: search answers by identity_key, whatever the write order.
   for (const [id, tags, traits] of [
     ["p3", ["vip"], { level: 7, region: "eu" }],
@@ -173,11 +176,24 @@ describe("players/tags", () => {
 
   it("filters by text (case-insensitive, tag or label, regex characters literal) and by category", async () => {
     await update([{ partner_user_id: "p6", tags_add: ["Season.1", "season-2"] }]);
-    let set = await post(
-      "/v1/players/tags/update",
-      { tag: "season.1", category: "Seasons", description: "First season", label: "Season One" },
-      writeKey,
-    );
+    // A private key stored before players:manage existed (its stored scopes lack it) holds it: scopes follow the type.
+    const { key } = generateApiKey("private");
+    await svc.database.db.collection<{ _id: string; [field: string]: unknown }>("api_keys").insertOne({
+      _id: hashApiKey(key).toString("hex"),
+      key_id: "key_stored_before_players_manage",
+      type: "private",
+      scopes: ["launch:verify", "events:write", "events:read"],
+      project_id: projectId,
+      created_at: new Date(),
+      revoked_at: null,
+    });
+    expect((await post("/v1/players/tags/update", { tag: "season.1", label: "Season 1" }, key)).status).toBe(200);
+    let set = await post("/v1/players/tags/update", {
+      tag: "season.1",
+      category: "Seasons",
+      description: "First season",
+      label: "Season One",
+    });
     expect(set.status).toBe(200);
     expect(set.body.tag).toMatchObject({
       tag: "season.1",
@@ -185,7 +201,7 @@ describe("players/tags", () => {
       category: "Seasons",
       description: "First season",
     });
-    set = await post("/v1/players/tags/update", { tag: "Season-2", category: "Seasons", is_hidden: true }, writeKey);
+    set = await post("/v1/players/tags/update", { tag: "Season-2", category: "Seasons", is_hidden: true });
     expect(set.body.tag).toMatchObject({ tag: "season-2", label: "season-2", category: "Seasons", is_hidden: true });
 
     const byText = async (text: string) =>
@@ -204,7 +220,7 @@ describe("players/tags", () => {
     expect(uncategorised.body.tags.map((t: any) => t.tag)).not.toContain("season.1");
 
     // An empty category clears it.
-    set = await post("/v1/players/tags/update", { tag: "season-2", category: "" }, writeKey);
+    set = await post("/v1/players/tags/update", { tag: "season-2", category: "" });
     expect(set.body.tag.category).toBeNull();
   });
 
@@ -219,13 +235,20 @@ describe("players/tags", () => {
     expect(tooBig.body.message).toMatch(/^page_size/);
   });
 
-  it("tags/update answers not_found for an unknown tag and needs events:write", async () => {
-    const res = await post("/v1/players/tags/update", { tag: "never_seen", label: "x" }, writeKey);
+  it("tags/update answers not_found for an unknown tag and needs players:manage", async () => {
+    const res = await post("/v1/players/tags/update", { tag: "never_seen", label: "x" });
     expect(res.status).toBe(404);
-    expect((await post("/v1/players/tags/update", { tag: "vip", label: "x" }, readKey)).status).toBe(200);
-    const readOnly = await svc.createKey("platform");
-    expect((await post("/v1/players/tags/update", { tag: "vip", label: "x" }, readOnly.key)).status).toBe(403);
-    expect((await post("/v1/players/tags/update", { tag: "vip", label: " " }, writeKey)).status).toBe(400);
+    expect((await post("/v1/players/tags/update", { tag: "vip", label: "x" })).status).toBe(200);
+    const platform = await svc.createKey("platform");
+    expect((await post("/v1/players/tags/update", { tag: "vip", label: "x" }, platform.key)).status).toBe(403);
+    expect((await post("/v1/players/tags/update", { tag: "vip", label: " " })).status).toBe(400);
+    // Tag metadata changes what every client sees: the public key, shipped in game clients, may not.
+    const byPublicKey = await post("/v1/players/tags/update", { tag: "vip", label: "hacked" }, writeKey);
+    expect(byPublicKey.status).toBe(403);
+    expect(byPublicKey.body).toEqual({
+      code: "permission_denied",
+      message: "this API key (public) lacks the scope players:manage",
+    });
   });
 });
 

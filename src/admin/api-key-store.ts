@@ -1,5 +1,5 @@
 import type { Db } from "mongodb";
-import type { ApiKeyType, Scope } from "./api-keys.js";
+import { SCOPES_BY_TYPE, type ApiKeyType, type Scope } from "./api-keys.js";
 
 export interface ApiKeyRecord {
   keyId: string;
@@ -20,6 +20,7 @@ interface ApiKeyDoc {
   _id: string;
   key_id: string;
   type: ApiKeyType;
+  /** Written for a rollback to an earlier version, which reads it; this version derives scopes from `type`. */
   scopes: Scope[];
   project_id: string | null;
   created_at: Date;
@@ -74,7 +75,7 @@ export class ApiKeyStore {
       doc && {
         keyId: doc.key_id,
         type: doc.type,
-        scopes: doc.scopes,
+        scopes: [...SCOPES_BY_TYPE[doc.type]],
         projectId: doc.project_id,
         revokedAt: doc.revoked_at,
         hash: Buffer.from(doc._id, "hex"),

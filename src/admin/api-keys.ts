@@ -1,15 +1,19 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 
 /** What an API key may do; each RPC declares the one it needs in the proto (platformapi.v1.required_scope). */
-export type Scope = "launch:issue" | "launch:verify" | "events:write" | "events:read" | "admin";
+export type Scope = "launch:issue" | "launch:verify" | "events:write" | "events:read" | "players:manage" | "admin";
 
 export type ApiKeyType = "private" | "public" | "platform" | "admin";
 
 export const API_KEY_TYPES: readonly ApiKeyType[] = ["private", "public", "platform", "admin"];
 
+/**
+ * What each key type may do. Read from here on every authentication (not from the stored key), so a key
+ * created before a scope was added to its type holds it too.
+ */
 export const SCOPES_BY_TYPE: Readonly<Record<ApiKeyType, readonly Scope[]>> = {
-  // The studio backend's key: the only one that can verify launch tokens.
-  private: ["launch:verify", "events:write", "events:read"],
+  // The studio backend's key: the only one that can verify launch tokens or change what every client sees.
+  private: ["launch:verify", "events:write", "events:read", "players:manage"],
   // Safe to ship in a game client: it can only write.
   public: ["events:write"],
   // The platform's launcher backend.

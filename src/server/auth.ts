@@ -19,6 +19,7 @@ const KNOWN_SCOPES = new Set<string>([
   "launch:verify",
   "events:write",
   "events:read",
+  "players:manage",
   "admin",
   "public",
 ]);

@@ -11,6 +11,8 @@ import { authInterceptor } from "./auth.js";
 import type { Capabilities } from "./capabilities.js";
 import { clientContextValues } from "./client-address.js";
 import { checkConnectJson } from "./connect-json-check.js";
+import { withCors } from "./cors.js";
+import { isDashboardPath, serveDashboard } from "./dashboard.js";
 import { errorInterceptor } from "./errors.js";
 import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
@@ -62,6 +64,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
   const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs });
   // Binary messages: invalid UTF-8 is refused by the validation interceptor (see unicode.ts).
   markInvalidUtf8();
+  // gRPC's standard health and reflection services, so probes and grpcurl work as with any gRPC server.
+  const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
   let gateway: HttpGateway | undefined;
   let answerUnknownRpc: ReturnType<typeof createUnknownRpcResponder> | undefined;
   const adapter = connectNodeAdapter({
@@ -87,8 +91,6 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
     readMaxBytes: MAX_BODY_BYTES,
     routes(router) {
       registerServices(router, capabilities, clock);
-      // gRPC's standard health and reflection services, so probes and grpcurl work as with any gRPC server.
-      const served = [...SERVICES, Health, ...REFLECTION_SERVICES];
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
       router.handlers.forEach((handler, i) => {
@@ -104,6 +106,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       } else if (path === "/v1/openapi.json" && req.method === "GET") {
         // The OpenAPI document of /v1, generated from the proto by tools/protoc-gen-openapi.
         sendJson(res, 200, openapiDocument);
+      } else if (isDashboardPath(path)) {
+        void serveDashboard(req, res, path);
       } else if (path === "/metrics") {
         serveMetrics(req, res);
       } else if (path === "/readyz") {
@@ -119,5 +123,5 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       }
     },
   });
-  return adapter;
+  return withCors(adapter, config.corsOrigins, served);
 }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { DescService } from "@bufbuild/protobuf";
 import { createClient, type Client, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import type { DestinationStream } from "pino";
 import { inject } from "vitest";
 import { loadConfig, type Config } from "../../src/config.js";
 import { connectDatabase, type Database } from "../../src/db/database.js";
@@ -49,6 +50,8 @@ let nextGameId = Math.floor(Math.random() * 1_000_000) * 100;
 export interface TestServiceOptions {
   /** A database server of the test's own (one it stops or kills) instead of the run's shared one. */
   mongodbUri?: string;
+  /** Where the service logs (at LOG_LEVEL), for a test that reads its log lines; none by default. */
+  logDestination?: DestinationStream;
 }
 
 /**
@@ -57,7 +60,7 @@ export interface TestServiceOptions {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  { mongodbUri = inject("mongodbUri") }: TestServiceOptions = {},
+  { mongodbUri = inject("mongodbUri"), logDestination }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
@@ -69,7 +72,7 @@ export async function startTestService(
   });
   const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   const clock = new TestClock();
-  const service = await startService({ config, database, log: createLogger(config.logLevel), clock });
+  const service = await startService({ config, database, log: createLogger(config.logLevel, logDestination), clock });
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
   const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {

@@ -82,8 +82,8 @@ export type CreateProjectResponse = Message<"platformapi.v1.CreateProjectRespons
   project?: Project | undefined;
 
   /**
-   * Scopes launch:verify, events:write, events:read. Keep it on the studio
-   * backend.
+   * Scopes launch:verify, events:write, events:read, players:manage. Keep it
+   * on the studio backend.
    *
    * @generated from field: string private_key = 2;
    */

@@ -15,9 +15,9 @@ export const file_platformapi_v1_options: GenFile = /*@__PURE__*/
 
 /**
  * The API key scope a caller needs for this method, one of "launch:issue",
- * "launch:verify", "events:write", "events:read", "admin", or "public" for a
- * method that needs no key. The server refuses to serve a method without it,
- * so a method can never become public by omission.
+ * "launch:verify", "events:write", "events:read", "players:manage", "admin",
+ * or "public" for a method that needs no key. The server refuses to serve a
+ * method without it, so a method can never become public by omission.
  *
  * @generated from extension: string required_scope = 51001;
  */

@@ -1,0 +1,96 @@
+import { field, h, list } from "./dom.js";
+
+/** The cohort filters every date-range read and the player search take. */
+export interface CohortFilter {
+  tags?: string[];
+  tags_match?: "any" | "all";
+  tags_none?: string[];
+  traits?: Record<string, string | number | boolean>;
+}
+
+/** Tags any/all, tags none, and traits (`key=value` a line; numbers and true/false as such, "5" as a string). */
+export function cohortFilterForm(): { element: HTMLElement; value: () => CohortFilter } {
+  const tags = h("input", { name: "tags", placeholder: "vip, team_a" });
+  const match = h(
+    "select",
+    { name: "tags_match" },
+    h("option", { value: "any" }, "any"),
+    h("option", { value: "all" }, "all"),
+  );
+  const none = h("input", { name: "tags_none", placeholder: "churned" });
+  const traits = h("textarea", { name: "traits", rows: 2, placeholder: "tier=gold\nlevel=5" });
+  const element = h(
+    "fieldset",
+    { class: "filters" },
+    h("legend", {}, "Cohort"),
+    field("Tags", tags),
+    field("Match", match),
+    field("Without tags", none),
+    field("Traits", traits),
+  );
+  const value = (): CohortFilter => {
+    const filter: CohortFilter = {};
+    if (list(tags.value).length > 0) {
+      filter.tags = list(tags.value);
+      filter.tags_match = match.value as "any" | "all";
+    }
+    // Sent only when set: a service without tags_none refuses no request that leaves it out.
+    if (list(none.value).length > 0) filter.tags_none = list(none.value);
+    const pairs = traits.value
+      .split("\n")
+      .map((line) => line.split("="))
+      .filter((pair) => pair.length >= 2 && pair[0].trim() !== "");
+    if (pairs.length > 0) {
+      filter.traits = Object.fromEntries(
+        pairs.map(([key, ...rest]) => [key.trim(), traitValue(rest.join("=").trim())]),
+      );
+    }
+    return filter;
+  };
+  return { element, value };
+}
+
+function traitValue(text: string): string | number | boolean {
+  if (text === "true" || text === "false") return text === "true";
+  if (/^-?\d+(\.\d+)?$/.test(text)) return Number(text);
+  const quoted = /^"(.*)"$/.exec(text);
+  return quoted ? quoted[1] : text;
+}
+
+/** UTC dates `YYYY-MM-DD`, inclusive, as the API reads them. */
+export interface DateRange {
+  from: string;
+  to: string;
+}
+
+const day = (date: Date) => date.toISOString().slice(0, 10);
+
+/** Last 7 / 30 / 90 days (today included) or chosen dates. */
+export function dateRangeForm(): { element: HTMLElement; value: () => DateRange } {
+  const preset = h(
+    "select",
+    { name: "range" },
+    ...[7, 30, 90].map((days) => h("option", { value: days }, `Last ${days} days`)),
+    h("option", { value: "custom" }, "Chosen dates"),
+  );
+  const from = h("input", { type: "date", name: "from" });
+  const to = h("input", { type: "date", name: "to" });
+  const applyPreset = () => {
+    if (preset.value === "custom") return;
+    const today = new Date();
+    to.value = day(today);
+    from.value = day(new Date(today.getTime() - (Number(preset.value) - 1) * 86_400_000));
+  };
+  preset.addEventListener("change", applyPreset);
+  for (const input of [from, to]) input.addEventListener("change", () => (preset.value = "custom"));
+  applyPreset();
+  const element = h(
+    "fieldset",
+    { class: "range" },
+    h("legend", {}, "Dates"),
+    field("Range", preset),
+    field("From", from),
+    field("To", to),
+  );
+  return { element, value: () => ({ from: from.value, to: to.value }) };
+}

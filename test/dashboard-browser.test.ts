@@ -1,0 +1,250 @@
+import { mkdir } from "node:fs/promises";
+import path from "node:path";
+import { Writable } from "node:stream";
+import { chromium, type Browser, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { chromiumOrSkip } from "./support/browser.js";
+import { queueOf, waitFor } from "./support/events.js";
+import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
+
+const browserPath = chromiumOrSkip();
+/** Screenshots of each page; docs/dashboard/ holds a committed copy of each. */
+const SCREENSHOTS = path.resolve(import.meta.dirname, "../dist/dashboard-screenshots");
+const DAY_MS = 86_400_000;
+const PLAYERS = 50;
+
+let svc: TestService;
+let browser: Browser;
+let page: Page;
+let project: Awaited<ReturnType<TestService["createProject"]>>;
+const logLines: string[] = [];
+const requestedUrls: string[] = [];
+
+const api = async (route: string, body: object, key = project.privateKey) => {
+  const res = await svc.postJson(route, body, key);
+  if (res.status !== 200) throw new Error(`${route}: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body;
+};
+const rowsOf = (selector: string) =>
+  page.$$eval(`${selector} tr`, (rows) =>
+    rows.map((row) => [...(row as HTMLTableRowElement).cells].map((cell) => cell.textContent ?? "")),
+  );
+const screenshot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+const open = async (name: string) => {
+  await page.click(`nav a[href="#${name}"]`);
+  await page.waitForSelector(`.page[data-page="${name}"]`);
+};
+
+/** The trends table the page should show for the filters its form holds now, from the API. */
+async function expectedTrendsTable(request: object, metric: "events" | "players") {
+  const from = await page.inputValue('input[name="from"]');
+  const to = await page.inputValue('input[name="to"]');
+  const answer = await api("/v1/events/trends", { from, to, interval: "day", ...request });
+  const series: { name: string; tag: string | null; points: { date: string; events: number; players: number }[] }[] =
+    answer.series;
+  expect(series.length).toBeGreaterThan(0);
+  return [
+    ["date", ...series.map((s) => `${s.name} · ${s.tag ?? "everyone"}`)],
+    ...series[0].points.map((point, i) => [point.date, ...series.map((s) => String(s.points[i][metric]))]),
+  ];
+}
+
+async function applyTrends(): Promise<void> {
+  const answered = page.waitForResponse((res) => res.url().endsWith("/v1/events/trends"));
+  await page.click('form.controls button[type="submit"]');
+  await answered;
+}
+
+describe.skipIf(!browserPath)("dashboard in Chromium", () => {
+  beforeAll(async () => {
+    const logStream = new Writable({
+      write(chunk, _encoding, done) {
+        logLines.push(String(chunk));
+        done();
+      },
+    });
+    svc = await startTestService({ LOG_LEVEL: "trace" }, { logDestination: logStream });
+    project = await api(
+      "/v1/admin/projects",
+      { name: "Dashboard Game", game_id: 900_000 + (process.pid % 90_000) },
+      ADMIN_KEY,
+    ).then((body) => ({
+      projectId: body.project.project_id,
+      gameId: body.project.game_id,
+      privateKey: body.private_key,
+      publicKey: body.public_key,
+    }));
+    // Even players are vip, every third one team_a; tiers alternate.
+    const players = Array.from({ length: PLAYERS }, (_, i) => ({
+      partner_user_id: `p${String(i).padStart(2, "0")}`,
+      tags: [...(i % 2 === 0 ? ["vip"] : []), ...(i % 3 === 0 ? ["team_a"] : [])],
+      traits: { tier: i % 2 === 0 ? "gold" : "silver", level: i % 5 },
+    }));
+    await api("/v1/players/update", { players }, project.publicKey);
+    // Events minutes and days before the service's now: logins on three days, purchases by the vips.
+    const now = svc.clock.now().getTime();
+    const events = players.flatMap((player, i) => [
+      // Two logins a day back: events and distinct players differ.
+      ...[1, 1, 2, 3].map((days, n) => ({
+        name: "login",
+        partner_user_id: player.partner_user_id,
+        timestamp: new Date(now - days * DAY_MS - (i + 1 + n * 60) * 60_000).toISOString(),
+      })),
+      ...(i % 2 === 0
+        ? [
+            {
+              name: "purchase",
+              partner_user_id: player.partner_user_id,
+              timestamp: new Date(now - 2 * DAY_MS - 30 * 60_000).toISOString(),
+            },
+          ]
+        : []),
+    ]);
+    await api("/v1/events", { events }, project.publicKey);
+    await waitFor(
+      () => queueOf(svc),
+      (queue) => queue.queue_depth === 0,
+      120_000,
+    );
+
+    await mkdir(SCREENSHOTS, { recursive: true });
+    browser = await chromium.launch({ executablePath: browserPath, args: ["--no-sandbox"] });
+    page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    page.on("request", (request) => requestedUrls.push(request.url()));
+    await page.goto(`${svc.baseUrl}/dashboard`);
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it("shows the service's error for a wrong key and keeps no key", async () => {
+    await page.fill('input[name="api-key"]', "sk_not_a_key_of_this_service");
+    await page.click('.sign-in button[type="submit"]');
+    await expect.poll(() => page.textContent(".sign-in .status")).toBe("unauthenticated: unknown or revoked API key");
+    await screenshot("sign-in");
+    expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+  });
+
+  it("signs in; the trends chart's numbers are the API's, for every filter", async () => {
+    await page.fill('input[name="api-key"]', project.privateKey);
+    await page.click('.sign-in button[type="submit"]');
+    await page.waitForSelector(".trends-table");
+    expect(await rowsOf(".trends-table")).toEqual(await expectedTrendsTable({}, "events"));
+    expect(await page.locator(".chart canvas").count()).toBe(2);
+
+    // Split by tags, distinct players, vip or team_a players of tier gold.
+    await page.fill('input[name="tags"]', "vip, Team A");
+    await page.fill('textarea[name="traits"]', "tier=gold");
+    await page.check('input[name="split"]');
+    await page.selectOption('select[name="metric"]', "players");
+    await applyTrends();
+    const filtered = { tags: ["vip", "Team A"], tags_match: "any", traits: { tier: "gold" }, split_by: "tags" };
+    expect(await rowsOf(".trends-table")).toEqual(await expectedTrendsTable(filtered, "players"));
+    expect(await page.locator(".chart .u-legend").first().textContent()).toContain("team_a");
+    await screenshot("trends");
+
+    // A download of the same numbers.
+    const download = page.waitForEvent("download");
+    await page.click('button[name="csv"]');
+    expect((await download).suggestedFilename()).toBe("trends.csv");
+  });
+
+  it("tags_none and freshness (needs the cohort API fields: run after merging them)", async () => {
+    await page.fill('input[name="tags"]', "");
+    await page.fill('textarea[name="traits"]', "");
+    await page.fill('input[name="tags_none"]', "vip");
+    await page.uncheck('input[name="split"]');
+    await page.selectOption('select[name="metric"]', "events");
+    await applyTrends();
+    expect(await rowsOf(".trends-table")).toEqual(await expectedTrendsTable({ tags_none: ["vip"] }, "events"));
+    expect(await page.textContent(".freshness")).toMatch(/^Events up to \d+ s ago/);
+    await page.fill('input[name="tags_none"]', "");
+  });
+
+  it("edits a tag's metadata, which the API then answers, and shows a refused edit's error inline", async () => {
+    await open("tags");
+    await page.waitForSelector(".tags-table");
+    await page.click('button.edit[data-tag="vip"]');
+    await page.fill('.tag-editor input[name="label"]', "VIP players");
+    await page.fill('.tag-editor input[name="category"]', "Segments");
+    await page.click('.tag-editor button[type="submit"]');
+    await expect.poll(() => page.locator(".tags-table").textContent()).toContain("VIP players");
+    const listed = await api("/v1/players/tags", { text: "vip" });
+    expect(listed.tags[0]).toMatchObject({ tag: "vip", label: "VIP players", category: "Segments", players_count: 25 });
+    await screenshot("tags");
+
+    await page.click('button.edit[data-tag="team_a"]');
+    await page.fill('.tag-editor input[name="label"]', " ");
+    await page.click('.tag-editor button[type="submit"]');
+    await expect
+      .poll(() => page.locator(".tag-editor .status.error").first().textContent())
+      .toMatch(/^invalid_argument: .*label/);
+  });
+
+  it("materialises a trait key with the switch", async () => {
+    const traitKeys = svc.database.db.collection<{ _id: string; requested?: boolean }>("event_trait_keys");
+    expect((await traitKeys.findOne({ _id: `${project.projectId}/tier` }))?.requested).not.toBe(true);
+    await open("traits");
+    await page.fill('input[name="key"]', "tier");
+    await page.click('button[name="materialise"]');
+    await expect.poll(() => page.locator('li[data-key="tier"]').textContent()).toContain("materialised");
+    expect(await traitKeys.findOne({ _id: `${project.projectId}/tier` })).toMatchObject({ requested: true });
+    await screenshot("traits");
+  });
+
+  it("looks a player up and pages a search through the API's players in its order", async () => {
+    await open("players");
+    await page.fill('input[name="id"]', "p03");
+    await page.click('section:first-of-type button[type="submit"]');
+    await expect.poll(() => page.locator(".profile .tags").textContent()).toBe("team_a");
+    await page.fill('section:last-of-type input[name="tags"]', "vip");
+    await page.click('section:last-of-type form button[type="submit"]');
+    for (const pageNumber of [1, 2]) {
+      if (pageNumber === 2) await page.click('button[name="next"]');
+      await expect.poll(() => page.locator(".pager").textContent()).toContain(`page ${pageNumber} of 2 (25 players)`);
+      const shown = (await rowsOf(".search-table")).slice(1).map((row) => row[0]);
+      const answer = await api("/v1/players/search", {
+        tags: ["vip"],
+        tags_match: "any",
+        page: pageNumber,
+        page_size: 20,
+      });
+      expect(shown).toEqual(answer.players.map((player: any) => player.partner_user_id));
+    }
+    await screenshot("players");
+  });
+
+  it("shows the queue and the range's event names with the API's counts", async () => {
+    await open("events");
+    await page.waitForSelector(".names-table");
+    expect(await page.textContent(".queue")).toMatch(/^Queue: 0 events waiting/);
+    const from = await page.inputValue('input[name="from"]');
+    const to = await page.inputValue('input[name="to"]');
+    const answer = await api("/v1/events/names", { from, to });
+    expect((await rowsOf(".names-table")).slice(1)).toEqual(answer.names.map((n: any) => [n.name, String(n.events)]));
+    await screenshot("events");
+  });
+
+  it("admin: creates a project and shows its keys once", async () => {
+    await page.click('button[name="sign-out"]');
+    await page.fill('input[name="api-key"]', ADMIN_KEY);
+    await page.click('.sign-in button[type="submit"]');
+    const form = page.locator('form[data-path="admin/projects"]');
+    await form.locator('input[name="name"]').fill("Another Game");
+    await form.locator('input[name="game_id"]').fill(String(project.gameId + 1));
+    await form.locator('button[type="submit"]').click();
+    await expect.poll(() => form.locator(".answer").textContent()).toContain('"private_key": "sk_');
+    await screenshot("admin");
+  });
+
+  it("never puts a key in a URL, in localStorage, or in the service's log", async () => {
+    const keys = [project.privateKey, ADMIN_KEY];
+    expect(requestedUrls.length).toBeGreaterThan(10);
+    for (const url of [...requestedUrls, page.url()]) for (const key of keys) expect(url).not.toContain(key);
+    expect(await page.evaluate(() => localStorage.length)).toBe(0);
+    const log = logLines.join("");
+    expect(log).toContain('"rpc"');
+    for (const key of keys) expect(log).not.toContain(key);
+  });
+});
