@@ -49,6 +49,8 @@ let nextGameId = Math.floor(Math.random() * 1_000_000) * 100;
 export interface TestServiceOptions {
   /** A database server of the test's own (one it stops or kills) instead of the run's shared one. */
   mongodbUri?: string;
+  /** A clock set before the service starts, for a test whose first signing key must lie in the past. */
+  clock?: TestClock;
 }
 
 /**
@@ -57,7 +59,7 @@ export interface TestServiceOptions {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  { mongodbUri = inject("mongodbUri") }: TestServiceOptions = {},
+  { mongodbUri = inject("mongodbUri"), clock = new TestClock() }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
@@ -68,7 +70,6 @@ export async function startTestService(
     ...env,
   });
   const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
-  const clock = new TestClock();
   const service = await startService({ config, database, log: createLogger(config.logLevel), clock });
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
