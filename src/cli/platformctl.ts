@@ -13,6 +13,7 @@ import {
   RotateSigningKeyResponseSchema,
   SetEntitlementResponseSchema,
 } from "../../gen/platformapi/v1/admin_pb.js";
+import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { writeExplicitNulls } from "../server/json-nulls.js";
 
 // platformctl: a thin command-line client of AdminService. It prints each answer as the /v1 JSON API would.
@@ -45,15 +46,18 @@ const program = new Command("platformctl")
   // No default shown for the key: --help must never print a secret.
   .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)");
 
+/** A Connect transport to the service at --url. */
+function service() {
+  const { url } = program.opts<{ url: string }>();
+  return createConnectTransport({ baseUrl: url, httpVersion: "1.1" });
+}
+
 function admin() {
-  const options = program.opts<{ url: string; adminKey?: string }>();
-  const url = options.url;
   const adminKey: string =
-    options.adminKey ??
+    program.opts<{ adminKey?: string }>().adminKey ??
     process.env.PLATFORM_ADMIN_KEY ??
     program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
-  const client = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
-  return { client, headers: { "x-api-key": adminKey } };
+  return { client: createClient(AdminService, service()), headers: { "x-api-key": adminKey } };
 }
 
 async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
@@ -140,9 +144,15 @@ paged(entitlements.command("list").description("list the records, by user and ga
     await print(ListEntitlementsResponseSchema, client.listEntitlements(request, { headers }));
   });
 
-program
-  .command("keys")
-  .description("launch token signing keys")
+const signingKeys = program.command("keys").description("launch token signing keys");
+signingKeys
+  .command("list")
+  .description("the public keys that verify launch tokens now (the JWKS), newest last")
+  .action(async () => {
+    // The JWKS is public: no key needed.
+    await print(GetJwksResponseSchema, createClient(LaunchTokenService, service()).getJwks({}));
+  });
+signingKeys
   .command("rotate")
   .description("make a new Ed25519 key sign launch tokens; older keys verify until their tokens expire")
   .action(async () => {
