@@ -26,14 +26,30 @@ describe("Keyring", () => {
     expect(await ours.verificationKey(rotated.kid)).toBeUndefined();
     clock.advance(5_000);
     expect((await ours.verificationKey(rotated.kid))?.kid).toBe(rotated.kid);
-    expect(ours.signingKey().kid).toBe(rotated.kid);
+    expect((await ours.signingKey()).kid).toBe(rotated.kid);
+  });
+
+  it("signs with a key another instance rotated in within 30 s, long before the replaced key retires", async () => {
+    const store = new LaunchStore(test.database.db);
+    const clock = new TestClock();
+    const ours = new Keyring({ store, tokenTtlMs: 60_000, clock });
+    await ours.start();
+    const theirs = new Keyring({ store, tokenTtlMs: 60_000, clock });
+    await theirs.start();
+    const replaced = await ours.signingKey();
+
+    const rotated = await theirs.rotate();
+    clock.advance(29_000);
+    expect((await ours.signingKey()).kid).toBe(replaced.kid);
+    clock.advance(2_000);
+    expect((await ours.signingKey()).kid).toBe(rotated.kid);
   });
 
   it("retires a replaced key one token lifetime and a minute of skew after its successor", async () => {
     const clock = new TestClock();
     const keyring = new Keyring({ store: new LaunchStore(test.database.db), tokenTtlMs: 60_000, clock });
     await keyring.start();
-    const old = keyring.signingKey();
+    const old = await keyring.signingKey();
     await keyring.rotate();
     clock.advance(119_000);
     expect(await keyring.verificationKey(old.kid)).toBeDefined();

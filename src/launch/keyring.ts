@@ -17,6 +17,8 @@ export interface SigningKey {
 const RELOAD_INTERVAL_MS = 5_000;
 // Clocks of instances and of the launcher may disagree by this much.
 const CLOCK_SKEW_MS = 60_000;
+// Signing reloads keys older than this: another instance's rotation takes over well within the skew allowed.
+const SIGNING_RELOAD_MS = 30_000;
 
 /**
  * The Ed25519 keys that sign and verify launch tokens, cached in memory so a
@@ -66,7 +68,13 @@ export class Keyring {
     return key;
   }
 
-  signingKey(): SigningKey {
+  /**
+   * The newest key. Keys read more than SIGNING_RELOAD_MS ago are read again
+   * first, so a key another instance replaced stops signing here long before
+   * it retires (its successor's age plus a token lifetime and the skew).
+   */
+  async signingKey(): Promise<SigningKey> {
+    if (this.options.clock.now().getTime() - this.loadedAt > SIGNING_RELOAD_MS) await this.reload();
     const newest = this.keys.at(-1);
     if (!newest) throw new Error("keyring not started");
     return newest;
