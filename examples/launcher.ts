@@ -6,7 +6,8 @@ import { launchGame } from "@platformapi/launch-client";
 const [platformUserId, gameId] = process.argv.slice(2);
 const platformKey = process.env.PLATFORM_KEY;
 if (!platformUserId || !gameId || !platformKey) {
-  throw new Error("usage: PLATFORM_KEY=plk_... npx tsx examples/launcher.ts <platform_user_id> <game_id>");
+  process.stderr.write("usage: PLATFORM_KEY=plk_... npx tsx examples/launcher.ts <platform_user_id> <game_id>\n");
+  process.exit(2);
 }
 
 const game = await launchGame(

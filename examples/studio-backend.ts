@@ -4,7 +4,10 @@ import http from "node:http";
 import { createLaunchVerifier, launchAccess } from "@platformapi/launch-client";
 
 const privateKey = process.env.STUDIO_PRIVATE_KEY;
-if (!privateKey) throw new Error("set STUDIO_PRIVATE_KEY to the project's private key");
+if (!privateKey) {
+  process.stderr.write("usage: STUDIO_PRIVATE_KEY=sk_... npx tsx examples/studio-backend.ts\n");
+  process.exit(2);
+}
 const verifier = createLaunchVerifier({ baseUrl: process.env.PLATFORM_URL ?? "http://localhost:8080", privateKey });
 const port = Number(process.env.STUDIO_PORT ?? 3000);
 
@@ -12,11 +15,27 @@ http
   .createServer(async (req, res) => {
     let body = "";
     for await (const chunk of req) body += chunk;
-    const token = (JSON.parse(body || "{}") as { token?: string }).token;
+    res.setHeader("content-type", "application/json");
+    const token = tokenOf(body);
+    if (token instanceof Error) {
+      res.statusCode = 400;
+      res.end(JSON.stringify({ error: token.message }));
+      return;
+    }
     const check = await verifier.verify(token);
     const access = launchAccess(check);
     const player = check.status === "verified" ? check.launch.partnerUserId : null;
-    res.setHeader("content-type", "application/json");
     res.end(JSON.stringify({ player, ...access }));
   })
   .listen(port, () => process.stdout.write(`studio backend on http://localhost:${port}/session\n`));
+
+/** The token of a `{"token": "..."}` body; a body without one is a launch without a token (single-player). */
+function tokenOf(body: string): string | undefined | Error {
+  try {
+    const { token } = JSON.parse(body || "{}") as { token?: unknown };
+    if (token === undefined || typeof token === "string") return token;
+  } catch {
+    // not JSON, or not an object: answered below like a token that is not a string
+  }
+  return new Error('the body must be JSON: {"token": "<the launch token>"}');
+}

@@ -4,8 +4,9 @@ import { ensureDashboardBuilt } from "./dashboard/build.js";
 import { connectDatabase, type Database } from "./db/database.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
 import { acquireLease, LeaseHeldError, type HeldLease } from "./db/lease.js";
-import { DatabaseInUseError } from "./db/process.js";
+import { DatabaseInUseError, NoDatabaseError } from "./db/process.js";
 import { createLogger } from "./log.js";
+import { PortInUseError } from "./server/listener.js";
 import { startService, type RunningService } from "./server/service.js";
 
 let config;
@@ -21,7 +22,6 @@ const log = createLogger(config.logLevel);
 let embedded: EmbeddedDb | undefined;
 let database: Database | undefined;
 let lease: HeldLease | undefined;
-// eslint-disable-next-line prefer-const -- shutdown() reads it and may run before it is set
 let service: RunningService | undefined;
 
 let stopping = false;
@@ -37,11 +37,14 @@ async function shutdown(reason: string, exitCode = 0): Promise<void> {
   process.exit(exitCode);
 }
 
-/** A start-up refusal the operator must act on: one clear line on stderr, exit code 1. */
-async function refuse(error: Error): Promise<never> {
-  log.fatal({ err: error }, "refusing to start");
+/**
+ * A start-up refusal the operator must act on: one clear line on stderr, no stack trace. Exit code 2 for what
+ * the machine lacks or its configuration (a port, a database), 1 for a database another instance owns.
+ */
+async function refuse(error: Error, exitCode: number): Promise<never> {
+  log.fatal({ reason: error.message }, "refusing to start");
   process.stderr.write(`refusing to start: ${error.message}\n`);
-  await shutdown("refused to start", 1);
+  await shutdown("refused to start", exitCode);
   throw error; // unreachable: shutdown exits
 }
 
@@ -74,10 +77,16 @@ try {
     });
   }
 } catch (error) {
-  if (error instanceof DatabaseInUseError || error instanceof LeaseHeldError) await refuse(error);
+  if (error instanceof NoDatabaseError) await refuse(error, 2);
+  if (error instanceof DatabaseInUseError || error instanceof LeaseHeldError) await refuse(error, 1);
   throw error;
 }
-service = await startService({ config, database, log });
+try {
+  service = await startService({ config, database, log });
+} catch (error) {
+  if (error instanceof PortInUseError) await refuse(error, 2);
+  throw error;
+}
 
 if (service.generatedAdminKey) {
   // Shown once, on the terminal only: it is stored as a hash and never logged.

@@ -51,6 +51,75 @@ describe("platformctl", () => {
     });
   });
 
+  it("lists projects, a project's API keys and entitlements, a page at a time", async () => {
+    const first = await test.createProject("Listed one");
+    const second = await test.createProject("Listed two");
+    const list = async (args: string[]) => JSON.parse((await platformctl(args)).stdout);
+
+    const projects = await list(["projects", "list", "--page-size", "100"]);
+    expect(projects.projects).toEqual(
+      expect.arrayContaining([
+        { project_id: first.projectId, name: "Listed one", game_id: first.gameId },
+        { project_id: second.projectId, name: "Listed two", game_id: second.gameId },
+      ]),
+    );
+    const gameIds = projects.projects.map((p: { game_id: number }) => p.game_id);
+    expect(gameIds).toEqual([...gameIds].sort((a, b) => a - b));
+    const total = projects.projects_info.total;
+    expect(await list(["projects", "list", "--page", "2", "--page-size", "1"])).toEqual({
+      projects: [projects.projects[1]],
+      projects_info: { total, pages: total, page: 2 },
+    });
+
+    const keys = await list(["api-keys", "list", "--project", first.projectId]);
+    expect(keys.api_keys.map((k: { type: string }) => k.type)).toEqual(["private", "public"]);
+    expect(keys.api_keys[0]).toEqual({
+      key_id: expect.stringMatching(/^key_/),
+      type: "private",
+      scopes: ["launch:verify", "events:write", "events:read"],
+      project_id: first.projectId,
+      created_at: expect.any(String),
+      revoked_at: null,
+    });
+    expect(JSON.stringify(keys)).not.toContain(first.privateKey);
+    await platformctl(["api-keys", "revoke", keys.api_keys[1].key_id]);
+    const after = await list(["api-keys", "list", "--project", first.projectId]);
+    expect(after.api_keys[1].revoked_at).toEqual(expect.any(String));
+
+    const user = "7f1c2a4e-0000-4000-8000-0000000000bb";
+    for (const gameId of [second.gameId, first.gameId]) {
+      await platformctl(["entitlements", "set", "--user", user, "--game-id", String(gameId), "--channel", "beta"]);
+    }
+    const owned = await list(["entitlements", "list", "--user", user.toUpperCase()]);
+    expect(owned).toEqual({
+      entitlements: [first.gameId, second.gameId].map((gameId) => ({
+        platform_user_id: user,
+        entitlement: { owns: true, source: "STORE", game_id: gameId, channel_id: "beta", build_version: "" },
+        updated_at: expect.any(String),
+      })),
+      entitlements_info: { total: 2, pages: 1, page: 1 },
+    });
+    const ofGame = await list(["entitlements", "list", "--game-id", String(second.gameId)]);
+    expect(ofGame.entitlements.map((e: { platform_user_id: string }) => e.platform_user_id)).toEqual([user]);
+  });
+
+  it("lists over /v1 with the admin scope only, refusing a page size over 100 naming it", async () => {
+    const { privateKey } = await test.createProject("Not an admin");
+    for (const path of ["/v1/admin/projects/list", "/v1/admin/api_keys/list", "/v1/admin/entitlements/list"]) {
+      expect((await test.postJson(path, {}, privateKey)).status).toBe(403);
+      expect((await test.postJson(path, {}, ADMIN_KEY)).status).toBe(200);
+      const tooBig = await test.postJson(path, { page_size: 101 }, ADMIN_KEY);
+      expect(tooBig.status).toBe(400);
+      expect(tooBig.body.message).toMatch(/^page_size: /);
+    }
+  });
+
+  it("describes every command in its help", async () => {
+    const { stdout } = await platformctl(["entitlements", "--help"]);
+    expect(stdout).toMatch(/set \[options\] +record that a user owns a game/);
+    expect(stdout).toMatch(/list \[options\] +list the records/);
+  });
+
   it("never prints the admin key in its help", async () => {
     const { stdout } = await platformctl(["--help"]);
     expect(stdout).not.toContain(ADMIN_KEY);

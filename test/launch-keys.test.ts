@@ -112,6 +112,19 @@ describe("signing keys", () => {
     expect((await jwks()).keys.map((k) => k.kid)).toContain(kid);
   });
 
+  it("platformctl keys list prints the JWKS, with no key needed", async () => {
+    const env = { ...process.env };
+    delete env.PLATFORM_ADMIN_KEY;
+    const { stdout } = await promisify(execFile)(
+      "node",
+      ["bin/platformctl.js", "--url", test.baseUrl, "keys", "list"],
+      {
+        env,
+      },
+    );
+    expect(JSON.parse(stdout)).toEqual(await jwks());
+  });
+
   it("never stores a private key where an API reads it, and never answers one", async () => {
     const stored = await test.database.db.collection("signing_keys").find().toArray();
     const published = JSON.stringify(await jwks());

@@ -107,6 +107,11 @@ describe("every /v1 answer matches the document", () => {
     };
     expect((await call("/v1/admin/entitlements", entitlement, ADMIN_KEY)).status).toBe(200);
     expect((await call("/v1/admin/signing_keys/rotate", {}, ADMIN_KEY)).status).toBe(200);
+    expect((await call("/v1/admin/projects/list", { page_size: 2 }, ADMIN_KEY)).status).toBe(200);
+    const projectId = project.body.project.project_id;
+    expect((await call("/v1/admin/api_keys/list", { project_id: projectId }, ADMIN_KEY)).status).toBe(200);
+    const ofUser = { platform_user_id: launch.platformUserId, game_id: launch.gameId };
+    expect((await call("/v1/admin/entitlements/list", ofUser, ADMIN_KEY)).status).toBe(200);
 
     expect((await call("/v1/admin/projects", { game_id: 1 }, ADMIN_KEY)).status).toBe(400);
     expect((await call("/v1/admin/api_keys", { type: "nope" }, ADMIN_KEY)).status).toBe(400);

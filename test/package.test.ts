@@ -48,6 +48,18 @@ describe("the client package, imported by name in plain Node (no TypeScript load
     }
   });
 
+  it("is MIT licensed, like the service, with the LICENSE in its tarball", async () => {
+    const { stdout } = await run("npm", ["pack", "--dry-run", "--json", "--ignore-scripts", "--workspace", PACKAGE], {
+      cwd: ROOT,
+    });
+    const [{ files }] = JSON.parse(stdout) as [{ files: { path: string }[] }];
+    expect(files.map((file) => file.path)).toContain("LICENSE");
+    for (const manifest of [path.join(SOURCE, "package.json"), path.join(ROOT, "package.json")]) {
+      expect(JSON.parse(await readFile(manifest, "utf8")).license, manifest).toBe("MIT");
+    }
+    expect(await readFile(path.join(ROOT, "LICENSE"), "utf8")).toMatch(/^MIT License\n/);
+  });
+
   it("issues with the launcher helper and verifies with the studio helper", async () => {
     const launch = await createLaunchFixture(test);
     const script = `

@@ -250,6 +250,21 @@ describe("players/tags", () => {
       message: "this API key (public) lacks the scope players:manage",
     });
   });
+
+  it("tags/update refuses control characters in a label or category, naming the field, and changes nothing", async () => {
+    const before = await post("/v1/players/tags", { page: 1, text: "vip" });
+    for (const [field, value] of [
+      ["label", "VIP\u0007"],
+      ["label", "V\nIP"],
+      ["category", "Pay\u0000ers"],
+      ["category", "Payers\u0085"],
+    ]) {
+      const res = await post("/v1/players/tags/update", { tag: "vip", [field]: value }, writeKey);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ code: "invalid_argument", message: `${field}: must not contain control characters` });
+    }
+    expect(await post("/v1/players/tags", { page: 1, text: "vip" })).toMatchObject({ body: before.body });
+  });
 });
 
 describe("players/tags from the project's tag list", () => {

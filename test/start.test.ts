@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, symlink } from "node:fs/promises";
+import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "../src/db/process.js";
 
 // These tests run `npm start`'s entry point as its own process, with its own embedded database.
@@ -40,6 +41,15 @@ async function start(env: Record<string, string>): Promise<StartedProcess> {
       return code;
     },
   };
+}
+
+/** Runs `npm start`'s entry point until it exits; its exit code and the lines it wrote to stderr. */
+async function startUntilExit(env: NodeJS.ProcessEnv): Promise<{ code: number | null; stderr: string[] }> {
+  const child = spawn(TSX, ["src/main.ts"], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const stderr: string[] = [];
+  readline.createInterface({ input: child.stderr! }).on("line", (line) => stderr.push(line));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stderr: stderr.filter((line) => line.trim() !== "") };
 }
 
 let dataDir: string;
@@ -90,5 +100,50 @@ describe("npm start", () => {
     const [code] = (await once(child, "exit")) as [number | null];
     expect(code).toBe(2);
     expect(stderr).toContain("PORT must be an integer");
+  });
+
+  it("without MONGODB_URI, a mongod or go, says in one line what would do and exits 2", async () => {
+    // A PATH holding node and nothing else, and a build cache without FerretDB in it.
+    const bare = await mkdtemp(path.join(os.tmpdir(), "platform-bare-"));
+    try {
+      await symlink(process.execPath, path.join(bare, "node"));
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PATH: bare,
+        XDG_CACHE_HOME: bare,
+        DATA_DIR: path.join(bare, "data"),
+        PORT: "0",
+      };
+      delete env.MONGODB_URI;
+      delete env.MONGOD_BINARY;
+      const { code, stderr } = await startUntilExit(env);
+      expect(code).toBe(2);
+      expect(stderr).toHaveLength(1);
+      expect(stderr[0]).toMatch(/MONGODB_URI.*mongod.*Go >= 1\.24/);
+    } finally {
+      await rm(bare, { recursive: true, force: true });
+    }
+  });
+
+  it("on a port another process listens on, names PORT in one line and exits 2", async () => {
+    const occupant = net.createServer();
+    occupant.listen(0, "127.0.0.1");
+    await once(occupant, "listening");
+    const { port } = occupant.address() as net.AddressInfo;
+    try {
+      const { code, stderr } = await startUntilExit({
+        ...process.env,
+        PORT: String(port),
+        HOST: "127.0.0.1",
+        MONGODB_URI: inject("mongodbUri"),
+        DB_NAME: "start_port_in_use",
+      });
+      expect(code).toBe(2);
+      expect(stderr).toEqual([
+        `refusing to start: PORT ${port} is in use by another process: stop it, or set PORT to a free port`,
+      ]);
+    } finally {
+      occupant.close();
+    }
   });
 });

@@ -10,7 +10,7 @@ import {
   type ApiKeyType,
   type Scope,
 } from "./api-keys.js";
-import type { ApiKeyStore } from "./api-key-store.js";
+import type { ApiKeyStore, ListedApiKey } from "./api-key-store.js";
 import type { EntitlementRecord, EntitlementStore } from "./entitlement-store.js";
 import { DuplicateGameError, type ProjectRecord, type ProjectStore } from "./project-store.js";
 
@@ -34,6 +34,20 @@ export interface IssuedApiKey {
 }
 
 export type Entitlement = Omit<EntitlementRecord, "updatedAt">;
+
+/** One page of a listing; pages start at 1. */
+export interface Page {
+  page: number;
+  pageSize: number;
+}
+
+/** A page's items and how many there are over all pages. */
+export interface Listing<T> {
+  items: T[];
+  total: number;
+}
+
+const skipOf = ({ page, pageSize }: Page): number => (page - 1) * pageSize;
 
 /** Projects, API keys and entitlements: what the platform's operators manage. */
 export class Admin {
@@ -85,6 +99,26 @@ export class Admin {
 
   async setEntitlement(entitlement: Entitlement): Promise<void> {
     await this.options.entitlementStore.upsertEntitlement({ ...entitlement, updatedAt: this.options.clock.now() });
+  }
+
+  async listProjects(page: Page): Promise<Listing<ProjectRecord>> {
+    const { projects, total } = await this.options.projectStore.listProjects(skipOf(page), page.pageSize);
+    return { items: projects, total };
+  }
+
+  /** Every key, or a project's; what a key is (type, scopes, state), never the key. */
+  async listApiKeys(projectId: string | undefined, page: Page): Promise<Listing<ListedApiKey>> {
+    const { keys, total } = await this.options.apiKeyStore.listApiKeys(projectId, skipOf(page), page.pageSize);
+    return { items: keys, total };
+  }
+
+  async listEntitlements(
+    of: { platformUserId?: string; gameId?: number },
+    page: Page,
+  ): Promise<Listing<EntitlementRecord>> {
+    const { entitlementStore } = this.options;
+    const { entitlements, total } = await entitlementStore.listEntitlements(of, skipOf(page), page.pageSize);
+    return { items: entitlements, total };
   }
 
   private async issueKey(type: ApiKeyType, projectId: string | null): Promise<IssuedApiKey> {

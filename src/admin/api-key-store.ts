@@ -11,6 +11,11 @@ export interface ApiKeyRecord {
   hash: Buffer;
 }
 
+/** A key as listed: never its hash. */
+export interface ListedApiKey extends Omit<ApiKeyRecord, "hash"> {
+  createdAt: Date;
+}
+
 /**
  * Keyed by the key's SHA-256 (hex), so authentication, which runs on every
  * request, is an `_id` lookup: the one query FerretDB answers without
@@ -81,6 +86,27 @@ export class ApiKeyStore {
         hash: Buffer.from(doc._id, "hex"),
       }
     );
+  }
+  /** A page of the keys (every key, or a project's), oldest first, and how many there are. */
+  async listApiKeys(
+    projectId: string | undefined,
+    skip: number,
+    limit: number,
+  ): Promise<{ keys: ListedApiKey[]; total: number }> {
+    const filter = projectId === undefined ? {} : { project_id: projectId };
+    const [docs, total] = await Promise.all([
+      this.apiKeys.find(filter).sort({ created_at: 1, key_id: 1 }).skip(skip).limit(limit).toArray(),
+      this.apiKeys.countDocuments(filter),
+    ]);
+    const keys = docs.map((doc) => ({
+      keyId: doc.key_id,
+      type: doc.type,
+      scopes: doc.scopes,
+      projectId: doc.project_id,
+      createdAt: doc.created_at,
+      revokedAt: doc.revoked_at,
+    }));
+    return { keys, total };
   }
   /** Marks the key revoked; returns when it was revoked, or null for an unknown key. */
   async revokeApiKey(keyId: string, now: Date): Promise<Date | null> {

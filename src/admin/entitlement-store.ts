@@ -1,4 +1,4 @@
-import type { Db, UpdateFilter } from "mongodb";
+import type { Db, Filter, UpdateFilter } from "mongodb";
 import { KeyedLock } from "../db/keyed-lock.js";
 
 export interface EntitlementRecord {
@@ -91,6 +91,23 @@ export class EntitlementStore {
 
   async findEntitlement(platformUserId: string, gameId: number): Promise<EntitlementRecord | null> {
     return toEntitlement(await this.docs.findOne({ _id: userGameId(platformUserId, gameId) }));
+  }
+
+  /** A page of the entitlements (of a user, of a game, or all), by user and game, and how many there are. */
+  async listEntitlements(
+    of: { platformUserId?: string; gameId?: number },
+    skip: number,
+    limit: number,
+  ): Promise<{ entitlements: EntitlementRecord[]; total: number }> {
+    // A document only the launch record wrote holds no entitlement.
+    const filter: Filter<UserGameDoc> = { owns: { $exists: true } };
+    if (of.platformUserId !== undefined) filter.platform_user_id = of.platformUserId;
+    if (of.gameId !== undefined) filter.game_id = of.gameId;
+    const [docs, total] = await Promise.all([
+      this.docs.find(filter).sort({ platform_user_id: 1, game_id: 1 }).skip(skip).limit(limit).toArray(),
+      this.docs.countDocuments(filter),
+    ]);
+    return { entitlements: docs.flatMap((doc) => toEntitlement(doc) ?? []), total };
   }
 
   /** The entitlement and the launch record in one read. */

@@ -66,6 +66,15 @@ export class ProjectStore {
     return this.byGame.get(gameId) ?? this.remember(toRecord(await this.projects.findOne({ game_id: gameId })));
   }
 
+  /** A page of the projects, by game id, and how many there are. */
+  async listProjects(skip: number, limit: number): Promise<{ projects: ProjectRecord[]; total: number }> {
+    const [docs, total] = await Promise.all([
+      this.projects.find().sort({ game_id: 1 }).skip(skip).limit(limit).toArray(),
+      this.projects.countDocuments(),
+    ]);
+    return { projects: docs.map((doc) => toRecord(doc)), total };
+  }
+
   /** A project not found is not remembered: it may be created at any time. */
   private remember(project: ProjectRecord | null): ProjectRecord | null {
     if (project) {
@@ -76,6 +85,8 @@ export class ProjectStore {
   }
 }
 
+function toRecord(doc: ProjectDoc): ProjectRecord;
+function toRecord(doc: ProjectDoc | null): ProjectRecord | null;
 function toRecord(doc: ProjectDoc | null): ProjectRecord | null {
   return doc && { projectId: doc._id, name: doc.name, gameId: doc.game_id };
 }

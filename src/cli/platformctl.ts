@@ -6,17 +6,34 @@ import {
   AdminService,
   CreateApiKeyResponseSchema,
   CreateProjectResponseSchema,
+  ListApiKeysResponseSchema,
+  ListEntitlementsResponseSchema,
+  ListProjectsResponseSchema,
   RevokeApiKeyResponseSchema,
   RotateSigningKeyResponseSchema,
   SetEntitlementResponseSchema,
 } from "../../gen/platformapi/v1/admin_pb.js";
+import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
+import { writeExplicitNulls } from "../server/json-nulls.js";
 
 // platformctl: a thin command-line client of AdminService. It prints each answer as the /v1 JSON API would.
 
-function gameId(value: string): number {
+function positiveInteger(value: string): number {
   const id = Number(value);
   if (!Number.isInteger(id) || id <= 0) throw new InvalidArgumentError("a positive integer");
   return id;
+}
+
+interface PageOptions {
+  page?: number;
+  pageSize?: number;
+}
+
+/** The paging options of a list command: the service's defaults (page 1, 50 a page) when left out. */
+function paged(command: Command): Command {
+  return command
+    .option("--page <n>", "page, from 1", positiveInteger)
+    .option("--page-size <n>", "items a page, up to 100", positiveInteger);
 }
 
 const program = new Command("platformctl")
@@ -29,20 +46,26 @@ const program = new Command("platformctl")
   // No default shown for the key: --help must never print a secret.
   .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)");
 
+/** A Connect transport to the service at --url. */
+function service() {
+  const { url } = program.opts<{ url: string }>();
+  return createConnectTransport({ baseUrl: url, httpVersion: "1.1" });
+}
+
 function admin() {
-  const options = program.opts<{ url: string; adminKey?: string }>();
-  const url = options.url;
   const adminKey: string =
-    options.adminKey ??
+    program.opts<{ adminKey?: string }>().adminKey ??
     process.env.PLATFORM_ADMIN_KEY ??
     program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
-  const client = createClient(AdminService, createConnectTransport({ baseUrl: url, httpVersion: "1.1" }));
-  return { client, headers: { "x-api-key": adminKey } };
+  return { client: createClient(AdminService, service()), headers: { "x-api-key": adminKey } };
 }
 
 async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
   try {
-    const json = toJson(schema, await answer, { useProtoFieldName: true, alwaysEmitImplicit: true });
+    const json = writeExplicitNulls(
+      schema,
+      toJson(schema, await answer, { useProtoFieldName: true, alwaysEmitImplicit: true }),
+    );
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   } catch (error) {
     program.error(ConnectError.from(error).message, { exitCode: 1 });
@@ -54,11 +77,15 @@ projects
   .command("create")
   .description("create a project for a game; prints its private and public keys once")
   .requiredOption("--name <name>", "project name")
-  .requiredOption("--game-id <id>", "the game's id", gameId)
+  .requiredOption("--game-id <id>", "the game's id", positiveInteger)
   .action(async (o: { name: string; gameId: number }) => {
     const { client, headers } = admin();
     await print(CreateProjectResponseSchema, client.createProject({ name: o.name, gameId: o.gameId }, { headers }));
   });
+paged(projects.command("list").description("list the projects, by game id")).action(async (o: PageOptions) => {
+  const { client, headers } = admin();
+  await print(ListProjectsResponseSchema, client.listProjects(o, { headers }));
+});
 
 const apiKeys = program.command("api-keys").description("API keys (shown once, stored hashed)");
 apiKeys
@@ -77,13 +104,19 @@ apiKeys
     const { client, headers } = admin();
     await print(RevokeApiKeyResponseSchema, client.revokeApiKey({ keyId }, { headers }));
   });
+paged(apiKeys.command("list").description("list keys, oldest first: ids, types, scopes, state; never a key"))
+  .option("--project <project_id>", "only this project's keys", "")
+  .action(async (o: PageOptions & { project: string }) => {
+    const { client, headers } = admin();
+    await print(ListApiKeysResponseSchema, client.listApiKeys({ ...o, projectId: o.project }, { headers }));
+  });
 
-program
-  .command("entitlements")
-  .description("record the store's view of a user's ownership of a game")
+const entitlements = program.command("entitlements").description("the store's record of which users own which games");
+entitlements
   .command("set")
+  .description("record that a user owns a game (with --no-owns, that the user does not: a refund)")
   .requiredOption("--user <platform_user_id>", "platform user id (UUID)")
-  .requiredOption("--game-id <id>", "the game's id", gameId)
+  .requiredOption("--game-id <id>", "the game's id", positiveInteger)
   .option("--no-owns", "record that the user does not own the game (a refund)")
   .option("--source <source>", "how it was obtained", "STORE")
   .option("--channel <channel_id>", "release channel", "")
@@ -102,10 +135,24 @@ program
       await print(SetEntitlementResponseSchema, client.setEntitlement(request, { headers }));
     },
   );
+paged(entitlements.command("list").description("list the records, by user and game"))
+  .option("--user <platform_user_id>", "only this user's (UUID)")
+  .option("--game-id <id>", "only this game's", positiveInteger)
+  .action(async (o: PageOptions & { user?: string; gameId?: number }) => {
+    const { client, headers } = admin();
+    const request = { page: o.page, pageSize: o.pageSize, platformUserId: o.user, gameId: o.gameId };
+    await print(ListEntitlementsResponseSchema, client.listEntitlements(request, { headers }));
+  });
 
-program
-  .command("keys")
-  .description("launch token signing keys")
+const signingKeys = program.command("keys").description("launch token signing keys");
+signingKeys
+  .command("list")
+  .description("the public keys that verify launch tokens now (the JWKS), newest last")
+  .action(async () => {
+    // The JWKS is public: no key needed.
+    await print(GetJwksResponseSchema, createClient(LaunchTokenService, service()).getJwks({}));
+  });
+signingKeys
   .command("rotate")
   .description("make a new Ed25519 key sign launch tokens; older keys verify until their tokens expire")
   .action(async () => {

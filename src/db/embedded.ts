@@ -1,10 +1,9 @@
-import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
 import path from "node:path";
 import type { EmbeddedDbKind } from "../config.js";
 import type { Logger } from "../log.js";
 import { startFerretDb } from "./ferretdb.js";
 import { startMongod } from "./mongod.js";
+import { findOnPath, NoDatabaseError } from "./process.js";
 
 export interface EmbeddedDb {
   kind: "mongod" | "ferretdb";
@@ -27,8 +26,9 @@ export interface EmbeddedDbOptions {
 /**
  * Starts a MongoDB-compatible server on loopback, in the order of docs/database.md: a
  * `mongod` (MONGOD_BINARY, or on PATH), else FerretDB built with `go`. Either
- * is supervised: restarted with backoff when it dies. Throws DatabaseInUseError
- * when another process already runs it on `dataDir`.
+ * is supervised: restarted with backoff when it dies. Throws NoDatabaseError when
+ * neither can be had, DatabaseInUseError when another process already runs it
+ * on `dataDir`.
  */
 export async function startEmbeddedDb(options: EmbeddedDbOptions): Promise<EmbeddedDb> {
   const { kind, dataDir, log } = options;
@@ -37,7 +37,8 @@ export async function startEmbeddedDb(options: EmbeddedDbOptions): Promise<Embed
     const mongod = await startMongod(mongodBinary, path.join(dataDir, "mongod"), log);
     return withKind("mongod", mongod);
   }
-  if (kind === "mongod") throw new Error("EMBEDDED_DB=mongod, but there is no MONGOD_BINARY and no mongod on PATH");
+  if (kind === "mongod")
+    throw new NoDatabaseError("EMBEDDED_DB=mongod, but there is no MONGOD_BINARY and no mongod on PATH");
   log.info("no mongod on PATH; using FerretDB");
   return withKind(
     "ferretdb",
@@ -54,13 +55,4 @@ function withKind(kind: EmbeddedDb["kind"], server: Omit<EmbeddedDb, "kind">): E
     },
     stop: () => server.stop(),
   };
-}
-
-function findOnPath(command: string): string | undefined {
-  try {
-    const found = execFileSync("sh", ["-c", `command -v ${command}`], { encoding: "utf8" }).trim();
-    return found && existsSync(found) ? found : undefined;
-  } catch {
-    return undefined;
-  }
 }

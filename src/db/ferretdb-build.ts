@@ -6,7 +6,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import type { Logger } from "../log.js";
-import { runCommand } from "./process.js";
+import { findOnPath, NoDatabaseError, runCommand } from "./process.js";
 
 /** The Go wrapper around FerretDB's embeddable package (see tools/ferretdb/main.go). */
 const SOURCE_DIR = fileURLToPath(new URL("../../tools/ferretdb/", import.meta.url));
@@ -46,6 +46,12 @@ export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promi
   const dir = path.join(cacheDir, `ferretdb-${hash.digest("hex").slice(0, 12)}`);
   const binary = path.join(dir, "ferretdb");
   if (existsSync(binary)) return binary;
+  if (!findOnPath("go")) {
+    throw new NoDatabaseError(
+      "no database: no MONGODB_URI, no mongod on PATH, and no go on PATH to build the embedded FerretDB. " +
+        "Set MONGODB_URI, install a mongod (or set MONGOD_BINARY), or install Go >= 1.24 for the first build",
+    );
+  }
 
   log.info({ dir }, "building FerretDB 1.24 with go, once (a few minutes on a fresh machine)");
   const started = Date.now();

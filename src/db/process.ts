@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
 import { once } from "node:events";
+import { accessSync, constants, statSync } from "node:fs";
 import net from "node:net";
+import path from "node:path";
 import readline from "node:readline";
 import { MongoClient } from "mongodb";
 
@@ -18,6 +20,25 @@ export class DatabaseInUseError extends Error {
     );
     this.name = "DatabaseInUseError";
   }
+}
+
+/** No database can be had with what this machine has; the message says what would do. */
+export class NoDatabaseError extends Error {
+  override name = "NoDatabaseError";
+}
+
+/** The executable file `command` names on PATH, as a shell would find it. */
+export function findOnPath(command: string): string | undefined {
+  for (const dir of (process.env.PATH ?? "").split(path.delimiter)) {
+    const candidate = path.join(dir || ".", command);
+    try {
+      accessSync(candidate, constants.X_OK);
+      if (statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }
 
 /** A TCP port that was free on loopback a moment ago. */

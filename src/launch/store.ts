@@ -108,6 +108,11 @@ export class LaunchStore {
     await this.signingKeys.insertOne({ _id: key.kid, private_key_pem: key.privateKeyPem, created_at: key.createdAt });
   }
 
+  /** Deletes the keys created before `createdAt`: they can no longer verify any token. */
+  async deleteSigningKeysCreatedBefore(createdAt: Date): Promise<void> {
+    await this.signingKeys.deleteMany({ created_at: { $lt: createdAt } });
+  }
+
   /** Every signing key, oldest first. */
   async listSigningKeys(): Promise<SigningKeyRecord[]> {
     const docs = await this.signingKeys.find().sort({ created_at: 1 }).toArray();

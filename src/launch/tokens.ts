@@ -28,7 +28,7 @@ export function newTokenId(): string {
 }
 
 export async function signLaunchToken(claims: LaunchClaims, keyring: Keyring, issuer: string): Promise<string> {
-  const key = keyring.signingKey();
+  const key = await keyring.signingKey();
   const { jti, sub, aud, iat, exp, ...custom } = claims;
   return new SignJWT(custom)
     .setProtectedHeader({ alg: "EdDSA", typ: "JWT", kid: key.kid })

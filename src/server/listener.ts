@@ -57,6 +57,14 @@ interface Protocol {
   drain(): void;
 }
 
+/** Another process listens on the configured port. */
+export class PortInUseError extends Error {
+  override name = "PortInUseError";
+  constructor(port: number) {
+    super(`PORT ${port} is in use by another process: stop it, or set PORT to a free port`);
+  }
+}
+
 /**
  * Serves HTTP/1.1 and cleartext HTTP/2 on one port. Node's cleartext http2
  * server cannot fall back to HTTP/1.1, so each connection is handed to one of
@@ -92,7 +100,13 @@ export async function listen(handler: NodeHandler, options: ListenerOptions): Pr
     dispatchByPreface(socket, (isH2) => (isH2 ? h2 : h1).handOver(connection));
   });
   server.listen(options.port, options.host);
-  await once(server, "listening");
+  try {
+    await once(server, "listening");
+  } catch (error) {
+    clearInterval(sweeper);
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new PortInUseError(options.port);
+    throw error;
+  }
 
   return {
     port: (server.address() as net.AddressInfo).port,

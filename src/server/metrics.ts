@@ -57,6 +57,8 @@ function processMetrics(): Registry {
  * verify results, allow-listed command names), never from a request.
  */
 export class Metrics {
+  // At start, not at the first scrape: the CPU counters count from their registration.
+  private readonly processRegistry = processMetrics();
   private readonly registry = new Registry();
   private readonly rpcRequests = new Counter({
     name: "platform_rpc_requests_total",
@@ -161,7 +163,7 @@ export class Metrics {
 
   /** The Prometheus text exposition of this service's metrics and the process's. */
   async exposition(): Promise<{ contentType: string; text: string }> {
-    const merged = Registry.merge([processMetrics(), this.registry]);
+    const merged = Registry.merge([this.processRegistry, this.registry]);
     return { contentType: merged.contentType, text: await merged.metrics() };
   }
 }

@@ -20,10 +20,21 @@ const WORDING: Readonly<Record<string, string>> = {
   "string.uuid_empty": "must be a UUID",
 };
 
+/** The wording of the proto's string patterns, which protovalidate words as the regular expression itself. */
+const PATTERN_WORDING: Readonly<Record<string, string>> = {
+  "^[^\\x00-\\x1F\\x7F-\\x9F]*$": "must not contain control characters",
+};
+
+function patternWording(violation: Violation): string | undefined {
+  if (violation.ruleId !== "string.pattern") return undefined;
+  const pattern = /`(.*)`$/.exec(violation.message)?.[1];
+  return pattern === undefined ? undefined : PATTERN_WORDING[pattern];
+}
+
 /** "players[0].partner_user_id: must be at most 256 characters"; a rule on the whole message names its fields itself. */
 export function describeViolation(violation: Violation): string {
   const field = pathToString(violation.field);
-  const text = WORDING[violation.ruleId] ?? violation.message;
+  const text = WORDING[violation.ruleId] ?? patternWording(violation) ?? violation.message;
   return field === "" ? text : `${field}: ${text}`;
 }
 

@@ -52,6 +52,8 @@ export interface TestServiceOptions {
   mongodbUri?: string;
   /** Where the service logs (at LOG_LEVEL), for a test that reads its log lines; none by default. */
   logDestination?: DestinationStream;
+  /** A clock set before the service starts, for a test whose first signing key must lie in the past. */
+  clock?: TestClock;
 }
 
 /**
@@ -60,7 +62,7 @@ export interface TestServiceOptions {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  { mongodbUri = inject("mongodbUri"), logDestination }: TestServiceOptions = {},
+  { mongodbUri = inject("mongodbUri"), logDestination, clock = new TestClock() }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
@@ -71,7 +73,6 @@ export async function startTestService(
     ...env,
   });
   const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
-  const clock = new TestClock();
   const service = await startService({ config, database, log: createLogger(config.logLevel, logDestination), clock });
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();

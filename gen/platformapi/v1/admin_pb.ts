@@ -8,6 +8,8 @@ import { file_buf_validate_validate } from "@bufbuild/protovalidate/gen/buf/vali
 import { file_google_api_annotations } from "../../google/api/annotations_pb.js";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_timestamp } from "@bufbuild/protobuf/wkt";
+import type { PageInfo } from "./common_pb.js";
+import { file_platformapi_v1_common } from "./common_pb.js";
 import type { Entitlement } from "./launch_pb.js";
 import { file_platformapi_v1_launch } from "./launch_pb.js";
 import { file_platformapi_v1_options } from "./options_pb.js";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/admin.proto.
  */
 export const file_platformapi_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChpwbGF0Zm9ybWFwaS92MS9hZG1pbi5wcm90bxIOcGxhdGZvcm1hcGkudjEiPAoHUHJvamVjdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHZ2FtZV9pZBgDIAEoDSJKChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIZCgRuYW1lGAEgASgJQgu6SAjIAQFyAxjIARIXCgdnYW1lX2lkGAIgASgNQga6SAPIAQEiagoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEigKB3Byb2plY3QYASABKAsyFy5wbGF0Zm9ybWFwaS52MS5Qcm9qZWN0EhMKC3ByaXZhdGVfa2V5GAIgASgJEhIKCnB1YmxpY19rZXkYAyABKAkiaQoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgJQge6SARyAhhkEjUKBHR5cGUYAiABKAlCJ7pIJHIiUgdwcml2YXRlUgZwdWJsaWNSCHBsYXRmb3JtUgVhZG1pbiJlChRDcmVhdGVBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSCwoDa2V5GAIgASgJEgwKBHR5cGUYAyABKAkSDgoGc2NvcGVzGAQgAygJEhIKCnByb2plY3RfaWQYBSABKAkiMQoTUmV2b2tlQXBpS2V5UmVxdWVzdBIaCgZrZXlfaWQYASABKAlCCrpIB8gBAXICGGQiVgoUUmV2b2tlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIssBChVTZXRFbnRpdGxlbWVudFJlcXVlc3QSJQoQcGxhdGZvcm1fdXNlcl9pZBgBIAEoCUILukgIyAEBcgOwAQESFwoHZ2FtZV9pZBgCIAEoDUIGukgDyAEBEhEKBG93bnMYAyABKAhIAIgBARIXCgZzb3VyY2UYBCABKAlCB7pIBHICGDISHAoKY2hhbm5lbF9pZBgFIAEoCUIIukgFcgMYgAESHwoNYnVpbGRfdmVyc2lvbhgGIAEoCUIIukgFcgMYgAFCBwoFX293bnMiZAoWU2V0RW50aXRsZW1lbnRSZXNwb25zZRIYChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJEjAKC2VudGl0bGVtZW50GAIgASgLMhsucGxhdGZvcm1hcGkudjEuRW50aXRsZW1lbnQiGQoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QiVwoYUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEgsKA2tpZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcDLNBQoMQWRtaW5TZXJ2aWNlEoQBCg1DcmVhdGVQcm9qZWN0EiQucGxhdGZvcm1hcGkudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaJS5wbGF0Zm9ybWFwaS52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2UiJsrzGAVhZG1pboLT5JMCFzoBKiISL3YxL2FkbWluL3Byb2plY3RzEoEBCgxDcmVhdGVBcGlLZXkSIy5wbGF0Zm9ybWFwaS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiQucGxhdGZvcm1hcGkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiJsrzGAVhZG1pboLT5JMCFzoBKiISL3YxL2FkbWluL2FwaV9rZXlzEogBCgxSZXZva2VBcGlLZXkSIy5wbGF0Zm9ybWFwaS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiQucGxhdGZvcm1hcGkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UiLcrzGAVhZG1pboLT5JMCHjoBKiIZL3YxL2FkbWluL2FwaV9rZXlzL3Jldm9rZRKLAQoOU2V0RW50aXRsZW1lbnQSJS5wbGF0Zm9ybWFwaS52MS5TZXRFbnRpdGxlbWVudFJlcXVlc3QaJi5wbGF0Zm9ybWFwaS52MS5TZXRFbnRpdGxlbWVudFJlc3BvbnNlIirK8xgFYWRtaW6C0+STAhs6ASoiFi92MS9hZG1pbi9lbnRpdGxlbWVudHMSmAEKEFJvdGF0ZVNpZ25pbmdLZXkSJy5wbGF0Zm9ybWFwaS52MS5Sb3RhdGVTaWduaW5nS2V5UmVxdWVzdBooLnBsYXRmb3JtYXBpLnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZSIxyvMYBWFkbWlugtPkkwIiOgEqIh0vdjEvYWRtaW4vc2lnbmluZ19rZXlzL3JvdGF0ZWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_platformapi_v1_launch, file_platformapi_v1_options]);
+  fileDesc("ChpwbGF0Zm9ybWFwaS92MS9hZG1pbi5wcm90bxIOcGxhdGZvcm1hcGkudjEiPAoHUHJvamVjdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHZ2FtZV9pZBgDIAEoDSJKChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIZCgRuYW1lGAEgASgJQgu6SAjIAQFyAxjIARIXCgdnYW1lX2lkGAIgASgNQga6SAPIAQEiagoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEigKB3Byb2plY3QYASABKAsyFy5wbGF0Zm9ybWFwaS52MS5Qcm9qZWN0EhMKC3ByaXZhdGVfa2V5GAIgASgJEhIKCnB1YmxpY19rZXkYAyABKAkiaQoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgJQge6SARyAhhkEjUKBHR5cGUYAiABKAlCJ7pIJHIiUgdwcml2YXRlUgZwdWJsaWNSCHBsYXRmb3JtUgVhZG1pbiJlChRDcmVhdGVBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSCwoDa2V5GAIgASgJEgwKBHR5cGUYAyABKAkSDgoGc2NvcGVzGAQgAygJEhIKCnByb2plY3RfaWQYBSABKAkiMQoTUmV2b2tlQXBpS2V5UmVxdWVzdBIaCgZrZXlfaWQYASABKAlCCrpIB8gBAXICGGQiVgoUUmV2b2tlQXBpS2V5UmVzcG9uc2USDgoGa2V5X2lkGAEgASgJEi4KCnJldm9rZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIssBChVTZXRFbnRpdGxlbWVudFJlcXVlc3QSJQoQcGxhdGZvcm1fdXNlcl9pZBgBIAEoCUILukgIyAEBcgOwAQESFwoHZ2FtZV9pZBgCIAEoDUIGukgDyAEBEhEKBG93bnMYAyABKAhIAIgBARIXCgZzb3VyY2UYBCABKAlCB7pIBHICGDISHAoKY2hhbm5lbF9pZBgFIAEoCUIIukgFcgMYgAESHwoNYnVpbGRfdmVyc2lvbhgGIAEoCUIIukgFcgMYgAFCBwoFX293bnMiZAoWU2V0RW50aXRsZW1lbnRSZXNwb25zZRIYChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJEjAKC2VudGl0bGVtZW50GAIgASgLMhsucGxhdGZvcm1hcGkudjEuRW50aXRsZW1lbnQiGQoXUm90YXRlU2lnbmluZ0tleVJlcXVlc3QiVwoYUm90YXRlU2lnbmluZ0tleVJlc3BvbnNlEgsKA2tpZBgBIAEoCRIuCgpjcmVhdGVkX2F0GAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJrChNMaXN0UHJvamVjdHNSZXF1ZXN0EhoKBHBhZ2UYASABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoAUgBiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemUicgoUTGlzdFByb2plY3RzUmVzcG9uc2USKQoIcHJvamVjdHMYASADKAsyFy5wbGF0Zm9ybWFwaS52MS5Qcm9qZWN0Ei8KDXByb2plY3RzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbyKHAQoSTGlzdEFwaUtleXNSZXF1ZXN0EhoKBHBhZ2UYASABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoAUgBiAEBEhsKCnByb2plY3RfaWQYAyABKAlCB7pIBHICGGRCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZSKwAQoMQXBpS2V5UmVjb3JkEg4KBmtleV9pZBgBIAEoCRIMCgR0eXBlGAIgASgJEg4KBnNjb3BlcxgDIAMoCRISCgpwcm9qZWN0X2lkGAQgASgJEi4KCmNyZWF0ZWRfYXQYBSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEi4KCnJldm9rZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wInYKE0xpc3RBcGlLZXlzUmVzcG9uc2USLgoIYXBpX2tleXMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5BcGlLZXlSZWNvcmQSLwoNYXBpX2tleXNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIs8BChdMaXN0RW50aXRsZW1lbnRzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBARInChBwbGF0Zm9ybV91c2VyX2lkGAMgASgJQgi6SAVyA7ABAUgCiAEBEhQKB2dhbWVfaWQYBCABKA1IA4gBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplQhMKEV9wbGF0Zm9ybV91c2VyX2lkQgoKCF9nYW1lX2lkIo0BCg9Vc2VyRW50aXRsZW1lbnQSGAoQcGxhdGZvcm1fdXNlcl9pZBgBIAEoCRIwCgtlbnRpdGxlbWVudBgCIAEoCzIbLnBsYXRmb3JtYXBpLnYxLkVudGl0bGVtZW50Ei4KCnVwZGF0ZWRfYXQYAyABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIoYBChhMaXN0RW50aXRsZW1lbnRzUmVzcG9uc2USNQoMZW50aXRsZW1lbnRzGAEgAygLMh8ucGxhdGZvcm1hcGkudjEuVXNlckVudGl0bGVtZW50EjMKEWVudGl0bGVtZW50c19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8y9QgKDEFkbWluU2VydmljZRKEAQoNQ3JlYXRlUHJvamVjdBIkLnBsYXRmb3JtYXBpLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiUucGxhdGZvcm1hcGkudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIibK8xgFYWRtaW6C0+STAhc6ASoiEi92MS9hZG1pbi9wcm9qZWN0cxKBAQoMQ3JlYXRlQXBpS2V5EiMucGxhdGZvcm1hcGkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLnBsYXRmb3JtYXBpLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIibK8xgFYWRtaW6C0+STAhc6ASoiEi92MS9hZG1pbi9hcGlfa2V5cxKIAQoMUmV2b2tlQXBpS2V5EiMucGxhdGZvcm1hcGkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBokLnBsYXRmb3JtYXBpLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIi3K8xgFYWRtaW6C0+STAh46ASoiGS92MS9hZG1pbi9hcGlfa2V5cy9yZXZva2USiwEKDlNldEVudGl0bGVtZW50EiUucGxhdGZvcm1hcGkudjEuU2V0RW50aXRsZW1lbnRSZXF1ZXN0GiYucGxhdGZvcm1hcGkudjEuU2V0RW50aXRsZW1lbnRSZXNwb25zZSIqyvMYBWFkbWlugtPkkwIbOgEqIhYvdjEvYWRtaW4vZW50aXRsZW1lbnRzEpgBChBSb3RhdGVTaWduaW5nS2V5EicucGxhdGZvcm1hcGkudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaKC5wbGF0Zm9ybWFwaS52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2UiMcrzGAVhZG1pboLT5JMCIjoBKiIdL3YxL2FkbWluL3NpZ25pbmdfa2V5cy9yb3RhdGUShgEKDExpc3RQcm9qZWN0cxIjLnBsYXRmb3JtYXBpLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaJC5wbGF0Zm9ybWFwaS52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIryvMYBWFkbWlugtPkkwIcOgEqIhcvdjEvYWRtaW4vcHJvamVjdHMvbGlzdBKDAQoLTGlzdEFwaUtleXMSIi5wbGF0Zm9ybWFwaS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaIy5wbGF0Zm9ybWFwaS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlIivK8xgFYWRtaW6C0+STAhw6ASoiFy92MS9hZG1pbi9hcGlfa2V5cy9saXN0EpYBChBMaXN0RW50aXRsZW1lbnRzEicucGxhdGZvcm1hcGkudjEuTGlzdEVudGl0bGVtZW50c1JlcXVlc3QaKC5wbGF0Zm9ybWFwaS52MS5MaXN0RW50aXRsZW1lbnRzUmVzcG9uc2UiL8rzGAVhZG1pboLT5JMCIDoBKiIbL3YxL2FkbWluL2VudGl0bGVtZW50cy9saXN0YgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_launch, file_platformapi_v1_options]);
 
 /**
  * One partner game integration.
@@ -316,6 +318,256 @@ export const RotateSigningKeyResponseSchema: GenMessage<RotateSigningKeyResponse
   messageDesc(file_platformapi_v1_admin, 10);
 
 /**
+ * @generated from message platformapi.v1.ListProjectsRequest
+ */
+export type ListProjectsRequest = Message<"platformapi.v1.ListProjectsRequest"> & {
+  /**
+   * From 1; default 1.
+   *
+   * @generated from field: optional int32 page = 1;
+   */
+  page?: number | undefined;
+
+  /**
+   * From 1 to 100; default 50.
+   *
+   * @generated from field: optional int32 page_size = 2;
+   */
+  pageSize?: number | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ListProjectsRequest.
+ * Use `create(ListProjectsRequestSchema)` to create a new message.
+ */
+export const ListProjectsRequestSchema: GenMessage<ListProjectsRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 11);
+
+/**
+ * @generated from message platformapi.v1.ListProjectsResponse
+ */
+export type ListProjectsResponse = Message<"platformapi.v1.ListProjectsResponse"> & {
+  /**
+   * Ordered by game_id.
+   *
+   * @generated from field: repeated platformapi.v1.Project projects = 1;
+   */
+  projects: Project[];
+
+  /**
+   * @generated from field: platformapi.v1.PageInfo projects_info = 2;
+   */
+  projectsInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ListProjectsResponse.
+ * Use `create(ListProjectsResponseSchema)` to create a new message.
+ */
+export const ListProjectsResponseSchema: GenMessage<ListProjectsResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 12);
+
+/**
+ * @generated from message platformapi.v1.ListApiKeysRequest
+ */
+export type ListApiKeysRequest = Message<"platformapi.v1.ListApiKeysRequest"> & {
+  /**
+   * From 1; default 1.
+   *
+   * @generated from field: optional int32 page = 1;
+   */
+  page?: number | undefined;
+
+  /**
+   * From 1 to 100; default 50.
+   *
+   * @generated from field: optional int32 page_size = 2;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * Only this project's keys; empty or left out: every key.
+   *
+   * @generated from field: string project_id = 3;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message platformapi.v1.ListApiKeysRequest.
+ * Use `create(ListApiKeysRequestSchema)` to create a new message.
+ */
+export const ListApiKeysRequestSchema: GenMessage<ListApiKeysRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 13);
+
+/**
+ * An API key as listed: everything but the key, which is never stored.
+ *
+ * @generated from message platformapi.v1.ApiKeyRecord
+ */
+export type ApiKeyRecord = Message<"platformapi.v1.ApiKeyRecord"> & {
+  /**
+   * @generated from field: string key_id = 1;
+   */
+  keyId: string;
+
+  /**
+   * @generated from field: string type = 2;
+   */
+  type: string;
+
+  /**
+   * @generated from field: repeated string scopes = 3;
+   */
+  scopes: string[];
+
+  /**
+   * Empty for platform and admin keys.
+   *
+   * @generated from field: string project_id = 4;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp created_at = 5;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Unset while the key is in use.
+   *
+   * @generated from field: google.protobuf.Timestamp revoked_at = 6;
+   */
+  revokedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ApiKeyRecord.
+ * Use `create(ApiKeyRecordSchema)` to create a new message.
+ */
+export const ApiKeyRecordSchema: GenMessage<ApiKeyRecord> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 14);
+
+/**
+ * @generated from message platformapi.v1.ListApiKeysResponse
+ */
+export type ListApiKeysResponse = Message<"platformapi.v1.ListApiKeysResponse"> & {
+  /**
+   * Oldest first.
+   *
+   * @generated from field: repeated platformapi.v1.ApiKeyRecord api_keys = 1;
+   */
+  apiKeys: ApiKeyRecord[];
+
+  /**
+   * @generated from field: platformapi.v1.PageInfo api_keys_info = 2;
+   */
+  apiKeysInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ListApiKeysResponse.
+ * Use `create(ListApiKeysResponseSchema)` to create a new message.
+ */
+export const ListApiKeysResponseSchema: GenMessage<ListApiKeysResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 15);
+
+/**
+ * @generated from message platformapi.v1.ListEntitlementsRequest
+ */
+export type ListEntitlementsRequest = Message<"platformapi.v1.ListEntitlementsRequest"> & {
+  /**
+   * From 1; default 1.
+   *
+   * @generated from field: optional int32 page = 1;
+   */
+  page?: number | undefined;
+
+  /**
+   * From 1 to 100; default 50.
+   *
+   * @generated from field: optional int32 page_size = 2;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * Only this user's records; left out: every user's.
+   *
+   * @generated from field: optional string platform_user_id = 3;
+   */
+  platformUserId?: string | undefined;
+
+  /**
+   * Only this game's records; left out: every game's.
+   *
+   * @generated from field: optional uint32 game_id = 4;
+   */
+  gameId?: number | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ListEntitlementsRequest.
+ * Use `create(ListEntitlementsRequestSchema)` to create a new message.
+ */
+export const ListEntitlementsRequestSchema: GenMessage<ListEntitlementsRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 16);
+
+/**
+ * The store's record of one user's ownership of one game.
+ *
+ * @generated from message platformapi.v1.UserEntitlement
+ */
+export type UserEntitlement = Message<"platformapi.v1.UserEntitlement"> & {
+  /**
+   * @generated from field: string platform_user_id = 1;
+   */
+  platformUserId: string;
+
+  /**
+   * @generated from field: platformapi.v1.Entitlement entitlement = 2;
+   */
+  entitlement?: Entitlement | undefined;
+
+  /**
+   * When the store last reported it.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 3;
+   */
+  updatedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.UserEntitlement.
+ * Use `create(UserEntitlementSchema)` to create a new message.
+ */
+export const UserEntitlementSchema: GenMessage<UserEntitlement> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 17);
+
+/**
+ * @generated from message platformapi.v1.ListEntitlementsResponse
+ */
+export type ListEntitlementsResponse = Message<"platformapi.v1.ListEntitlementsResponse"> & {
+  /**
+   * Ordered by platform_user_id, then game_id.
+   *
+   * @generated from field: repeated platformapi.v1.UserEntitlement entitlements = 1;
+   */
+  entitlements: UserEntitlement[];
+
+  /**
+   * @generated from field: platformapi.v1.PageInfo entitlements_info = 2;
+   */
+  entitlementsInfo?: PageInfo | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ListEntitlementsResponse.
+ * Use `create(ListEntitlementsResponseSchema)` to create a new message.
+ */
+export const ListEntitlementsResponseSchema: GenMessage<ListEntitlementsResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 18);
+
+/**
  * Platform operations: projects, API keys, entitlements and signing keys.
  * Every method needs an admin key.
  *
@@ -372,6 +624,36 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof RotateSigningKeyRequestSchema;
     output: typeof RotateSigningKeyResponseSchema;
+  },
+  /**
+   * Lists the projects, by game id.
+   *
+   * @generated from rpc platformapi.v1.AdminService.ListProjects
+   */
+  listProjects: {
+    methodKind: "unary";
+    input: typeof ListProjectsRequestSchema;
+    output: typeof ListProjectsResponseSchema;
+  },
+  /**
+   * Lists API keys, oldest first: their ids, types and state, never a key.
+   *
+   * @generated from rpc platformapi.v1.AdminService.ListApiKeys
+   */
+  listApiKeys: {
+    methodKind: "unary";
+    input: typeof ListApiKeysRequestSchema;
+    output: typeof ListApiKeysResponseSchema;
+  },
+  /**
+   * Lists the store's records of ownership, by user and game.
+   *
+   * @generated from rpc platformapi.v1.AdminService.ListEntitlements
+   */
+  listEntitlements: {
+    methodKind: "unary";
+    input: typeof ListEntitlementsRequestSchema;
+    output: typeof ListEntitlementsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platformapi_v1_admin, 0);

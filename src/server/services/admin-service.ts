@@ -4,18 +4,27 @@ import type { ServiceImpl } from "@connectrpc/connect";
 import {
   type AdminService,
   CreateApiKeyResponseSchema,
+  ApiKeyRecordSchema,
   CreateProjectResponseSchema,
+  ListApiKeysResponseSchema,
+  ListEntitlementsResponseSchema,
+  ListProjectsResponseSchema,
   ProjectSchema,
   RevokeApiKeyResponseSchema,
   RotateSigningKeyResponseSchema,
   SetEntitlementResponseSchema,
+  UserEntitlementSchema,
 } from "../../../gen/platformapi/v1/admin_pb.js";
 import { EntitlementSchema } from "../../../gen/platformapi/v1/launch_pb.js";
-import type { Admin } from "../../admin/admin.js";
+import type { Admin, Entitlement } from "../../admin/admin.js";
 import { isApiKeyType } from "../../admin/api-keys.js";
 import { InvalidArgumentError } from "../../errors.js";
 import type { Keyring } from "../../launch/keyring.js";
 import { canonicalUuid, requiredText } from "../validate.js";
+import { pageInfo, paging } from "./paging.js";
+
+const entitlementMessage = ({ owns, source, gameId, channelId, buildVersion }: Entitlement) =>
+  create(EntitlementSchema, { owns, source, gameId, channelId, buildVersion });
 
 /** AdminService: projects, API keys, entitlements, and rotation of the launch-token signing key. */
 export function createAdminService(admin: Admin, keyring: Keyring): ServiceImpl<typeof AdminService> {
@@ -50,16 +59,56 @@ export function createAdminService(admin: Admin, keyring: Keyring): ServiceImpl<
         buildVersion: req.buildVersion.trim(),
       };
       await admin.setEntitlement(entitlement);
-      const { platformUserId, ...ownership } = entitlement;
       return create(SetEntitlementResponseSchema, {
-        platformUserId,
-        entitlement: create(EntitlementSchema, ownership),
+        platformUserId: entitlement.platformUserId,
+        entitlement: entitlementMessage(entitlement),
       });
     },
 
     async rotateSigningKey() {
       const key = await keyring.rotate();
       return create(RotateSigningKeyResponseSchema, { kid: key.kid, createdAt: timestampFromDate(key.createdAt) });
+    },
+
+    async listProjects(req) {
+      const page = paging(req);
+      const { items, total } = await admin.listProjects(page);
+      return create(ListProjectsResponseSchema, {
+        projects: items.map((project) => create(ProjectSchema, project)),
+        projectsInfo: pageInfo(total, page),
+      });
+    },
+
+    async listApiKeys(req) {
+      const page = paging(req);
+      const projectId = req.projectId.trim() === "" ? undefined : req.projectId.trim();
+      const { items, total } = await admin.listApiKeys(projectId, page);
+      const apiKeys = items.map((key) =>
+        create(ApiKeyRecordSchema, {
+          ...key,
+          projectId: key.projectId ?? "",
+          createdAt: timestampFromDate(key.createdAt),
+          revokedAt: key.revokedAt ? timestampFromDate(key.revokedAt) : undefined,
+        }),
+      );
+      return create(ListApiKeysResponseSchema, { apiKeys, apiKeysInfo: pageInfo(total, page) });
+    },
+
+    async listEntitlements(req) {
+      const page = paging(req);
+      const of = {
+        platformUserId: req.platformUserId === undefined ? undefined : canonicalUuid(req.platformUserId),
+        gameId: req.gameId,
+      };
+      const { items, total } = await admin.listEntitlements(of, page);
+      const entitlements = items.map((record) =>
+        create(UserEntitlementSchema, {
+          platformUserId: record.platformUserId,
+          entitlement: entitlementMessage(record),
+          updatedAt: timestampFromDate(record.updatedAt),
+        }),
+      );
+      return create(ListEntitlementsResponseSchema, { entitlements, entitlementsInfo: pageInfo(total, page) });
     },
   };
 }

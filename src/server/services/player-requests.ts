@@ -22,8 +22,6 @@ import type { TagMetadata } from "../../players/tag-store.js";
  * trimming, and normalising tags and traits like writes.
  */
 
-export const DEFAULT_PAGE_SIZE = 50;
-
 function invalid(message: string): InvalidArgumentError {
   return new InvalidArgumentError(message);
 }
@@ -108,11 +106,6 @@ function traitFilter(traits: JsonObject | undefined): string[] {
     if (!value.ok) throw invalid(`traits: the value of ${JSON.stringify(rawKey)} is not usable (${value.error})`);
     return traitIndexEntry(key.value, value.value);
   });
-}
-
-/** Pages start at 1; the proto refuses 0 and below, and absent means 1 (and the default page size). */
-export function paging(req: { page?: number; pageSize?: number }): { page: number; pageSize: number } {
-  return { page: req.page ?? 1, pageSize: req.pageSize ?? DEFAULT_PAGE_SIZE };
 }
 
 /** `text` becomes an escaped pattern: user text never acts as a regular expression. A category of "" means uncategorised tags. */

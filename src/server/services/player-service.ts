@@ -1,7 +1,6 @@
 import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { PageInfoSchema } from "../../../gen/platformapi/v1/common_pb.js";
 import {
   DroppedItemSchema,
   GetResponseSchema,
@@ -26,19 +25,10 @@ import type { TagRecord } from "../../players/search.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths } from "../protocol.js";
 import { canonicalUuid, requiredText } from "../validate.js";
-import {
-  getIdentity,
-  paging,
-  searchQuery,
-  tagQuery,
-  tagUpdate,
-  traitUpdate,
-  updateEntries,
-} from "./player-requests.js";
+import { getIdentity, searchQuery, tagQuery, tagUpdate, traitUpdate, updateEntries } from "./player-requests.js";
+import { pageInfo, paging } from "./paging.js";
 
 const optional = (value: string | null) => value ?? undefined;
-const pageInfo = (total: number, page: number, pageSize: number) =>
-  create(PageInfoSchema, { total, pages: Math.ceil(total / pageSize), page });
 
 /** Who the player is and their tags: what a profile and an update answer share. */
 function identityFields(profile: ProfileRecord) {
@@ -133,21 +123,21 @@ export function createPlayerService({
     async search(req, ctx) {
       const projectId = projectOf(ctx);
       const query = searchQuery(req, ctx.values.get(protoKeyPaths));
-      const { page, pageSize } = paging(req);
-      const { profiles, total } = await players.search(projectId, query, page, pageSize);
+      const page = paging(req);
+      const { profiles, total } = await players.search(projectId, query, page.page, page.pageSize);
       return create(SearchResponseSchema, {
         players: profiles.map(profileMessage),
-        playersInfo: pageInfo(total, page, pageSize),
+        playersInfo: pageInfo(total, page),
       });
     },
 
     async listTags(req, ctx) {
       const projectId = projectOf(ctx);
-      const { page, pageSize } = paging(req);
-      const { tags, total, categories } = await players.listTags(projectId, tagQuery(req), page, pageSize);
+      const page = paging(req);
+      const { tags, total, categories } = await players.listTags(projectId, tagQuery(req), page.page, page.pageSize);
       return create(ListTagsResponseSchema, {
         tags: tags.map(tagMessage),
-        tagsInfo: pageInfo(total, page, pageSize),
+        tagsInfo: pageInfo(total, page),
         categories,
       });
     },
