@@ -83,6 +83,8 @@ describe("the client package, imported by name in plain Node (no TypeScript load
       cwd: consumer,
       env: {
         PATH: process.env.PATH,
+        // A run under libfaketime (docs/testing.md) shifts this process's clock: the token's expiry is read on it.
+        ...Object.fromEntries(Object.entries(process.env).filter(([name]) => /^(LD_PRELOAD|FAKETIME|TZ$)/.test(name))),
         BASE_URL: test.baseUrl,
         PLATFORM_KEY: launch.platformKey,
         STUDIO_KEY: launch.privateKey,
