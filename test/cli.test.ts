@@ -76,7 +76,7 @@ describe("platformctl", () => {
     expect(keys.api_keys[0]).toEqual({
       key_id: expect.stringMatching(/^key_/),
       type: "private",
-      scopes: ["launch:verify", "events:write", "events:read"],
+      scopes: ["launch:verify", "events:write", "events:read", "players:manage"],
       project_id: first.projectId,
       created_at: expect.any(String),
       revoked_at: null,

@@ -259,7 +259,7 @@ describe("players/tags", () => {
       ["category", "Pay\u0000ers"],
       ["category", "Payers\u0085"],
     ]) {
-      const res = await post("/v1/players/tags/update", { tag: "vip", [field]: value }, writeKey);
+      const res = await post("/v1/players/tags/update", { tag: "vip", [field]: value }, readKey);
       expect(res.status).toBe(400);
       expect(res.body).toEqual({ code: "invalid_argument", message: `${field}: must not contain control characters` });
     }
