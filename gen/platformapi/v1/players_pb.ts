@@ -333,7 +333,7 @@ export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
 
 /**
  * A player's tags and traits. A profile exists only once a player has been
- * tagged or given traits.
+ * tagged or given traits: an update entry that changes nothing creates none.
  *
  * @generated from message platformapi.v1.PlayerProfile
  */
@@ -451,7 +451,8 @@ export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
  */
 export type SearchResponse = Message<"platformapi.v1.SearchResponse"> & {
   /**
-   * Ordered by last_seen_at, newest first, then identity_key.
+   * Ordered by identity_key ascending (code point order), so paging stays
+   * stable while players keep changing.
    *
    * @generated from field: repeated platformapi.v1.PlayerProfile players = 1;
    */
