@@ -204,6 +204,29 @@ describe("routing", () => {
     expectErrorShape(await res.json(), "invalid_argument");
   });
 
+  it("400 for null where the field cannot be unset, and for a body of only whitespace, on /v1 and Connect", async () => {
+    const { privateKey } = await test.createProject();
+    const cases: [string, string, object, string][] = [
+      ["/v1/launch_tokens/verify", "/platformapi.v1.LaunchTokenService/Verify", { token: null }, "token"],
+      ["/v1/players/update", "/platformapi.v1.PlayerService/Update", { players: null }, "players"],
+      ["/v1/events", "/platformapi.v1.EventService/Ingest", { events: null }, "events"],
+      ["/v1/players/tags", "/platformapi.v1.PlayerService/ListTags", { text: null }, "text"],
+    ];
+    for (const [v1, rpc, body, field] of cases) {
+      const expected = { status: 400, body: { code: "invalid_argument", message: `${field}: must not be null` } };
+      expect(await test.postJson(v1, body, privateKey)).toMatchObject(expected);
+      const headers = { "content-type": "application/json", "x-api-key": privateKey };
+      const res = await fetch(`${test.baseUrl}${rpc}`, { method: "POST", headers, body: JSON.stringify(body) });
+      expect({ status: res.status, body: await res.json() }).toEqual(expected);
+    }
+    // A field with presence takes null as unset.
+    expect((await test.postJson("/v1/players/tags", { page: null, category: null }, privateKey)).status).toBe(200);
+    const blank = await test.postJson("/v1/launch_tokens/verify", " \n", privateKey);
+    expect(blank.status).toBe(400);
+    expect(blank.body.message).toMatch(/^malformed JSON/);
+    expect((await test.postJson("/v1/players/tags", "", privateKey)).status).toBe(200);
+  });
+
   it("405 with Allow and the error shape for the wrong method on an RPC path", async () => {
     for (const method of ["GET", "PUT", "DELETE"]) {
       const res = await fetch(`${test.baseUrl}/platformapi.v1.AdminService/CreateProject`, { method });

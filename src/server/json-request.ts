@@ -8,6 +8,7 @@ import {
 } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { fail, ok, type Result } from "../result.js";
+import { isNullWhenUnset } from "./json-nulls.js";
 import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
 
 /**
@@ -56,8 +57,9 @@ export function parseJsonRequest(
   }
   const text = decodeUtf8Body(bytes);
   if (text === undefined) return fail({ status: 400, message: INVALID_UTF8_BODY });
+  // No body at all is an empty request; a body of only whitespace is no JSON value, as JSON.parse says.
   let body: JsonValue = {};
-  if (text.trim() !== "") {
+  if (text !== "") {
     try {
       body = JSON.parse(text) as JsonValue;
     } catch (error) {
@@ -140,9 +142,14 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, protoKe
   if (schema.typeName.startsWith("google.protobuf.") || !isObject(json)) return undefined;
   for (const [key, value] of Object.entries(json)) {
     const field = schema.fields.find((f) => f.name === key || f.jsonName === key);
-    if (field === undefined) return `${path === "" ? key : `${path}.${key}`}: unknown field`;
-    if (value === null) continue;
-    const problem = walkField(field, value, path === "" ? field.name : `${path}.${field.name}`, protoKeys);
+    const at = path === "" ? (field?.name ?? key) : `${path}.${field?.name ?? key}`;
+    if (field === undefined) return `${at}: unknown field`;
+    // null means "unset" only where a field can be unset (the OpenAPI document admits null there alone).
+    if (value === null) {
+      if (isNullWhenUnset(field)) continue;
+      return `${at}: must not be null`;
+    }
+    const problem = walkField(field, value, at, protoKeys);
     if (problem !== undefined) return problem;
   }
   return undefined;
