@@ -275,7 +275,7 @@ describe("the document is strict where the gateway is", () => {
     expect(checker.check(request("/v1/players/update"), { players: players.slice(1) })).toBeUndefined();
   });
 
-  it("refuses what the service refuses: a field under both its names, an empty required string, a zero id", async () => {
+  it("refuses what the service refuses: a field under both its names, an empty required string, a zero id, past uint32", async () => {
     const request = (path: string) => doc.paths[path].post.requestBody.content["application/json"].schema;
     const project = (body: object) => checker.check(request("/v1/admin/projects"), body);
     for (const body of [
@@ -284,6 +284,7 @@ describe("the document is strict where the gateway is", () => {
       { name: "x", game_id: 0 },
       { name: "x", game_id: "0" },
       { name: "x", game_id: "00" },
+      { name: "x", game_id: 2 ** 32 },
     ]) {
       expect(project(body)).toBeDefined();
       const res = await test.postJson("/v1/admin/projects", body, ADMIN_KEY);

@@ -236,9 +236,11 @@ function integerSchema(scalar: ScalarType, direction: Direction): JsonSchema {
       ? { type: "string", format, pattern }
       : { type: ["string", "integer"], format, pattern, ...minimum };
   }
+  // A 32-bit integer out of its range is refused by the service (json-request.ts names it).
+  const bounds = unsigned ? { minimum: 0, maximum: 2 ** 32 - 1 } : { minimum: -(2 ** 31), maximum: 2 ** 31 - 1 };
   return direction === "output"
     ? { type: "integer", format, ...minimum }
-    : { type: ["integer", "string"], format, pattern, ...minimum };
+    : { type: ["integer", "string"], format, pattern, ...bounds };
 }
 
 function enumSchema(desc: DescEnum, direction: Direction): JsonSchema {
