@@ -10,7 +10,7 @@ import { loadConfig } from "../src/config.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dayAgo, noonOf, waitFor } from "./support/events.js";
 import { ensureGoTool, goUnavailable, type GoTool } from "./support/go-tools.js";
-import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
+import { clientEnv, createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 const run = promisify(execFile);
@@ -92,12 +92,7 @@ describe("a Go client generated from proto/ with buf, protoc-gen-go, protoc-gen-
     const { stdout } = await run(client, [], {
       timeout: 60_000,
       env: {
-        TARGET: `127.0.0.1:${test.service.port}`,
-        PLATFORM_KEY: launch.platformKey,
-        STUDIO_KEY: launch.privateKey,
-        USER_ID: launch.platformUserId,
-        INSTALLATION_ID: launch.installationId,
-        GAME_ID: String(launch.gameId),
+        ...clientEnv(test, launch),
         DAY: day,
         EVENT_NAME,
       },

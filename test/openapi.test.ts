@@ -291,6 +291,9 @@ describe("the document is strict where the gateway is", () => {
       expect(res.status).toBe(400);
     }
     for (const game_id of [7, "7", "007"]) expect(project({ name: "x", game_id })).toBeUndefined();
+    // Stated as bounds too, for tools that do not know the format "uint32" (Schemathesis).
+    const gameId = doc.components.schemas["platformapi.v1.CreateProjectRequest"].properties.game_id;
+    expect(gameId).toMatchObject({ minimum: 1, maximum: 2 ** 32 - 1 });
   });
 });
 

@@ -73,6 +73,24 @@ func trendEvents(answer *platformapiv1.TrendsResponse) int32 {
 	return total
 }
 
+// answered is what one protocol's calls answered; refused is the code of the call with a bad key.
+func answered(
+	verified, again *platformapiv1.VerifyResponse,
+	updated *platformapiv1.UpdateResponse,
+	trends *platformapiv1.TrendsResponse,
+	refused string,
+) calls {
+	return calls{
+		Valid:          verified.Valid,
+		PlatformUserID: verified.GetPlatformUserId(),
+		Again:          again.GetError(),
+		IdentityKey:    updated.Updated[0].IdentityKey,
+		Tags:           updated.Updated[0].Tags,
+		TrendEvents:    trendEvents(trends),
+		Refused:        refused,
+	}
+}
+
 func overGrpc(ctx context.Context) calls {
 	conn := must(grpc.NewClient(os.Getenv("TARGET"), grpc.WithTransportCredentials(insecure.NewCredentials())))
 	defer conn.Close()
@@ -88,15 +106,7 @@ func overGrpc(ctx context.Context) calls {
 	updated := must(players.Update(studio, updateRequest("go-grpc")))
 	trends := must(events.Trends(studio, trendsRequest()))
 	_, err := launch.Verify(keyed("not-a-key"), &platformapiv1.VerifyRequest{Token: issued.Token})
-	return calls{
-		Valid:          verified.Valid,
-		PlatformUserID: verified.GetPlatformUserId(),
-		Again:          again.GetError(),
-		IdentityKey:    updated.Updated[0].IdentityKey,
-		Tags:           updated.Updated[0].Tags,
-		TrendEvents:    trendEvents(trends),
-		Refused:        status.Code(err).String(),
-	}
+	return answered(verified, again, updated, trends, status.Code(err).String())
 }
 
 func keyed[T any](message *T, key string) *connect.Request[T] {
@@ -118,15 +128,7 @@ func overConnect(ctx context.Context) calls {
 	updated := must(players.Update(ctx, keyed(updateRequest("go-connect"), studio))).Msg
 	trends := must(events.Trends(ctx, keyed(trendsRequest(), studio))).Msg
 	_, err := launch.Verify(ctx, keyed(&platformapiv1.VerifyRequest{Token: issued.Token}, "not-a-key"))
-	return calls{
-		Valid:          verified.Valid,
-		PlatformUserID: verified.GetPlatformUserId(),
-		Again:          again.GetError(),
-		IdentityKey:    updated.Updated[0].IdentityKey,
-		Tags:           updated.Updated[0].Tags,
-		TrendEvents:    trendEvents(trends),
-		Refused:        connect.CodeOf(err).String(),
-	}
+	return answered(verified, again, updated, trends, connect.CodeOf(err).String())
 }
 
 func main() {
