@@ -103,7 +103,54 @@ describe("validation", () => {
     const res = await call({ name: "x", game_id: 3, colour: "red" });
     expect(res.status).toBe(400);
     expectErrorShape(res.body, "invalid_argument");
-    expect(res.body.message).toContain('"colour"');
+    expect(res.body).toEqual({ code: "invalid_argument", message: "colour: unknown field" });
+  });
+
+  it("400 naming a nested unknown field, an out-of-range integer and a bad timestamp by their paths, on /v1 and Connect", async () => {
+    const { privateKey } = await test.createProject();
+    const connectJson = async (path: string, body: object, key: string) => {
+      const headers = { "content-type": "application/json", "x-api-key": key };
+      const res = await fetch(`${test.baseUrl}${path}`, { method: "POST", headers, body: JSON.stringify(body) });
+      return { status: res.status, body: await res.json() };
+    };
+    const event = { name: "e", partner_user_id: "p", timestamp: "2026-01-01T00:00:00Z" };
+    const cases = [
+      {
+        v1: "/v1/players/update",
+        rpc: "/platformapi.v1.PlayerService/Update",
+        body: { players: [{ partner_user_id: "a" }, { partner_user_id: "b", unknown_op: 1 }] },
+        key: privateKey,
+        message: "players[1].unknown_op: unknown field",
+      },
+      {
+        v1: "/v1/admin/projects",
+        rpc: "/platformapi.v1.AdminService/CreateProject",
+        body: { name: "x", game_id: -5 },
+        key: ADMIN_KEY,
+        message: "game_id: -5 is out of range for uint32",
+      },
+      {
+        v1: "/v1/admin/projects",
+        rpc: "/platformapi.v1.AdminService/CreateProject",
+        body: { name: "x", game_id: "4294967296" },
+        key: ADMIN_KEY,
+        message: 'game_id: "4294967296" is out of range for uint32',
+      },
+      {
+        v1: "/v1/events",
+        rpc: "/platformapi.v1.EventService/Ingest",
+        body: { events: [event, event, event, { ...event, timestamp: "yesterday" }] },
+        key: privateKey,
+        message: 'events[3].timestamp: "yesterday" is not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")',
+      },
+    ];
+    for (const { v1, rpc, body, key, message } of cases) {
+      expect(await test.postJson(v1, body, key)).toMatchObject({
+        status: 400,
+        body: { code: "invalid_argument", message },
+      });
+      expect(await connectJson(rpc, body, key)).toEqual({ status: 400, body: { code: "invalid_argument", message } });
+    }
   });
 
   it("400 naming a field of the wrong type", async () => {
@@ -155,6 +202,41 @@ describe("routing", () => {
     expect(res.status).toBe(405);
     expect(res.headers.get("allow")).toBe("POST");
     expectErrorShape(await res.json(), "invalid_argument");
+  });
+
+  it("400 for null where the field cannot be unset, and for a body of only whitespace, on /v1 and Connect", async () => {
+    const { privateKey } = await test.createProject();
+    const cases: [string, string, object, string][] = [
+      ["/v1/launch_tokens/verify", "/platformapi.v1.LaunchTokenService/Verify", { token: null }, "token"],
+      ["/v1/players/update", "/platformapi.v1.PlayerService/Update", { players: null }, "players"],
+      ["/v1/events", "/platformapi.v1.EventService/Ingest", { events: null }, "events"],
+      ["/v1/players/tags", "/platformapi.v1.PlayerService/ListTags", { text: null }, "text"],
+    ];
+    for (const [v1, rpc, body, field] of cases) {
+      const expected = { status: 400, body: { code: "invalid_argument", message: `${field}: must not be null` } };
+      expect(await test.postJson(v1, body, privateKey)).toMatchObject(expected);
+      const headers = { "content-type": "application/json", "x-api-key": privateKey };
+      const res = await fetch(`${test.baseUrl}${rpc}`, { method: "POST", headers, body: JSON.stringify(body) });
+      expect({ status: res.status, body: await res.json() }).toEqual(expected);
+    }
+    // A field with presence takes null as unset.
+    expect((await test.postJson("/v1/players/tags", { page: null, category: null }, privateKey)).status).toBe(200);
+    const blank = await test.postJson("/v1/launch_tokens/verify", " \n", privateKey);
+    expect(blank.status).toBe(400);
+    expect(blank.body.message).toMatch(/^malformed JSON/);
+    expect((await test.postJson("/v1/players/tags", "", privateKey)).status).toBe(200);
+  });
+
+  it("405 with Allow and the error shape for the wrong method on an RPC path", async () => {
+    for (const method of ["GET", "PUT", "DELETE"]) {
+      const res = await fetch(`${test.baseUrl}/platformapi.v1.AdminService/CreateProject`, { method });
+      expect(res.status).toBe(405);
+      expect(res.headers.get("allow")).toBe("POST");
+      expect(await res.json()).toEqual({
+        code: "invalid_argument",
+        message: `/platformapi.v1.AdminService/CreateProject takes POST, not ${method}`,
+      });
+    }
   });
 
   it("413 for a body over 1 MiB, whether Content-Length announces it or not", async () => {

@@ -279,6 +279,27 @@ describe("the document is strict where the gateway is", () => {
     expect(checker.check(request("/v1/players/update"), { players })).toBeDefined();
     expect(checker.check(request("/v1/players/update"), { players: players.slice(1) })).toBeUndefined();
   });
+
+  it("refuses what the service refuses: a field under both its names, an empty required string, a zero id, past uint32", async () => {
+    const request = (path: string) => doc.paths[path].post.requestBody.content["application/json"].schema;
+    const project = (body: object) => checker.check(request("/v1/admin/projects"), body);
+    for (const body of [
+      { name: "x", game_id: 1, gameId: 1 },
+      { name: "", game_id: 1 },
+      { name: "x", game_id: 0 },
+      { name: "x", game_id: "0" },
+      { name: "x", game_id: "00" },
+      { name: "x", game_id: 2 ** 32 },
+    ]) {
+      expect(project(body)).toBeDefined();
+      const res = await test.postJson("/v1/admin/projects", body, ADMIN_KEY);
+      expect(res.status).toBe(400);
+    }
+    for (const game_id of [7, "7", "007"]) expect(project({ name: "x", game_id })).toBeUndefined();
+    // Stated as bounds too, for tools that do not know the format "uint32" (Schemathesis).
+    const gameId = doc.components.schemas["platformapi.v1.CreateProjectRequest"].properties.game_id;
+    expect(gameId).toMatchObject({ minimum: 1, maximum: 2 ** 32 - 1 });
+  });
 });
 
 describe("null versus absent", () => {

@@ -199,6 +199,31 @@ describe("players/update over /v1 JSON", () => {
     expect(none.status).toBe(400);
   });
 
+  it("creates no profile for an entry that changes nothing, yet links its device", async () => {
+    const [bare, cleared, dropped, linked] = [player(), player(), player(), player()];
+    const device = `dev-${linked}`;
+    const res = await update([
+      { partner_user_id: bare },
+      { partner_user_id: cleared, tags: [], tags_remove: ["x"], traits_unset: ["level"] },
+      { partner_user_id: dropped, tags_add: ["_hidden"] },
+      { partner_user_id: linked, device_id: device },
+    ]);
+    expect(res.body.rejected).toEqual([]);
+    expect(res.body.updated.map((u: { identity_key: string; tags: string[] }) => [u.identity_key, u.tags])).toEqual(
+      [bare, cleared, dropped, linked].map((id) => [`u:${id}`, []]),
+    );
+    expect(res.body.updated[2].dropped).toEqual([{ field: "tags_add", item: "_hidden", reason: "reserved_prefix" }]);
+    for (const id of [bare, cleared, dropped, linked])
+      expect(await getPlayer(id)).toEqual({ found: false, profile: null });
+    const search = await svc.postJson("/v1/players/search", { page: 1 }, readKey);
+    const keys = search.body.players.map((p: { identity_key: string }) => p.identity_key);
+    for (const id of [bare, cleared, dropped, linked]) expect(keys).not.toContain(`u:${id}`);
+
+    const viaDevice = await update([{ device_id: device, tags_add: ["seen"] }]);
+    expect(viaDevice.body.updated[0]).toMatchObject({ identity_key: `u:${linked}`, tags: ["seen"] });
+    expect((await getPlayer(linked)).profile.tags).toEqual(["seen"]);
+  });
+
   it("moves last_seen_at on each write and keeps first_seen_at", async () => {
     const id = player();
     await update([{ partner_user_id: id, tags_add: ["t1"] }]);

@@ -7,7 +7,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
+import { clientEnv, createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 const run = promisify(execFile);
@@ -101,12 +101,7 @@ describe("a Python grpcio client generated from proto/", () => {
         env: {
           PATH: process.env.PATH,
           GEN_DIR: out,
-          TARGET: `127.0.0.1:${test.service.port}`,
-          PLATFORM_KEY: launch.platformKey,
-          STUDIO_KEY: launch.privateKey,
-          USER_ID: launch.platformUserId,
-          INSTALLATION_ID: launch.installationId,
-          GAME_ID: String(launch.gameId),
+          ...clientEnv(test, launch),
         },
       });
       const answer = JSON.parse(stdout);

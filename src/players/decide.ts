@@ -171,6 +171,12 @@ function decideEntry(
       ...new Set([...(profile?.absorbed ?? []), ...folded.flatMap(([key, p]) => [key, ...(p.absorbed ?? [])])]),
     ],
   };
+  const allDropped = inFieldOrder([...entry.ops.dropped, ...dropped]);
+  // An entry that changes nothing creates nothing: a player without tags or traits has no profile.
+  if (profile === null && folded.length === 0 && next.tags.length === 0 && next.traits.size === 0) {
+    linkDevice(reads, plan, entry, platformUserId);
+    return { kind: "applied", targetKey: null, profile: nextProfile, dropped: allDropped };
+  }
   setContent(reads, plan, targetKey, { profile: nextProfile });
   for (const [key, p, live] of folded) if (live) setContent(reads, plan, key, { foldedInto: targetKey, snapshot: p });
   linkDevice(reads, plan, entry, platformUserId);
@@ -181,7 +187,6 @@ function decideEntry(
     labels: entry.ops.labels,
   });
   for (const tag of [...(entry.ops.tags ?? []), ...entry.ops.tagsAdd]) if (next.tags.includes(tag)) plan.given.add(tag);
-  const allDropped = inFieldOrder([...entry.ops.dropped, ...dropped]);
   return { kind: "applied", targetKey, profile: nextProfile, dropped: allDropped };
 }
 

@@ -8,8 +8,7 @@ import {
   type UniversalServerRequest,
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
-import { codeToHttpStatus, errorToJsonBytes } from "@connectrpc/connect/protocol-connect";
-import { wrapHandler } from "./handler-wrapper.js";
+import { errorResponse, wrapHandler } from "./handler-wrapper.js";
 import { inspectJsonBody } from "./json-request.js";
 import { protoKeyPaths } from "./protocol.js";
 import { decodeUtf8Body } from "./unicode.js";
@@ -70,13 +69,4 @@ async function readJson(bytes: Uint8Array, encoding: string | null, readMaxBytes
   } catch {
     return undefined;
   }
-}
-
-/** An error as the Connect protocol answers it: HTTP status from the code, {code, message} JSON. */
-function errorResponse(error: ConnectError): UniversalServerResponse {
-  return {
-    status: codeToHttpStatus(error.code),
-    header: new Headers({ "content-type": "application/json" }),
-    body: createAsyncIterable([errorToJsonBytes(error, {})]),
-  };
 }

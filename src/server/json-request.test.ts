@@ -39,8 +39,16 @@ describe("parseJsonRequest", () => {
   });
 
   it("lets numbers be decimal only, in strings too, naming the field", () => {
-    for (const value of ["42", "-7", "042", 42, 1e3])
+    for (const value of ["42", "042", 42, 1e3, "4294967295"])
       expect(parse(`{"game_id": ${JSON.stringify(value)}}`, CreateProjectRequestSchema)).toMatchObject({ ok: true });
+    expect(parse('{"page": "-7"}', SearchRequestSchema)).toMatchObject({ ok: true });
+    for (const value of ["-7", -1, "4294967296", 2 ** 32]) {
+      expect(parse(`{"game_id": ${JSON.stringify(value)}}`, CreateProjectRequestSchema)).toEqual({
+        ok: false,
+        error: { status: 400, message: `game_id: ${JSON.stringify(value)} is out of range for uint32` },
+      });
+    }
+    expect(parse('{"game_id": 1.5}', CreateProjectRequestSchema)).toMatchObject({ error: { message: /^game_id:/ } });
     for (const value of ["0x2a", "0b1", "0o7", "+1", " 1", "1 ", "1e3", "2.0", "Infinity", "NaN", "1_000", "٤٢"]) {
       expect(parse(`{"game_id": ${JSON.stringify(value)}}`, CreateProjectRequestSchema)).toEqual({
         ok: false,

@@ -1,5 +1,14 @@
-import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
+import {
+  fromJson,
+  ScalarType,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+} from "@bufbuild/protobuf";
+import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { fail, ok, type Result } from "../result.js";
+import { isNullWhenUnset } from "./json-nulls.js";
 import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
 
 /**
@@ -48,8 +57,9 @@ export function parseJsonRequest(
   }
   const text = decodeUtf8Body(bytes);
   if (text === undefined) return fail({ status: 400, message: INVALID_UTF8_BODY });
+  // No body at all is an empty request; a body of only whitespace is no JSON value, as JSON.parse says.
   let body: JsonValue = {};
-  if (text.trim() !== "") {
+  if (text !== "") {
     try {
       body = JSON.parse(text) as JsonValue;
     } catch (error) {
@@ -87,12 +97,38 @@ const NON_FINITE: ReadonlySet<string> = new Set(["NaN", "Infinity", "-Infinity"]
 const NON_NUMBERS: ReadonlySet<ScalarType> = new Set([ScalarType.STRING, ScalarType.BYTES, ScalarType.BOOL]);
 const WRAPPERS = /^google\.protobuf\.(Double|Float|Int64|UInt64|Int32|UInt32)Value$/;
 
+/** The 32-bit integer types and their ranges; protobuf-es's own message names the field by its full proto name. */
+const INT32_RANGES = new Map<ScalarType, [number, number, string]>([
+  [ScalarType.INT32, [-(2 ** 31), 2 ** 31 - 1, "int32"]],
+  [ScalarType.SINT32, [-(2 ** 31), 2 ** 31 - 1, "int32"]],
+  [ScalarType.SFIXED32, [-(2 ** 31), 2 ** 31 - 1, "int32"]],
+  [ScalarType.UINT32, [0, 2 ** 32 - 1, "uint32"]],
+  [ScalarType.FIXED32, [0, 2 ** 32 - 1, "uint32"]],
+]);
+
 /** Each walk function returns the problem it found ("field: ..."), or undefined. */
 function scalarProblem(type: ScalarType, json: JsonValue, path: string): string | undefined {
-  if (typeof json !== "string" || NON_NUMBERS.has(type)) return undefined;
-  const decimal = FLOATS.has(type) ? DECIMAL.test(json) || NON_FINITE.has(json) : INTEGER.test(json);
-  if (decimal) return undefined;
-  return `${path}: ${JSON.stringify(json)} is not a decimal number`;
+  if (NON_NUMBERS.has(type) || (typeof json !== "string" && typeof json !== "number")) return undefined;
+  if (typeof json === "string") {
+    const decimal = FLOATS.has(type) ? DECIMAL.test(json) || NON_FINITE.has(json) : INTEGER.test(json);
+    if (!decimal) return `${path}: ${JSON.stringify(json)} is not a decimal number`;
+  }
+  const range = INT32_RANGES.get(type);
+  if (range === undefined) return undefined;
+  const [min, max, name] = range;
+  const value = Number(json);
+  if (!Number.isInteger(value)) return `${path}: ${JSON.stringify(json)} is not an integer`;
+  return value < min || value > max ? `${path}: ${JSON.stringify(json)} is out of range for ${name}` : undefined;
+}
+
+/** A Timestamp's JSON is an RFC 3339 string, as protobuf-es reads it. */
+function timestampProblem(json: JsonValue, path: string): string | undefined {
+  try {
+    fromJson(TimestampSchema, json);
+    return undefined;
+  } catch {
+    return `${path}: ${JSON.stringify(json)} is not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")`;
+  }
 }
 
 function walkMessage(schema: DescMessage, json: JsonValue, path: string, protoKeys: Set<string>): string | undefined {
@@ -101,12 +137,19 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, protoKe
     return undefined;
   }
   if (WRAPPERS.test(schema.typeName)) return scalarProblem(schema.fields[0].scalar!, json, path);
+  if (schema.typeName === "google.protobuf.Timestamp") return timestampProblem(json, path);
   // Other well-known types have JSON forms of their own, which protobuf-es checks.
   if (schema.typeName.startsWith("google.protobuf.") || !isObject(json)) return undefined;
   for (const [key, value] of Object.entries(json)) {
     const field = schema.fields.find((f) => f.name === key || f.jsonName === key);
-    if (field === undefined || value === null) continue;
-    const problem = walkField(field, value, path === "" ? field.name : `${path}.${field.name}`, protoKeys);
+    const at = path === "" ? (field?.name ?? key) : `${path}.${field?.name ?? key}`;
+    if (field === undefined) return `${at}: unknown field`;
+    // null means "unset" only where a field can be unset (the OpenAPI document admits null there alone).
+    if (value === null) {
+      if (isNullWhenUnset(field)) continue;
+      return `${at}: must not be null`;
+    }
+    const problem = walkField(field, value, at, protoKeys);
     if (problem !== undefined) return problem;
   }
   return undefined;

@@ -14,6 +14,7 @@ import { checkConnectJson } from "./connect-json-check.js";
 import { withCors } from "./cors.js";
 import { isDashboardPath, serveDashboard } from "./dashboard.js";
 import { errorInterceptor } from "./errors.js";
+import { methodNotAllowedBody } from "./handler-wrapper.js";
 import { registerHealth } from "./health.js";
 import { createHttpGateway, MAX_BODY_BYTES, type HttpGateway } from "./http-gateway.js";
 import { sendError, sendJson } from "./http-errors.js";
@@ -94,7 +95,7 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
       router.handlers.forEach((handler, i) => {
-        router.handlers[i] = sizeLimitAs413(checkConnectJson(handler, MAX_BODY_BYTES));
+        router.handlers[i] = methodNotAllowedBody(sizeLimitAs413(checkConnectJson(handler, MAX_BODY_BYTES)));
       });
       gateway = createHttpGateway(SERVICES, router.handlers, log);
       answerUnknownRpc = createUnknownRpcResponder(served);

@@ -1,53 +1,21 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
-import { mkdir, rename, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { promisify } from "node:util";
-import { runCommand } from "../../src/db/process.js";
+import { ensureGoTool, goUnavailable, type GoTool } from "./go-tools.js";
 
 const execFileAsync = promisify(execFile);
 
 /** grpcurl, the gRPC client nobody here wrote, pinned; built from the Go module proxy like FerretDB. */
-const GRPCURL_MODULE = "github.com/fullstorydev/grpcurl/cmd/grpcurl";
-const GRPCURL_VERSION = "v1.9.3";
+const GRPCURL: GoTool = { module: "github.com/fullstorydev/grpcurl/cmd/grpcurl", version: "v1.9.3" };
 
 /** Why grpcurl cannot be had on this machine (no `go`), or undefined when it can. */
 export async function grpcurlUnavailable(): Promise<string | undefined> {
-  try {
-    await execFileAsync("go", ["version"]);
-    return undefined;
-  } catch {
-    return "`go` is not on PATH, so grpcurl cannot be built";
-  }
+  const why = await goUnavailable();
+  return why && `${why}, so grpcurl cannot be built`;
 }
 
-/**
- * The path of the grpcurl binary, built with `go install` into
- * ~/.cache/platform-backend the first time (a minute or so), logging progress.
- */
-export async function ensureGrpcurl(): Promise<string> {
-  const cacheRoot = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache");
-  const dir = path.join(cacheRoot, "platform-backend", `grpcurl-${GRPCURL_VERSION}`);
-  const binary = path.join(dir, "grpcurl");
-  if (existsSync(binary)) return binary;
-
-  const log = (line: string) => process.stderr.write(`[grpcurl build] ${line}\n`);
-  log(`building ${GRPCURL_MODULE}@${GRPCURL_VERSION} into ${dir}, once`);
-  // Install into a folder of this process's own and rename, so a concurrent test never runs a half-written file.
-  const work = path.join(dir, `build-${process.pid}`);
-  await mkdir(work, { recursive: true });
-  try {
-    await runCommand("go", ["install", `${GRPCURL_MODULE}@${GRPCURL_VERSION}`], {
-      env: { ...process.env, GOBIN: work, CGO_ENABLED: "0", GOFLAGS: "-mod=mod" },
-      onLine: log,
-    });
-    await rename(path.join(work, "grpcurl"), binary);
-  } finally {
-    await rm(work, { recursive: true, force: true });
-  }
-  log("built");
-  return binary;
+/** The path of the grpcurl binary, built into the project's cache folder the first time (a minute or so). */
+export function ensureGrpcurl(): Promise<string> {
+  return ensureGoTool(GRPCURL);
 }
 
 export interface GrpcurlResult {

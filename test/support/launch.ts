@@ -80,3 +80,15 @@ export function entitle(store: EntitlementStore, user: string, gameId: number, o
     updatedAt: new Date(),
   });
 }
+
+/** The environment of a client script of another language: the service's gRPC address, the fixture's keys and ids. */
+export function clientEnv(test: TestService, launch: LaunchFixture): Record<string, string> {
+  return {
+    TARGET: `127.0.0.1:${test.service.port}`,
+    PLATFORM_KEY: launch.platformKey,
+    STUDIO_KEY: launch.privateKey,
+    USER_ID: launch.platformUserId,
+    INSTALLATION_ID: launch.installationId,
+    GAME_ID: String(launch.gameId),
+  };
+}

@@ -50,15 +50,17 @@ export class MessageSchemas {
   private object(message: DescMessage, direction: Direction): JsonSchema {
     const properties: Record<string, JsonSchema> = {};
     const required: string[] = [];
-    const requiredEither: JsonSchema[] = [];
+    const allOf: JsonSchema[] = [];
     for (const field of message.fields) {
       const schema = this.fieldSchema(field, direction);
       properties[field.name] = schema;
       const alias = direction === "input" && field.jsonName !== field.name;
       if (alias) properties[field.jsonName] = { ...schema, description: `\`${field.name}\` by its JSON name.` };
+      // protobuf's JSON reader refuses a field set by both its names.
+      if (alias) allOf.push({ not: { required: [field.name, field.jsonName] } });
       if (direction === "output") required.push(field.name);
       else if (fieldRulesOf(field)?.required) {
-        if (alias) requiredEither.push({ anyOf: [{ required: [field.name] }, { required: [field.jsonName] }] });
+        if (alias) allOf.push({ anyOf: [{ required: [field.name] }, { required: [field.jsonName] }] });
         else required.push(field.name);
       }
     }
@@ -67,7 +69,7 @@ export class MessageSchemas {
       ...describedBy(message),
       properties,
       ...(required.length > 0 ? { required } : {}),
-      ...(requiredEither.length > 0 ? { allOf: requiredEither } : {}),
+      ...(allOf.length > 0 ? { allOf } : {}),
       additionalProperties: false,
     };
   }
@@ -93,6 +95,7 @@ export class MessageSchemas {
         schema = this.valueSchema(elementType(field), direction);
     }
     if (rules) schema = constrained(schema, rules);
+    if (rules?.required && field.fieldKind === "scalar") schema = nonZero(schema);
     if (isNullWhenUnset(field)) schema = orNull(schema);
     return { ...describedBy(field), ...schema };
   }
@@ -159,6 +162,20 @@ function constrained(schema: JsonSchema, rules: FieldRules): JsonSchema {
   return out;
 }
 
+/**
+ * A required scalar (buf.validate `required`: not its zero value): a string of
+ * at least one character, an integer of at least 1, also when sent as a string.
+ */
+function nonZero(schema: JsonSchema): JsonSchema {
+  const types = [schema.type ?? []].flat();
+  if (types.includes("integer")) {
+    const minimum = Math.max(Number(schema.minimum ?? 1), 1);
+    return { ...schema, minimum, ...(types.includes("string") ? { pattern: "^0*[1-9][0-9]*$" } : {}) };
+  }
+  if (types.includes("string")) return { ...schema, minLength: Math.max(Number(schema.minLength ?? 1), 1) };
+  return schema;
+}
+
 function numberForms(value: number, types: string[]): unknown[] {
   const asNumber = types.some((type) => NUMBER.includes(type)) ? [value] : [];
   return types.includes("string") ? [...asNumber, String(value)] : asNumber;
@@ -219,9 +236,11 @@ function integerSchema(scalar: ScalarType, direction: Direction): JsonSchema {
       ? { type: "string", format, pattern }
       : { type: ["string", "integer"], format, pattern, ...minimum };
   }
+  // A 32-bit integer out of its range is refused by the service (json-request.ts names it).
+  const bounds = unsigned ? { minimum: 0, maximum: 2 ** 32 - 1 } : { minimum: -(2 ** 31), maximum: 2 ** 31 - 1 };
   return direction === "output"
     ? { type: "integer", format, ...minimum }
-    : { type: ["integer", "string"], format, pattern, ...minimum };
+    : { type: ["integer", "string"], format, pattern, ...bounds };
 }
 
 function enumSchema(desc: DescEnum, direction: Direction): JsonSchema {

@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/common.proto.
  */
 export const file_platformapi_v1_common: GenFile = /*@__PURE__*/
-  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9jb21tb24ucHJvdG8SDnBsYXRmb3JtYXBpLnYxIjYKCFBhZ2VJbmZvEg0KBXRvdGFsGAEgASgFEg0KBXBhZ2VzGAIgASgFEgwKBHBhZ2UYAyABKAViBnByb3RvMw");
+  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9jb21tb24ucHJvdG8SDnBsYXRmb3JtYXBpLnYxIjYKCFBhZ2VJbmZvEg0KBXRvdGFsGAEgASgFEg0KBXBhZ2VzGAIgASgFEgwKBHBhZ2UYAyABKAVCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z");
 
 /**
  * Where one page sits in a paginated listing. Pages start at 1.

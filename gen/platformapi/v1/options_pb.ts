@@ -11,7 +11,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file platformapi/v1/options.proto.
  */
 export const file_platformapi_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9vcHRpb25zLnByb3RvEg5wbGF0Zm9ybWFwaS52MTpHCg5yZXF1aXJlZF9zY29wZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAlSDXJlcXVpcmVkU2NvcGViBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9vcHRpb25zLnByb3RvEg5wbGF0Zm9ybWFwaS52MTpHCg5yZXF1aXJlZF9zY29wZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAlSDXJlcXVpcmVkU2NvcGVCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * The API key scope a caller needs for this method, one of "launch:issue",
