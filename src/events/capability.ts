@@ -1,9 +1,12 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
+import { AsOfNow } from "./as-of-now.js";
+import { ChangeRepair } from "./change-repair.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
 import { EventIdStore } from "./event-id-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
+import { PlayerChangeStore } from "./player-change-store.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import { PlayerRollupStore } from "./player-rollup-store.js";
 import { QueueStateStore } from "./queue-state-store.js";
@@ -44,6 +47,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new TraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
+  const changes = new PlayerChangeStore(db);
+  const changeRepair = new ChangeRepair({ changes, directory, writer });
   const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({
     ...options.worker,
@@ -51,6 +56,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     segments,
     plans: new PlanStore(db),
     cohortRollups,
+    changes,
+    changeRepair,
     playerRollups,
     eventIds,
     directory,
@@ -61,7 +68,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     traitCohorts,
     writer,
   });
-  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts });
-  const events = new Events({ writer, worker, reader, directory, traitCohorts, retention, clock });
+  const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
+  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow });
+  const events = new Events({ writer, worker, reader, directory, traitCohorts, changes, retention, clock });
   return { events, worker };
 }

@@ -14,6 +14,8 @@ export interface PlayerRollup {
   cohorts: string[];
   /** Set once a device's history moved to a player. */
   foldedInto: string | null;
+  /** The last queue segment this history absorbed. */
+  hw: number;
 }
 
 interface PlayerRollupDoc extends RollupDoc {
@@ -53,6 +55,7 @@ export class PlayerRollupStore {
           days: doc.days ?? {},
           cohorts: doc.cohorts ?? [],
           foldedInto: doc.folded_into ?? null,
+          hw: doc.hw,
         });
       }
     }

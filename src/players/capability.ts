@@ -27,12 +27,12 @@ export async function createPlayers({
   database,
   clock,
   log,
-  onWritten,
+  histories,
 }: {
   database: Database;
   clock: Clock;
   log?: Logger;
-  onWritten?: PlayersOptions["onWritten"];
+  histories?: PlayersOptions["histories"];
 }): Promise<Players> {
   const stores = createPlayerStores(database.db, database.isFerretDb);
   await createPlayerIndexes(stores);
@@ -42,7 +42,7 @@ export async function createPlayers({
     stores,
     clock,
     sharedDatabase: !database.isFerretDb,
-    onWritten,
+    histories,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,
   });
