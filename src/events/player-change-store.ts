@@ -16,7 +16,8 @@ export interface PendingChange extends PlayerChange {
 
 interface StoredChange {
   k: string[];
-  f: [string, string][];
+  /** Objects, not pairs: FerretDB stores no nested arrays. */
+  f: { from: string; into: string }[];
   at: Date;
 }
 
@@ -45,7 +46,11 @@ export class PlayerChangeStore {
   /** Records a change before it is made; answers its id. */
   async record(projectId: string, change: PlayerChange, at: Date): Promise<string> {
     const id = randomUUID().replaceAll("-", "");
-    const stored: StoredChange = { k: change.identityKeys, f: change.folds.map(({ from, into }) => [from, into]), at };
+    const stored: StoredChange = {
+      k: change.identityKeys,
+      f: change.folds.map(({ from, into }) => ({ from, into })),
+      at,
+    };
     await this.locks.run([projectId], () =>
       this.docs.updateOne({ _id: projectId }, { $set: { [`changes.${id}`]: stored } }, { upsert: true }),
     );
@@ -89,7 +94,7 @@ function changesOf(doc: ChangesDoc): PendingChange[] {
   return Object.entries(doc.changes ?? {}).map(([id, { k, f, at }]) => ({
     id,
     identityKeys: k,
-    folds: f.map(([from, into]) => ({ from, into })),
+    folds: f.map(({ from, into }) => ({ from, into })),
     at,
   }));
 }
