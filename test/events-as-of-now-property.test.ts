@@ -138,5 +138,6 @@ describe("read your writes, as a property", () => {
       fc.asyncProperty(fc.array(step, { minLength: 4, maxLength: 14 }), (steps) => run(steps)),
       { numRuns: 30, endOnFailure: true },
     );
-  });
+    // 30 sequences of up to 14 steps, each a project of its own: a minute or two on mongo-java-server.
+  }, 300_000);
 });
