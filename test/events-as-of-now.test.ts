@@ -125,6 +125,13 @@ describe("read your writes: charts count every acknowledged player change", () =
     const p = await project(keys);
     const model = new CohortModel();
     await seeded(p, model, keys.publicKey);
+    // Nothing waits: every event received before the read began is counted.
+    const range = { from: p.days[0], to: p.days[3] };
+    const idle = await waitFor(
+      async () => ({ before: svc.clock.now(), answer: await p.post("/v1/events/trends", range) }),
+      ({ answer }) => answer.lag_seconds === 0,
+    );
+    expect(Date.parse(idle.answer.complete_through)).toBeGreaterThanOrEqual(idle.before.getTime());
     await interleave(p, model, keys.publicKey);
   });
 
@@ -142,5 +149,20 @@ describe("read your writes: charts count every acknowledged player change", () =
     // The worker moved none of it: every change is still waiting for its resync.
     const waiting = await svc.database.db.collection("event_player_changes").findOne({ _id: keys.projectId as never });
     expect(Object.keys(waiting?.changes ?? {})).toHaveLength(changes);
+
+    // An event waits in the queue: the answers say so, and put the limit of what they count before its receipt.
+    const range = { from: p.days[0], to: p.days[3] };
+    const ingested = await p.post(
+      "/v1/events",
+      { events: [{ name: "late", partner_user_id: "player-01" }] },
+      keys.publicKey,
+    );
+    for (const path of ["/v1/events/trends", "/v1/events/names"]) {
+      const answer = await p.post(path, range);
+      expect(answer.lag_seconds, path).toBeGreaterThan(0);
+      expect(answer.complete_through, path).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+      expect(Date.parse(answer.complete_through), path).toBeLessThanOrEqual(Date.parse(ingested.server_time));
+      expect(JSON.stringify(answer), path).not.toContain("late");
+    }
   });
 });

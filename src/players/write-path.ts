@@ -213,11 +213,9 @@ export class WritePath {
   }
 
   /**
-   * The round's journal document, written beside its device links and the
-   * record of the event histories it may move (charts count those players as
-   * of now from then on): only a round that moves a tag can leave membership
-   * behind its profiles, so the journal is null when it moves none. A failure
-   * after the journal is written starts its completion.
+   * The round's journal document (null when it moves no tag: only then can membership fall behind its profiles),
+   * beside its device links and the record of the histories it may move (charts count them as of now from then
+   * on). A failure after the journal is written starts its completion.
    */
   private async beginRound(projectId: string, round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">) {
     const { moves, writes, plan, now } = round;
@@ -225,11 +223,10 @@ export class WritePath {
     const moving = moves.filter(movesAnyTag);
     const identityKeys = moving.map((move) => move.identityKey);
     const tags = [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))];
-    const mayWrite = new Set(writes.map((w) => w.identityKey));
     const [begun, linked, recording] = await Promise.allSettled([
       moving.length > 0 ? stores.journal.begin(projectId, identityKeys, tags, now) : null,
       plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
-      histories?.record(projectId, writtenProfiles(writes, mayWrite, plan.links)) ?? null,
+      histories?.record(projectId, writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links)),
     ]);
     const journal: PendingWrite | null =
       begun.status === "fulfilled" && begun.value !== null
@@ -242,7 +239,7 @@ export class WritePath {
         throw step.reason;
       }
     }
-    return { journal, recorded: recording.status === "fulfilled" ? recording.value : null };
+    return { journal, recorded: recording.status === "fulfilled" ? (recording.value ?? null) : null };
   }
 
   /**
