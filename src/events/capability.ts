@@ -47,7 +47,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new TraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
-  const changes = new PlayerChangeStore(db);
+  const changes = new PlayerChangeStore(db, database.isFerretDb);
   const changeRepair = new ChangeRepair({ changes, directory, writer });
   const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({

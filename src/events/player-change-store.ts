@@ -36,11 +36,19 @@ interface ChangesDoc {
  */
 export class PlayerChangeStore {
   private readonly docs;
-  /** FerretDB loses concurrent updates of one document; one process owns a FerretDB database. */
-  private readonly locks = new KeyedLock();
+  /**
+   * FerretDB loses concurrent updates of one document (one process owns a FerretDB database), so there its
+   * writes run one at a time; MongoDB isolates each update, and the fields written differ.
+   */
+  private readonly locks: KeyedLock | null;
 
-  constructor(db: Db) {
+  constructor(db: Db, isFerretDb: boolean) {
     this.docs = db.collection<ChangesDoc>("event_player_changes");
+    this.locks = isFerretDb ? new KeyedLock() : null;
+  }
+
+  private serialised<T>(projectId: string, write: () => Promise<T>): Promise<T> {
+    return this.locks ? this.locks.run([projectId], write) : write();
   }
 
   /** Records a change before it is made; answers its id. */
@@ -51,7 +59,7 @@ export class PlayerChangeStore {
       f: change.folds.map(({ from, into }) => ({ from, into })),
       at,
     };
-    await this.locks.run([projectId], () =>
+    await this.serialised(projectId, () =>
       this.docs.updateOne({ _id: projectId }, { $set: { [`changes.${id}`]: stored } }, { upsert: true }),
     );
     return id;
@@ -65,7 +73,7 @@ export class PlayerChangeStore {
 
   /** The change's history move is applied: readers need not correct for it any more. */
   async settle(projectId: string, id: string): Promise<void> {
-    await this.locks.run([projectId], () =>
+    await this.serialised(projectId, () =>
       this.docs.updateOne({ _id: projectId }, { $unset: { [`changes.${id}`]: "" } }),
     );
   }
@@ -73,7 +81,7 @@ export class PlayerChangeStore {
   /** The change was queued again at `at`: the next check leaves it alone until it is as old again. */
   async requeued(projectId: string, id: string, at: Date): Promise<void> {
     const field = `changes.${id}`;
-    await this.locks.run([projectId], () =>
+    await this.serialised(projectId, () =>
       // Guarded, so a change settled meanwhile is not brought back as a bare time. A rare write: FerretDB scans for it.
       this.docs.updateOne({ _id: projectId, [field]: { $exists: true } }, { $set: { [`${field}.at`]: at } }),
     );
