@@ -11,6 +11,8 @@ afterAll(() => svc.stop());
 
 const TRIALS = 40;
 const PLAYERS = 30;
+/** 40 trials of five reads each after seeding: half a minute on a loaded machine, so room beyond the default. */
+const TRIALS_TIMEOUT_MS = 180_000;
 
 /** A day `daysAgo` before the service's clock, and an instant inside it that lies in the past. */
 function pastDay(daysAgo: number) {
@@ -120,49 +122,59 @@ async function interleave(p: Awaited<ReturnType<typeof project>>, model: CohortM
 }
 
 describe("read your writes: charts count every acknowledged player change", () => {
-  it(`${TRIALS} tag and trait changes, each read at once (filtered, split, names, search), equal brute force`, async () => {
-    const keys = await svc.createProject();
-    const p = await project(keys);
-    const model = new CohortModel();
-    await seeded(p, model, keys.publicKey);
-    // Nothing waits: every event received before the read began is counted.
-    const range = { from: p.days[0], to: p.days[3] };
-    const idle = await waitFor(
-      async () => ({ before: svc.clock.now(), answer: await p.post("/v1/events/trends", range) }),
-      ({ answer }) => answer.lag_seconds === 0,
-    );
-    expect(Date.parse(idle.answer.complete_through)).toBeGreaterThanOrEqual(idle.before.getTime());
-    await interleave(p, model, keys.publicKey);
-  });
+  it(
+    `${TRIALS} tag and trait changes, each read at once (filtered, split, names, search), equal brute force`,
+    async () => {
+      const keys = await svc.createProject();
+      const p = await project(keys);
+      const model = new CohortModel();
+      await seeded(p, model, keys.publicKey);
+      // Nothing waits: every event received before the read began is counted.
+      const range = { from: p.days[0], to: p.days[3] };
+      const idle = await waitFor(
+        async () => ({ before: svc.clock.now(), answer: await p.post("/v1/events/trends", range) }),
+        ({ answer }) => answer.lag_seconds === 0,
+      );
+      expect(Date.parse(idle.answer.complete_through)).toBeGreaterThanOrEqual(idle.before.getTime());
+      await interleave(p, model, keys.publicKey);
+    },
+    TRIALS_TIMEOUT_MS,
+  );
 
-  it("the same with the apply worker stopped: nothing the worker would move is needed for the answers", async () => {
-    const keys = await svc.createProject();
-    const p = await project(keys);
-    const model = new CohortModel();
-    await seeded(p, model, keys.publicKey);
-    // A second start on the same database with its worker off (EVENT_WORKER), in place of this one.
-    const first = svc;
-    await first.service.close(1_000);
-    await first.database.close();
-    svc = await startTestService({ EVENT_WORKER: "off", DB_NAME: first.config.dbName });
-    const changes = await interleave(p, model, keys.publicKey);
-    // The worker moved none of it: every change is still waiting for its resync.
-    const waiting = await svc.database.db.collection("event_player_changes").findOne({ _id: keys.projectId as never });
-    expect(Object.keys(waiting?.changes ?? {})).toHaveLength(changes);
+  it(
+    "the same with the apply worker stopped: nothing the worker would move is needed for the answers",
+    async () => {
+      const keys = await svc.createProject();
+      const p = await project(keys);
+      const model = new CohortModel();
+      await seeded(p, model, keys.publicKey);
+      // A second start on the same database with its worker off (EVENT_WORKER), in place of this one.
+      const first = svc;
+      await first.service.close(1_000);
+      await first.database.close();
+      svc = await startTestService({ EVENT_WORKER: "off", DB_NAME: first.config.dbName });
+      const changes = await interleave(p, model, keys.publicKey);
+      // The worker moved none of it: every change is still waiting for its resync.
+      const waiting = await svc.database.db
+        .collection("event_player_changes")
+        .findOne({ _id: keys.projectId as never });
+      expect(Object.keys(waiting?.changes ?? {})).toHaveLength(changes);
 
-    // An event waits in the queue: the answers say so, and put the limit of what they count before its receipt.
-    const range = { from: p.days[0], to: p.days[3] };
-    const ingested = await p.post(
-      "/v1/events",
-      { events: [{ name: "late", partner_user_id: "player-01" }] },
-      keys.publicKey,
-    );
-    for (const path of ["/v1/events/trends", "/v1/events/names"]) {
-      const answer = await p.post(path, range);
-      expect(answer.lag_seconds, path).toBeGreaterThan(0);
-      expect(answer.complete_through, path).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
-      expect(Date.parse(answer.complete_through), path).toBeLessThanOrEqual(Date.parse(ingested.server_time));
-      expect(JSON.stringify(answer), path).not.toContain("late");
-    }
-  });
+      // An event waits in the queue: the answers say so, and put the limit of what they count before its receipt.
+      const range = { from: p.days[0], to: p.days[3] };
+      const ingested = await p.post(
+        "/v1/events",
+        { events: [{ name: "late", partner_user_id: "player-01" }] },
+        keys.publicKey,
+      );
+      for (const path of ["/v1/events/trends", "/v1/events/names"]) {
+        const answer = await p.post(path, range);
+        expect(answer.lag_seconds, path).toBeGreaterThan(0);
+        expect(answer.complete_through, path).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+        expect(Date.parse(answer.complete_through), path).toBeLessThanOrEqual(Date.parse(ingested.server_time));
+        expect(JSON.stringify(answer), path).not.toContain("late");
+      }
+    },
+    TRIALS_TIMEOUT_MS,
+  );
 });
