@@ -67,6 +67,12 @@ async function seeded(p: Awaited<ReturnType<typeof project>>, model: CohortModel
       events.push({ name, partner_user_id: partner, timestamp });
     }
   }
+  // A device with a history of its own, folded into a player later.
+  for (const daysAgo of [1, 2]) {
+    const { day, timestamp } = pastDay(daysAgo);
+    model.event("play", { device: "dev-x" }, day);
+    events.push({ name: "play", device_id: "dev-x", timestamp });
+  }
   await p.post("/v1/events", { events }, publicKey);
   const gold = Array.from({ length: PLAYERS }, (_, i) => i)
     .filter((i) => i % 3 === 0)
@@ -159,6 +165,17 @@ describe("read your writes: charts count every acknowledged player change", () =
         .collection("event_player_changes")
         .findOne({ _id: keys.projectId as never });
       expect(Object.keys(waiting?.changes ?? {})).toHaveLength(changes);
+
+      // A fold the worker has not moved either: the device's history counts for its player (gold) at once.
+      await p.post(
+        "/v1/players/update",
+        { players: [{ partner_user_id: "player-03", device_id: "dev-x" }] },
+        keys.publicKey,
+      );
+      model.link("dev-x", "player-03");
+      for (const filter of [{}, { tags: ["gold"] }]) {
+        expect(await p.readAll(filter), JSON.stringify(filter)).toEqual(p.expected(model, filter));
+      }
 
       // An event waits in the queue: the answers say so, and put the limit of what they count before its receipt.
       const range = { from: p.days[0], to: p.days[3] };
