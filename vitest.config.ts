@@ -40,6 +40,8 @@ export default defineConfig({
             "test/events-as-of-now.test.ts",
             "test/events-as-of-now-property.test.ts",
             "test/events-history-faults.test.ts",
+            "test/events-filters.test.ts",
+            "test/filters-commands.test.ts",
             ...ISOLATION_ONLY,
           ],
           globalSetup: ["test/support/mongo-java-server-setup.ts"],

@@ -241,6 +241,27 @@ export async function generate(bench: BenchService): Promise<Generated> {
   return { ...p, from: days[0], to: days.at(-1)!, tags, dailyPlayers };
 }
 
+/**
+ * Trends by the filters that take the exact path (the cohort's members, then
+ * their histories): the first run fills the owner's memory (profiles of the
+ * project, members' histories), then 50 runs each.
+ */
+async function filteredTrends(common: object, range: object, tags: string[]) {
+  const filters = {
+    two_tags_all: { tags: [tags[0], tags[1]], tags_match: "all" },
+    two_tags_any: { tags: [tags[0], tags[1]] },
+    tag_and_trait: { tags: [tags[0]], traits: { tier: "gold" } },
+    tag_and_tags_none: { tags: [tags[0]], tags_none: [tags[1]] },
+  };
+  const figures: Record<string, unknown> = {};
+  for (const [label, filter] of Object.entries(filters)) {
+    const first = await load({ ...common, runs: 1, body: { ...range, ...filter } });
+    const runs = await load({ ...common, runs: 50, body: { ...range, ...filter } });
+    figures[label] = { first_read_ms: first.p50_ms, ...runs };
+  }
+  return figures;
+}
+
 /** Enables the key's cohorts; times until its backfill is applied and its cohorts answer. */
 async function materialise(bench: BenchService, g: Generated, key: string) {
   const started = performance.now();
@@ -266,6 +287,8 @@ export default async function eventsBench() {
     const common = { kind: "query", baseUrl: bench.baseUrl, key: g.privateKey, path: "/v1/events/trends" };
     const split = await load({ ...common, runs: 50, body: { ...range, split_by: "tags", tags: g.tags } });
     log("trends split by 10 tags", split);
+    const filtered = await filteredTrends(common, range, g.tags);
+    log("trends filtered (two tags all/any, tag and trait, tag and tags_none)", filtered);
     const everyone = await load({ ...common, runs: 50, body: range });
     log("trends, everyone", everyone);
     const traitQuery = { ...common, body: { ...range, traits: { tier: "gold" } } };
@@ -294,6 +317,7 @@ export default async function eventsBench() {
         players: PLAYERS,
         days: DAYS,
         split_by_10_tags: split,
+        filtered,
         everyone,
         trait_filter: { exact_path: traitExact, materialised: traitMaterialised, backfill_of_5000_holders: backfill },
         raw_split: raw,

@@ -58,6 +58,8 @@ export interface Config {
   eventRetentionDays: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
   eventWorker: boolean;
+  /** What the instance owning an embedded database may keep in memory (profiles, player histories), in MiB; 0: nothing. */
+  ownerMemoryMb: number;
 }
 
 export class ConfigError extends Error {
@@ -126,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serverMaxConnections: integer("SERVER_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
     eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
+    ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),
   };
   if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {
     problems.push("SERVER_HEADERS_TIMEOUT_SECONDS must not exceed SERVER_REQUEST_TIMEOUT_SECONDS");

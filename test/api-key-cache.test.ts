@@ -20,9 +20,9 @@ async function storedKey() {
   const hash = hashApiKey(key);
   await store.insertApiKey(
     { keyId, type: "private", scopes: ["launch:verify"], projectId: "prj_cache", hash },
-    new Date(),
+    test.clock.now(),
   );
-  return { keyId, hash, revokeInDatabase: () => store.revokeApiKey(keyId, new Date()) };
+  return { keyId, hash, revokeInDatabase: () => store.revokeApiKey(keyId, test.clock.now()) };
 }
 
 function cacheWithClock(ttlMs = TTL_MS, maxUnknownKeys?: number) {
@@ -36,7 +36,8 @@ function unknownKey(keyId: string) {
   const hash = hashApiKey(generateApiKey("private").key);
   return {
     hash,
-    store: () => store.insertApiKey({ keyId, type: "private", scopes: [], projectId: "prj_cache", hash }, new Date()),
+    store: () =>
+      store.insertApiKey({ keyId, type: "private", scopes: [], projectId: "prj_cache", hash }, test.clock.now()),
   };
 }
 

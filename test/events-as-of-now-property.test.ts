@@ -35,6 +35,7 @@ const filter: fc.Arbitrary<ModelFilter | "split"> = fc.oneof(
   fc
     .tuple(fc.constantFrom(...TAGS), fc.constantFrom(...LEVELS))
     .map(([tag, lvl]) => ({ tags: [tag], traits: { lvl } })),
+  fc.subarray(TAGS, { minLength: 2, maxLength: 2 }).map(([tag, none]) => ({ tags: [tag], tags_none: [none] })),
 );
 const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant("tag" as const), player, tag: fc.constantFrom(...TAGS), on: fc.boolean() }),

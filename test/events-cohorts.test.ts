@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, dayAgo, noonOf, waitFor } from "./support/events.js";
+import { bruteForce, byName, eventTimes, waitFor, type EventTime } from "./support/events.js";
 import { createLaunchFixture } from "./support/launch.js";
 
 let svc: TestService;
@@ -11,7 +11,8 @@ afterAll(() => svc.stop());
 
 async function project() {
   const { publicKey, privateKey } = await svc.createProject();
-  const days = [dayAgo(svc, 3), dayAgo(svc, 2), dayAgo(svc, 1)];
+  const times = eventTimes(svc, 3);
+  const days = times.map((t) => t.day);
   const range = { from: days[0], to: days[2] };
   const post = async (path: string, body: object, key = privateKey) => {
     const res = await svc.postJson(path, body, key);
@@ -19,6 +20,7 @@ async function project() {
     return res.body;
   };
   return {
+    times,
     days,
     range,
     ingest: (events: object[]) => post("/v1/events", { events }, publicKey),
@@ -39,11 +41,11 @@ describe("tag cohorts, as of now", () => {
   it("tagging after the events moves the whole history into the tag's series; untagging takes it out", async () => {
     const p = await project();
     const raw: Raw[] = [];
-    const events = p.days.flatMap((day, d) =>
+    const events = p.times.flatMap(({ day, timestamp }, d) =>
       ["alice", "bob"].flatMap((player) =>
         Array.from({ length: d + 1 }, () => {
           raw.push({ name: "play", player, day });
-          return { name: "play", partner_user_id: player, timestamp: noonOf(day) };
+          return { name: "play", partner_user_id: player, timestamp };
         }),
       ),
     );
@@ -64,15 +66,15 @@ describe("tag cohorts, as of now", () => {
   it("a device's history follows it to the player it is folded into, without double-counting players", async () => {
     const p = await project();
     const raw: Raw[] = [];
-    const send = (who: { partner_user_id?: string; device_id?: string }, player: string, day: string) => {
-      raw.push({ name: "open", player, day });
-      return { name: "open", ...who, timestamp: noonOf(day) };
+    const send = (who: { partner_user_id?: string; device_id?: string }, player: string, at: EventTime) => {
+      raw.push({ name: "open", player, day: at.day });
+      return { name: "open", ...who, timestamp: at.timestamp };
     };
     await p.update([{ partner_user_id: "carol", tags_add: ["paying"] }]);
     await p.ingest([
-      send({ device_id: "dev-1" }, "carol", p.days[0]),
-      send({ device_id: "dev-1" }, "carol", p.days[1]),
-      send({ partner_user_id: "carol" }, "carol", p.days[1]),
+      send({ device_id: "dev-1" }, "carol", p.times[0]),
+      send({ device_id: "dev-1" }, "carol", p.times[1]),
+      send({ partner_user_id: "carol" }, "carol", p.times[1]),
     ]);
     // Before the fold the device is a player of its own.
     const unfolded = raw.map((e, i) => (i < 2 ? { ...e, player: "dev-1" } : e));
@@ -82,7 +84,7 @@ describe("tag cohorts, as of now", () => {
     await p.expectTrends({}, bruteForce(raw, p.days));
     await p.expectTrends({ tags: ["paying"] }, bruteForce(raw, p.days));
     // Later events of the device land on carol directly.
-    await p.ingest([send({ device_id: "dev-1" }, "carol", p.days[2])]);
+    await p.ingest([send({ device_id: "dev-1" }, "carol", p.times[2])]);
     await p.expectTrends({ tags: ["paying"] }, bruteForce(raw, p.days));
   });
 
@@ -97,9 +99,10 @@ describe("tag cohorts, as of now", () => {
     const link = { platform_user_id: launch.platformUserId, partner_user_id: "dana" };
     await post("/v1/players/link", link, launch.privateKey);
     await post("/v1/players/update", { players: [{ partner_user_id: "dana", tags: ["paying"] }] }, launch.publicKey);
-    const days = [dayAgo(svc, 1), dayAgo(svc, 0)];
+    const times = eventTimes(svc, 2);
+    const days = times.map((t) => t.day);
     const raw: Raw[] = days.map((day) => ({ name: "boot", player: "dana", day }));
-    const events = raw.map((e) => ({ name: e.name, device_id: launch.installationId, timestamp: noonOf(e.day) }));
+    const events = times.map(({ timestamp }) => ({ name: "boot", device_id: launch.installationId, timestamp }));
     await post("/v1/events", { events }, launch.publicKey);
     const trends = (filter: object) =>
       waitFor(
@@ -128,12 +131,12 @@ describe("tag cohorts, as of now", () => {
     await p.update(players.map((pl) => ({ partner_user_id: pl.id, tags: pl.tags, traits: { tier: pl.tier } })));
     const raw: Raw[] = [];
     const events = players.flatMap((pl, i) =>
-      p.days.flatMap((day, d) =>
+      p.times.flatMap(({ day, timestamp }, d) =>
         (i + d) % 3 === 2
           ? []
           : ["a", "b"].slice(0, 1 + ((i + d) % 2)).map((name) => {
               raw.push({ name, player: pl.id, day });
-              return { name, partner_user_id: pl.id, timestamp: noonOf(day) };
+              return { name, partner_user_id: pl.id, timestamp };
             }),
       ),
     );
@@ -170,7 +173,7 @@ describe("tenancy", () => {
   it("another project's events never show, in trends or names", async () => {
     const a = await project();
     const b = await project();
-    await a.ingest([{ name: "secret", partner_user_id: "x", timestamp: noonOf(a.days[1]) }]);
+    await a.ingest([{ name: "secret", partner_user_id: "x", timestamp: a.times[1].timestamp }]);
     await a.expectTrends({}, bruteForce([{ name: "secret", player: "x", day: a.days[1] }], a.days));
     expect(await b.trends()).toEqual(new Map());
   });

@@ -4,7 +4,7 @@ import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, dayAgo, noonOf, queueOf, waitFor } from "./support/events.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "./support/events.js";
 
 /** Ingest only: the workers run in child processes that the test kills. */
 let svc: TestService;
@@ -46,15 +46,16 @@ describe("apply worker crashes", () => {
       async () => {
         const { publicKey, privateKey } = await svc.createProject();
         await svc.postJson("/v1/players/update", { players: [{ partner_user_id: "p1", tags: ["crew"] }] }, publicKey);
-        const days = [dayAgo(svc, 1), dayAgo(svc, 0)];
+        const times = eventTimes(svc, 2);
+        const days = times.map((t) => t.day);
         const raw: { name: string; player: string; day: string }[] = [];
         for (let call = 0; call < 4; call++) {
           // 250 players a call: the player rollups of one segment take three write commands.
           const events = Array.from({ length: 500 }, (_, i) => {
             const player = `p${(i + call * 7) % 250}`;
-            const day = days[(i + call) % 2];
+            const { day, timestamp } = times[(i + call) % 2];
             raw.push({ name: `n${call % 2}`, player, day });
-            return { name: `n${call % 2}`, partner_user_id: player, timestamp: noonOf(day) };
+            return { name: `n${call % 2}`, partner_user_id: player, timestamp };
           });
           const res = await svc.postJson("/v1/events", { events }, publicKey);
           expect(res.body.accepted).toBe(500);

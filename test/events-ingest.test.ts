@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueueStateStore } from "../src/events/queue-state-store.js";
 import { SegmentStore } from "../src/events/segment-store.js";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, dayAgo, noonOf, queueOf, waitFor } from "./support/events.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "./support/events.js";
 
 /** `ingestOnly` has no apply worker; `applier` shares its database and applies. */
 let ingestOnly: TestService;
@@ -21,14 +21,15 @@ describe("POST /v1/events", () => {
   it("answers at once, before the events are applied; they appear once a worker applies them, repeats counted once", async () => {
     const { publicKey, privateKey } = await ingestOnly.createProject();
     const other = await ingestOnly.createProject();
-    const days = [dayAgo(ingestOnly, 2), dayAgo(ingestOnly, 1), dayAgo(ingestOnly, 0)];
+    const times = eventTimes(ingestOnly, 3);
+    const days = times.map((t) => t.day);
     const sent: { name: string; player: string; day: string }[] = [];
     const batch = Array.from({ length: 300 }, (_, i) => {
-      const day = days[i % 3];
+      const { day, timestamp } = times[i % 3];
       const player = `p${i % 37}`;
       const name = i % 4 === 0 ? "level.up" : "login";
       sent.push({ name, player: `u:${player}`, day });
-      return { name, partner_user_id: player, timestamp: noonOf(day), event_id: `e${i}` };
+      return { name, partner_user_id: player, timestamp, event_id: `e${i}` };
     });
     const first = await ingestOnly.postJson("/v1/events", { events: batch }, publicKey);
     expect(first.status).toBe(200);
@@ -76,7 +77,7 @@ describe("POST /v1/events", () => {
     expect(after.accepted - before.accepted).toBe(400);
     // The numbers get empty segments carrying the counts, so the queue drains to no depth as before.
     const segments = new SegmentStore(ingestOnly.database.db);
-    const empty = { projectId: null, receivedAt: new Date(), count: 10, work: null };
+    const empty = { projectId: null, receivedAt: ingestOnly.clock.now(), count: 10, work: null };
     for (const seq of seqs) await segments.insert({ seq, ...empty }, new Date(0));
   });
 
@@ -151,7 +152,8 @@ describe("POST /v1/events", () => {
   it("needs events:write to ingest and events:read to chart", async () => {
     const { publicKey } = await ingestOnly.createProject();
     expect((await ingestOnly.postJson("/v1/events", { events: [] })).status).toBe(401);
-    const range = { from: dayAgo(ingestOnly, 1), to: dayAgo(ingestOnly, 0) };
+    const [first, last] = eventTimes(ingestOnly, 2);
+    const range = { from: first.day, to: last.day };
     expect((await ingestOnly.postJson("/v1/events/trends", range, publicKey)).status).toBe(403);
     expect((await ingestOnly.postJson("/v1/events/names", range, publicKey)).status).toBe(403);
   });

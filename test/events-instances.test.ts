@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, dayAgo, noonOf, queueOf, waitFor } from "./support/events.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "./support/events.js";
 
 /**
  * Two service instances, each with an apply worker, draining one queue. Needs
@@ -21,14 +21,15 @@ afterAll(async () => {
 describe("two instances draining one queue", () => {
   it("apply each event once", async () => {
     const { publicKey, privateKey } = await a.createProject();
-    const days = [dayAgo(a, 1), dayAgo(a, 0)];
+    const times = eventTimes(a, 2);
+    const days = times.map((t) => t.day);
     const raw: { name: string; player: string; day: string }[] = [];
     const calls = Array.from({ length: 20 }, (_, call) => {
       const events = Array.from({ length: 200 }, (_, i) => {
         const player = `p${(i * 3 + call) % 90}`;
-        const day = days[(i + call) % 2];
+        const { day, timestamp } = times[(i + call) % 2];
         raw.push({ name: "match", player, day });
-        return { name: "match", partner_user_id: player, timestamp: noonOf(day), event_id: `${call}-${i}` };
+        return { name: "match", partner_user_id: player, timestamp, event_id: `${call}-${i}` };
       });
       return (call % 2 === 0 ? a : b).postJson("/v1/events", { events }, publicKey);
     });

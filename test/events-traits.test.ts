@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, dayAgo, noonOf, queueOf, waitFor } from "./support/events.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -12,7 +12,8 @@ type Raw = { name: string; player: string; day: string };
 
 async function project() {
   const { projectId, publicKey, privateKey } = await svc.createProject();
-  const days = [dayAgo(svc, 2), dayAgo(svc, 1), dayAgo(svc, 0)];
+  const times = eventTimes(svc, 3);
+  const days = times.map((t) => t.day);
   const post = async (path: string, body: object, key = privateKey) => {
     const res = await svc.postJson(path, body, key);
     if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
@@ -21,12 +22,12 @@ async function project() {
   const raw: Raw[] = [];
   /** `perPlayer` events a day for each player, names alternating. */
   const ingest = async (players: string[], perPlayer: number) => {
-    const events = days.flatMap((day, d) =>
+    const events = times.flatMap(({ day, timestamp }, d) =>
       players.flatMap((player, i) =>
         Array.from({ length: perPlayer }, (_, n) => {
           const name = (i + d + n) % 2 === 0 ? "win" : "loss";
           raw.push({ name, player, day });
-          return { name, partner_user_id: player, timestamp: noonOf(day) };
+          return { name, partner_user_id: player, timestamp };
         }),
       ),
     );

@@ -213,7 +213,7 @@ describe("the studio verifier reads replies with the generated schema", () => {
       installationId: launch.installationId,
       entitlement: { owns: true, gameId: launch.gameId, channelId: "beta", buildVersion: "1.2.3", source: "STORE" },
     });
-    expect(Math.abs(timestampDate(check.launch.issuedAt).getTime() - Date.now())).toBeLessThan(60_000);
+    expect(Math.abs(timestampDate(check.launch.issuedAt).getTime() - test.clock.now().getTime())).toBeLessThan(60_000);
   });
 
   /** A stand-in for the service on a real socket, answering every request with `body`. */

@@ -126,7 +126,7 @@ describe("token documents", () => {
     const jti = JSON.parse(new TextDecoder().decode(base64url.decode(token.split(".")[1]))).jti;
     const tokens = test.database.db.collection("launch_tokens");
     expect(await tokens.countDocuments({ _id: jti as unknown as never })).toBe(1);
-    await store.deleteExpiredTokens(new Date(Date.now() + 120_000));
+    await store.deleteExpiredTokens(new Date(test.clock.now().getTime() + 120_000));
     expect(await tokens.countDocuments({ _id: jti as unknown as never })).toBe(0);
   });
 });

@@ -64,11 +64,15 @@ describe("launch records stored before they joined the entitlement's document", 
       platform_user_id: launch.platformUserId,
     });
     // The oldest place of a partner link, and the launch records that replaced it.
-    await legacy("partner_links").insertOne({ ...scoped(linked), partner_user_id: "legacy-7", linked_at: new Date() });
+    await legacy("partner_links").insertOne({
+      ...scoped(linked),
+      partner_user_id: "legacy-7",
+      linked_at: before.clock.now(),
+    });
     await legacy("launch_users").insertOne({
       ...scoped(launched),
       partner_user_id: "legacy-8",
-      linked_at: new Date(),
+      linked_at: before.clock.now(),
       linked_as: "legacy-8",
       installations: [launched.installationId],
     });
@@ -171,7 +175,7 @@ describe("the entitlement and the launch record in one document", () => {
     await Promise.all(
       users.flatMap((user) => [
         entitle(store, user, gameId, true),
-        store.setPartnerLink(user, gameId, `p-${user}`, new Date()),
+        store.setPartnerLink(user, gameId, `p-${user}`, test.clock.now()),
       ]),
     );
     const records = await Promise.all(users.map((user) => store.findUserGame(user, gameId)));

@@ -20,7 +20,7 @@ describe("two instances writing one user's entitlement and launch record", () =>
     await Promise.all(
       users.flatMap((user) => [
         entitle(admin, user, gameId, true),
-        launch.setPartnerLink(user, gameId, `p-${user}`, new Date()),
+        launch.setPartnerLink(user, gameId, `p-${user}`, svc.clock.now()),
         launch.rememberInstallation(user, gameId, `p-${user}`, "install-1"),
       ]),
     );

@@ -38,7 +38,7 @@ async function serverSigningKey() {
 
 describe("issue", () => {
   it("answers the token, its expiry and the environment for the game process", async () => {
-    const before = Math.floor(Date.now() / 1000);
+    const before = Math.floor(test.clock.now().getTime() / 1000);
     const issued = await launch.issue();
     expect(issued.token.split(".")).toHaveLength(3);
     expect(issued.env.PLATFORM_LAUNCH_TOKEN).toBe(issued.token);
@@ -258,7 +258,7 @@ describe("verify refuses forgeries as invalid_token", () => {
 describe("verify answers unknown_token", () => {
   it("for a well-signed token the service never issued, every time it is presented", async () => {
     const { kid, key } = await serverSigningKey();
-    const now = Math.floor(Date.now() / 1000);
+    const now = Math.floor(test.clock.now().getTime() / 1000);
     const token = await new SignJWT({
       installation_id: launch.installationId,
       game_id: launch.gameId,

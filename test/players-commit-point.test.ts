@@ -8,7 +8,9 @@ import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
 beforeAll(async () => {
-  svc = await startTestService();
+  // The rounds under test run in a Players of the test's own beside the service's: the service keeps no memory of
+  // profiles (on the embedded engine it would not see those writes; one instance owns its database).
+  svc = await startTestService({ OWNER_MEMORY_MB: "0" });
 });
 afterAll(() => svc.stop());
 

@@ -7,8 +7,11 @@ import { startTestService, type TestService } from "./support/service.js";
 const CHILD = fileURLToPath(new URL("./support/crash-child.ts", import.meta.url));
 
 let svc: TestService;
+/** Search reads membership as the crash left it: no owner's memory (which answers from the profiles themselves). */
+const MEMBERSHIP_ONLY = { OWNER_MEMORY_MB: "0" };
+
 beforeAll(async () => {
-  svc = await startTestService();
+  svc = await startTestService(MEMBERSHIP_ONLY);
 });
 afterAll(() => svc.stop());
 
@@ -49,7 +52,7 @@ describe("a crash between the profile write and the membership write", () => {
 
     // A start on the same database runs the repair pass.
     await svc.service.close(1_000);
-    const restarted = await startTestService({ DB_NAME: svc.config.dbName });
+    const restarted = await startTestService({ ...MEMBERSHIP_ONLY, DB_NAME: svc.config.dbName });
     try {
       expect(await counts(restarted)).toEqual({ before: 0, crashed: 2 });
       const found = await searchCrashed(restarted);

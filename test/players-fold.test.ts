@@ -210,7 +210,7 @@ describe("a fold that stopped between the device's tombstone and the player's pr
     await expect(stopping.onLaunchVerified(verified)).rejects.toThrow("stopped after the tombstones");
     expect((await p.get({ partner_user_id: "gina" })).profile).toMatchObject({ tags: ["own"], traits: { level: 1 } });
     // The repair pass of the next start settles the stopped round's membership: the device counts no more.
-    await repairMembership({ stores, now: new Date(Date.now() + 60_000), graceMs: 0 });
+    await repairMembership({ stores, now: new Date(svc.clock.now().getTime() + 60_000), graceMs: 0 });
     expect(await p.tagCounts()).toEqual({ own: 1, stray: 0 });
 
     const res = await p.update([{ device_id: "inst-9", traits_increment: { visits: 1 } }]);

@@ -15,7 +15,7 @@ describe("ProjectStore.findProjectByGame", () => {
     expect(await store.findProjectByGame(gameId)).toBeNull();
 
     const project = { projectId: `prj_store_${gameId}`, name: "Store test", gameId };
-    await store.insertProject(project, new Date());
+    await store.insertProject(project, test.clock.now());
     expect(await store.findProjectByGame(gameId)).toEqual(project);
 
     // Projects are never changed or removed, so the answer no longer needs the database.

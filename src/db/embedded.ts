@@ -25,7 +25,7 @@ export interface EmbeddedDbOptions {
 }
 
 /**
- * Starts a MongoDB-compatible server on loopback, in the order of DESIGN.md: a
+ * Starts a MongoDB-compatible server on loopback, in the order of docs/database.md: a
  * `mongod` (MONGOD_BINARY, or on PATH), else FerretDB built with `go`. Either
  * is supervised: restarted with backoff when it dies. Throws DatabaseInUseError
  * when another process already runs it on `dataDir`.

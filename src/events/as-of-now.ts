@@ -126,5 +126,5 @@ export function matchesNow(filter: CohortFilter, player: PlayerCohorts | undefin
   const tagged =
     filter.tags.length === 0 ||
     (filter.tagsMatch === "all" ? filter.tags.every((t) => tags.has(t)) : filter.tags.some((t) => tags.has(t)));
-  return tagged && filter.traits.every((entry) => traits.has(entry));
+  return tagged && filter.tagsNone.every((t) => !tags.has(t)) && filter.traits.every((entry) => traits.has(entry));
 }

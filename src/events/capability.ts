@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { AsOfNow } from "./as-of-now.js";
 import { ChangeRepair } from "./change-repair.js";
+import type { Engine } from "../db/engine.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
 import { EventIdStore } from "./event-id-store.js";
 import { Events } from "./events.js";
@@ -25,6 +26,7 @@ export interface EventsCapability {
 
 export interface CreateEventsOptions {
   database: Database;
+  engine: Engine;
   clock: Clock;
   retentionDays: number;
   /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
@@ -41,7 +43,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   await queue.ensure();
   const segments = new SegmentStore(db);
   const eventIds = new EventIdStore(db);
-  const playerRollups = new PlayerRollupStore(db);
+  const playerRollups = new PlayerRollupStore(db, options.engine);
   const cohortRollups = new CohortRollupStore(db);
   const { directory } = options;
   const writer = new QueueWriter({ queue, segments, clock });

@@ -18,6 +18,8 @@ export interface IngestOutcome {
   accepted: number;
   rejected: ({ index: number } & Rejection)[];
   lag: Lag;
+  /** The time the events were checked against, and the timestamp of those sent without one. */
+  serverTime: Date;
 }
 
 export interface TrendsRequest {
@@ -69,7 +71,7 @@ export class Events {
       const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
       await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest);
     }
-    return { accepted: accepted.length, rejected, lag: worker.lag() };
+    return { accepted: accepted.length, rejected, lag: worker.lag(), serverTime: now };
   }
 
   /**
@@ -120,17 +122,24 @@ export class Events {
 
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, names, splitByTags } = request;
-    const { reader, retention, clock, directory } = this.options;
+    const { reader, retention, clock } = this.options;
     const freshness = await this.freshness();
     const firstDay = retention.firstDay(clock.now());
     if (!splitByTags) {
       return { series: seriesOf(query.days, await reader.counts(projectId, query, firstDay), names), freshness };
     }
-    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await directory.topTags(projectId, MAX_SPLIT_TAGS);
-    const cohorts = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits: query.cohort.traits }));
+    const { traits, tagsNone } = query.cohort;
+    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await this.topTags(projectId, tagsNone);
+    const cohorts = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits, tagsNone }));
     const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts);
     const series = tags.flatMap((tag, i) => seriesOf(query.days, perTag[i], names).map((one) => ({ ...one, tag })));
     return { series, freshness };
+  }
+
+  /** The tags a split shows when none are given: the most players first, none of the excluded ones (all-zero series). */
+  private async topTags(projectId: string, excluded: readonly string[]): Promise<string[]> {
+    const tags = await this.options.directory.topTags(projectId, MAX_SPLIT_TAGS + excluded.length);
+    return tags.filter((tag) => !excluded.includes(tag)).slice(0, MAX_SPLIT_TAGS);
   }
 
   async names(projectId: string, query: EventQuery) {

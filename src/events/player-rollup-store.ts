@@ -1,6 +1,11 @@
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { sideBySide } from "../db/side-by-side.js";
+import type { Engine } from "../db/engine.js";
+import type { CohortDays } from "./cohort-rollup-store.js";
+import { HistoryMemory } from "./history-memory.js";
+
+/** Histories read from the database at once when summed, so memory stays bounded. */
+const READ_SLICE = 1000;
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 
 /** Per day, events per name field (see names.ts). */
@@ -33,37 +38,79 @@ interface PlayerRollupDoc extends RollupDoc {
 export const playerRollupId = (projectId: string, identityKey: string): string =>
   projectScopedId(projectId, identityKey);
 
-/** The event_player_rollups collection: per player, daily event counts by name. */
+/**
+ * The event_player_rollups collection: per player, daily event counts by name.
+ * Where the instance owns its database, histories are kept in memory too
+ * (HistoryMemory); many are read by the engine's way (src/db/engine.ts).
+ */
 export class PlayerRollupStore {
   private readonly rollups;
   /** The same collection, as absorb() writes it. */
   private readonly writes;
+  private readonly memory: HistoryMemory | null;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.rollups = db.collection<PlayerRollupDoc>("event_player_rollups");
     this.writes = db.collection<RollupDoc>("event_player_rollups");
+    this.memory = engine.ownerMemory && new HistoryMemory(engine.ownerMemory);
   }
 
-  /** Point reads side by side (see src/db/side-by-side.ts). */
+  /** The histories of `identityKeys` that have one: from memory, the rest read by `_id`. */
   async read(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerRollup>> {
-    const docs = await sideBySide(identityKeys, (key) => this.rollups.findOne({ _id: playerRollupId(projectId, key) }));
     const found = new Map<string, PlayerRollup>();
-    for (const doc of docs) {
-      if (doc) {
-        found.set(doc.identity_key, {
-          identityKey: doc.identity_key,
-          days: doc.days ?? {},
-          cohorts: doc.cohorts ?? [],
-          foldedInto: doc.folded_into ?? null,
-          hw: doc.hw,
-        });
-      }
+    const missing: string[] = [];
+    for (const key of identityKeys) {
+      const known = this.memory?.get(playerRollupId(projectId, key));
+      if (known === undefined) missing.push(key);
+      else if (known) found.set(key, known);
     }
+    const epoch = this.memory?.epoch ?? 0;
+    const docs = await this.engine.readByIds(
+      this.rollups,
+      missing.map((key) => playerRollupId(projectId, key)),
+    );
+    docs.forEach((doc, i) => {
+      const rollup = doc && toRollup(doc);
+      this.memory?.read(epoch, projectId, missing[i], doc && rollup && { id: doc._id, rollup, hw: doc.hw });
+      if (rollup) found.set(rollup.identityKey, rollup);
+    });
     return found;
   }
 
-  absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
-    return absorb(this.writes, seq, changes, options);
+  /**
+   * Adds the histories of `identityKeys` on `days` to `totals`: events, and
+   * one player per day and name with any. From memory where it holds them;
+   * the rest read in slices of READ_SLICE, so memory stays bounded.
+   */
+  async sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays) {
+    const missing = this.memory ? this.memory.sum(projectId, identityKeys, days, totals) : identityKeys;
+    for (let from = 0; from < missing.length; from += READ_SLICE) {
+      const rollups = await this.read(projectId, missing.slice(from, from + READ_SLICE));
+      for (const rollup of rollups.values()) {
+        for (const [day, names] of Object.entries(rollup.days)) {
+          if (!days.has(day)) continue;
+          for (const [field, events] of Object.entries(names)) {
+            if (events <= 0) continue;
+            const total = ((totals[day] ??= {})[field] ??= { e: 0, p: 0 });
+            total.e += events;
+            total.p += 1;
+          }
+        }
+      }
+    }
+  }
+
+  async absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
+    try {
+      await absorb(this.writes, seq, changes, options);
+    } catch (error) {
+      this.memory?.forget(changes);
+      throw error;
+    }
+    this.memory?.absorbed(seq, changes);
   }
 
   /**
@@ -79,6 +126,20 @@ export class PlayerRollupStore {
 
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */
   async deleteIdle(beforeDay: string): Promise<number> {
-    return (await this.rollups.deleteMany({ last_day: { $lt: beforeDay } })).deletedCount;
+    try {
+      return (await this.rollups.deleteMany({ last_day: { $lt: beforeDay } })).deletedCount;
+    } finally {
+      this.memory?.forgetAll();
+    }
   }
+}
+
+function toRollup(doc: PlayerRollupDoc): PlayerRollup {
+  return {
+    identityKey: doc.identity_key,
+    days: doc.days ?? {},
+    cohorts: doc.cohorts ?? [],
+    foldedInto: doc.folded_into ?? null,
+    hw: doc.hw,
+  };
 }

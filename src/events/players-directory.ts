@@ -43,6 +43,7 @@ export class PlayersDirectory implements PlayerDirectory {
     const query: ProfileQuery = {};
     if (filter.tags.length > 0) query[filter.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = filter.tags;
     if (filter.traits.length > 0) query.traits = filter.traits;
+    if (filter.tagsNone.length > 0) query.tagsNone = filter.tagsNone;
     return this.players.members(projectId, query);
   }
 

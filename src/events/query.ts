@@ -10,15 +10,17 @@ export interface EventQueryInput {
   to: string;
   tags: readonly string[];
   tagsMatch: string;
-  traits: Readonly<Record<string, unknown>> | undefined;
+  traits?: Readonly<Record<string, unknown>>;
+  tagsNone: readonly string[];
 }
 
-/** A cohort: players carrying any or all of `tags` and every trait of `traits`. Empty: everyone. */
+/** A cohort: players carrying any or all of `tags`, none of `tagsNone`, and every trait of `traits`. Empty: everyone. */
 export interface CohortFilter {
   tags: string[];
   tagsMatch: "any" | "all";
   /** traitIndexEntry(key, value) of each trait that must match. */
   traits: string[];
+  tagsNone: string[];
 }
 
 export interface EventQuery {
@@ -45,26 +47,37 @@ export function eventQuery(input: EventQueryInput): EventQuery {
   return { days, cohort: cohortFilter(input) };
 }
 
-export function cohortFilter(input: Pick<EventQueryInput, "tags" | "tagsMatch" | "traits">): CohortFilter {
+export function cohortFilter(input: Pick<EventQueryInput, "tags" | "tagsMatch" | "traits" | "tagsNone">): CohortFilter {
   const tagsMatch = input.tagsMatch === "" ? "any" : input.tagsMatch;
   if (tagsMatch !== "any" && tagsMatch !== "all") throw invalid('tags_match: must be "any" or "all"');
-  const tags = [
-    ...new Set(
-      input.tags.map((raw) => {
-        const tag = normaliseTag(raw);
-        if (!tag.ok) throw invalid(`tags: ${JSON.stringify(raw)} is not a valid tag (${tag.error})`);
-        return tag.value;
-      }),
-    ),
-  ];
-  const traits = Object.entries(input.traits ?? {}).map(([rawKey, rawValue]) => {
+  return {
+    tags: filterTags("tags", input.tags),
+    tagsMatch,
+    traits: filterTraits(input.traits),
+    tagsNone: filterTags("tags_none", input.tagsNone),
+  };
+}
+
+/** Filter tags, normalised like writes ("Team A" is team_a), each once. */
+export function filterTags(field: string, raws: readonly string[]): string[] {
+  const tags = raws.map((raw) => {
+    const tag = normaliseTag(raw);
+    if (!tag.ok) throw invalid(`${field}: ${JSON.stringify(raw)} is not a valid tag (${tag.error})`);
+    return tag.value;
+  });
+  return [...new Set(tags)];
+}
+
+/** traitIndexEntry() of each filter trait, keys and values normalised like writes. */
+export function filterTraits(traits: Readonly<Record<string, unknown>> | undefined): string[] {
+  return Object.entries(traits ?? {}).map(([rawKey, rawValue]) => {
     const key = normaliseTraitKey(rawKey);
     if (!key.ok) throw invalid(`traits: ${JSON.stringify(rawKey)} is not a valid trait key (${key.error})`);
     const value = normaliseTraitValue(rawValue);
     if (!value.ok) throw invalid(`traits: the value of ${JSON.stringify(rawKey)} must be a string, number or boolean`);
     return traitIndexEntry(key.value, value.value);
   });
-  return { tags, tagsMatch, traits };
 }
 
-export const isEveryone = (cohort: CohortFilter): boolean => cohort.tags.length === 0 && cohort.traits.length === 0;
+export const isEveryone = (cohort: CohortFilter): boolean =>
+  cohort.tags.length === 0 && cohort.traits.length === 0 && cohort.tagsNone.length === 0;

@@ -23,9 +23,6 @@ export interface TrendSeries {
 /** Per day, per name field: events and distinct players, of one cohort over a range. */
 type Counts = CohortDays;
 
-/** Player histories are read in slices of this many on the exact path, so memory stays bounded. */
-const READ_SLICE = 1000;
-
 export interface ReadOptions {
   cohortRollups: CohortRollupStore;
   playerRollups: PlayerRollupStore;
@@ -86,6 +83,7 @@ export class CohortReader {
   /** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
   private async materialisedCohort(projectId: string, cohort: CohortFilter): Promise<string | null> {
     if (isEveryone(cohort)) return EVERYONE;
+    if (cohort.tagsNone.length > 0) return null;
     const [tag, trait] = [cohort.tags[0], cohort.traits[0]];
     if (cohort.traits.length === 0 && cohort.tags.length === 1) return tagCohort(tag);
     if (cohort.tags.length > 0 || cohort.traits.length > 1) return null;
@@ -99,22 +97,8 @@ export class CohortReader {
     excluded: ReadonlySet<string>,
   ): Promise<Counts> {
     const members = (await this.options.directory.members(projectId, cohort)).filter((key) => !excluded.has(key));
-    const wanted = new Set(days);
     const counts: Counts = {};
-    for (let from = 0; from < members.length; from += READ_SLICE) {
-      const rollups = await this.options.playerRollups.read(projectId, members.slice(from, from + READ_SLICE));
-      for (const rollup of rollups.values()) {
-        for (const [day, names] of Object.entries(rollup.days)) {
-          if (!wanted.has(day)) continue;
-          for (const [field, events] of Object.entries(names)) {
-            if (events <= 0) continue;
-            const slot = ((counts[day] ??= {})[field] ??= { e: 0, p: 0 });
-            slot.e += events;
-            slot.p += 1;
-          }
-        }
-      }
-    }
+    await this.options.playerRollups.sum(projectId, members, new Set(days), counts);
     return counts;
   }
 }

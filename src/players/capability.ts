@@ -1,5 +1,6 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
+import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
 import { repairRegistryCounters } from "./counter-repair.js";
 import { repairMembership } from "./membership-repair.js";
@@ -25,16 +26,18 @@ const LOCK_WAITS = 10;
  */
 export async function createPlayers({
   database,
+  engine,
   clock,
   log,
   histories,
 }: {
   database: Database;
+  engine: Engine;
   clock: Clock;
   log?: Logger;
   histories?: PlayersOptions["histories"];
 }): Promise<Players> {
-  const stores = createPlayerStores(database.db, database.isFerretDb);
+  const stores = createPlayerStores(database.db, database.isFerretDb, engine);
   await createPlayerIndexes(stores);
   await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
   await repairRegistryCounters({ stores, lower: database.isFerretDb, log });

@@ -3,7 +3,8 @@ import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
-import { sideBySide } from "../db/side-by-side.js";
+import type { Engine } from "../db/engine.js";
+import { ProfileMemory } from "./profile-memory.js";
 
 /** A stored player profile. `version` guards concurrent writers (compare-and-swap). */
 export interface ProfileRecord {
@@ -24,6 +25,8 @@ export interface ProfileRecord {
 export interface ProfileQuery {
   tagsAny?: string[];
   tagsAll?: string[];
+  /** Tags none of which a match carries. */
+  tagsNone?: string[];
   /** traitIndexEntry() of each trait that must match. */
   traits?: string[];
 }
@@ -61,11 +64,15 @@ export class ProfileStore {
    * with its write (measured), so the version guard there buys nothing and costs
    * a slower replace; writes to a profile are serialised in-process instead.
    */
+  private readonly memory: ProfileMemory | null;
+
   constructor(
     db: Db,
-    private readonly isFerretDb = false,
+    private readonly isFerretDb: boolean,
+    private readonly engine: Engine,
   ) {
     this.profiles = db.collection<ProfileDoc>(PLAYER_PROFILES);
+    this.memory = engine.ownerMemory && new ProfileMemory(engine.ownerMemory);
   }
 
   async createIndexes(): Promise<void> {
@@ -78,11 +85,32 @@ export class ProfileStore {
     return doc && !doc.folded_into ? toProfile(doc) : null;
   }
 
-  /** The profiles of `identityKeys`, read side by side by `_id` (`$in` would scan on FerretDB). */
+  /**
+   * The profiles of `identityKeys`: from the owner's memory when it holds the
+   * project, else read by `_id` the engine's way (src/db/engine.ts).
+   */
   async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
-    const docs = await sideBySide(keys, (key) => this.profiles.findOne({ _id: projectScopedId(projectId, key) }));
+    if (this.memory?.whole(projectId)) return new Map(keys.map((key) => [key, this.memory!.slot(projectId, key)!]));
+    const ids = keys.map((key) => projectScopedId(projectId, key));
+    const docs = await this.engine.readByIds(this.profiles, ids);
     return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));
+  }
+
+  /**
+   * Every live profile of the project from the owner's memory, filled by one
+   * scan of the project's profiles the first time; null where there is no such
+   * memory (MongoDB) or the project does not fit its budget.
+   */
+  async liveProfiles(projectId: string): Promise<readonly ProfileRecord[] | null> {
+    const memory = this.memory;
+    if (!memory || !(await memory.fill(projectId, () => this.scanSlots(projectId)))) return null;
+    return memory.liveProfiles(projectId);
+  }
+
+  private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {
+    const docs = await this.profiles.find({ project_id: projectId }).toArray();
+    return new Map(docs.map((doc) => [doc.identity_key, slotOf(doc)]));
   }
 
   /**
@@ -99,12 +127,23 @@ export class ProfileStore {
       const filter = this.isFerretDb ? { _id } : { _id, version: readVersion };
       return { replaceOne: { filter, replacement: doc, upsert: true } };
     });
-    const failures = await batchedWrite(this.profiles, operations);
-    throwIfRefused(
-      "profile write",
-      failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
+    let lost: Set<number>;
+    try {
+      const failures = await batchedWrite(this.profiles, operations);
+      throwIfRefused(
+        "profile write",
+        failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
+      );
+      lost = new Set(failures.map((failure) => failure.index));
+    } catch (error) {
+      this.memory?.forget(projectId);
+      throw error;
+    }
+    this.memory?.written(
+      projectId,
+      writes.flatMap((write, i) => (lost.has(i) ? [] : [[write.identityKey, writtenSlot(write)] as const])),
     );
-    return new Set(failures.map((failure) => failure.index));
+    return lost;
   }
 
   /** One page of the profiles matching `query`, by identity_key, and the number of matches: a scan of the collection. */
@@ -114,10 +153,7 @@ export class ProfileStore {
     skip: number,
     limit: number,
   ): Promise<{ profiles: ProfileRecord[]; total: number }> {
-    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
-    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
-    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
-    if (query.traits) filter.trait_index = { $all: query.traits };
+    const filter = profileFilter(projectId, query);
     const [docs, total] = await Promise.all([
       this.profiles.find(filter).sort({ identity_key: 1 }).skip(skip).limit(limit).toArray(),
       this.profiles.countDocuments(filter),
@@ -127,10 +163,7 @@ export class ProfileStore {
 
   /** The identity keys of every live profile matching `query`: a scan of the collection, identity keys only. */
   async scanKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
-    const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
-    if (query.tagsAny) filter.tags = { $in: query.tagsAny };
-    if (query.tagsAll) filter.tags = { $all: query.tagsAll };
-    if (query.traits) filter.trait_index = { $all: query.traits };
+    const filter = profileFilter(projectId, query);
     const docs = await this.profiles.find(filter, { projection: { identity_key: 1 } }).toArray();
     return docs.map((doc) => doc.identity_key);
   }
@@ -143,6 +176,18 @@ export class ProfileStore {
     );
     for await (const doc of cursor) yield { projectId: doc.project_id, identityKey: doc.identity_key, tags: doc.tags };
   }
+}
+
+/** The live profiles of the project matching `query`; user strings only ever as values of `$in`/`$all`/`$nin`. */
+function profileFilter(projectId: string, query: ProfileQuery): Filter<ProfileDoc> {
+  const filter: Filter<ProfileDoc> = { project_id: projectId, folded_into: null };
+  const tags: { $in?: string[]; $all?: string[]; $nin?: string[] } = {};
+  if (query.tagsAny) tags.$in = query.tagsAny;
+  if (query.tagsAll) tags.$all = query.tagsAll;
+  if (query.tagsNone) tags.$nin = query.tagsNone;
+  if (Object.keys(tags).length > 0) filter.tags = tags;
+  if (query.traits) filter.trait_index = { $all: query.traits };
+  return filter;
 }
 
 /** A profile as read for a write: absent (version 0), live, or a tombstone left by a fold. */
@@ -166,6 +211,14 @@ export interface SlotWrite {
   identityKey: string;
   readVersion: number;
   next: SlotContent;
+}
+
+/** The slot a write leaves, as a read of it would answer. */
+function writtenSlot({ readVersion, next }: SlotWrite): ProfileSlot {
+  const version = readVersion + 1;
+  if ("profile" in next) return { profile: { ...next.profile, version }, version, foldedInto: null };
+  const tombstone = { profile: null, version, foldedInto: next.foldedInto };
+  return next.snapshot ? { ...tombstone, snapshot: { ...next.snapshot, version } } : tombstone;
 }
 
 function slotOf(doc: ProfileDoc | null): ProfileSlot {

@@ -28,10 +28,14 @@ export class Search {
    */
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
-    const tags = query.tagsAll ?? query.tagsAny;
-    if (!tags) return this.stores.profiles.scan(projectId, query, skip, pageSize);
-    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
-    if (query.traits && members.length > MAX_CANDIDATES_READ) {
+    const remembered = await this.fromMemory(projectId, query);
+    if (remembered) {
+      const byKey = new Map(remembered.map((profile) => [profile.identityKey, profile]));
+      const page = sortKeys([...byKey.keys()]).slice(skip, skip + pageSize);
+      return { profiles: page.map((key) => byKey.get(key)!), total: remembered.length };
+    }
+    const members = await this.tagMembers(projectId, query);
+    if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scan(projectId, query, skip, pageSize);
     }
     if (!query.traits) {
@@ -49,14 +53,43 @@ export class Search {
    * tags' members to check or none, by the engine's scan.
    */
   async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
-    const tags = query.tagsAll ?? query.tagsAny;
-    if (!tags) return this.stores.profiles.scanKeys(projectId, query);
-    const members = await this.members(projectId, tags, query.tagsAll !== undefined);
+    const remembered = await this.fromMemory(projectId, query);
+    // Unsorted: the charts sum them.
+    if (remembered) return remembered.map((profile) => profile.identityKey);
+    const members = await this.tagMembers(projectId, query);
+    if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
+      return this.stores.profiles.scanKeys(projectId, query);
+    }
     if (!query.traits) return members;
-    if (members.length > MAX_CANDIDATES_READ) return this.stores.profiles.scanKeys(projectId, query);
     const wanted = new Set(query.traits);
     const profiles = await this.read(projectId, members);
     return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
+  }
+
+  /**
+   * Every live profile matching `query`, in no order, from the owner's memory
+   * (no database command once the project is in it); null where there is none
+   * (MongoDB) or the project does not fit it.
+   */
+  private async fromMemory(projectId: string, query: ProfileQuery): Promise<ProfileRecord[] | null> {
+    const live = await this.stores.profiles.liveProfiles(projectId);
+    const wanted = query.traits && new Set(query.traits);
+    return live && live.filter((profile) => hasTags(profile, query) && (!wanted || hasTraits(profile, wanted)));
+  }
+
+  /**
+   * The identity keys carrying any (or all) of the query's tags and none of its
+   * `tagsNone`, sorted; null when the query names no tag to carry (only a scan answers it).
+   */
+  private async tagMembers(projectId: string, query: ProfileQuery): Promise<string[] | null> {
+    const tags = query.tagsAll ?? query.tagsAny;
+    if (!tags) return null;
+    const [members, excluded] = await Promise.all([
+      this.members(projectId, tags, query.tagsAll !== undefined),
+      query.tagsNone ? this.members(projectId, query.tagsNone, false) : [],
+    ]);
+    const excludedSet = new Set(excluded);
+    return excludedSet.size === 0 ? members : members.filter((key) => !excludedSet.has(key));
   }
 
   /** Identity keys carrying any (or all) of `tags`, sorted. Buckets of equal number hold the same keys' memberships. */
@@ -125,6 +158,15 @@ function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): 
     const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
     return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
   });
+}
+
+/** A player carries at most 50 tags: `includes` beats building a set per profile. */
+function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
+  return (
+    (!tagsAny || tagsAny.some((tag) => tags.includes(tag))) &&
+    (!tagsAll || tagsAll.every((tag) => tags.includes(tag))) &&
+    (!tagsNone || !tagsNone.some((tag) => tags.includes(tag)))
+  );
 }
 
 function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {

@@ -4,6 +4,7 @@ import { DeviceLinkStore } from "./device-link-store.js";
 import { MembershipJournalStore } from "./membership-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
+import { engineOf } from "../db/engine.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
 import { TagStatsStore } from "./tag-stats-store.js";
@@ -24,9 +25,10 @@ export interface PlayerStores {
   platformUsers: PlatformUserStore;
 }
 
-export function createPlayerStores(db: Db, isFerretDb: boolean): PlayerStores {
+/** `engine`: how many profiles are read, and the owner's memory where profiles are kept (none by default). */
+export function createPlayerStores(db: Db, isFerretDb: boolean, engine = engineOf({ isFerretDb }, 0)): PlayerStores {
   return {
-    profiles: new ProfileStore(db, isFerretDb),
+    profiles: new ProfileStore(db, isFerretDb, engine),
     tags: new TagStore(db, isFerretDb),
     tagStats: new TagStatsStore(db),
     membership: new MembershipStore(db, isFerretDb),

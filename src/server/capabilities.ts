@@ -7,6 +7,7 @@ import { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
+import { engineOf, type Engine } from "../db/engine.js";
 import { createEvents, type EventsCapability } from "../events/capability.js";
 import { PlayersDirectory } from "../events/players-directory.js";
 import { createLaunch, type Launch } from "../launch/capability.js";
@@ -21,6 +22,8 @@ export interface Capabilities {
   launch: Launch;
   players: Players;
   events: EventsCapability;
+  /** What differs between engines, and the owner's memory (its size is a metric). */
+  engine: Engine;
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
 }
@@ -45,8 +48,10 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
   // Players and events need each other: the hook is bound once both exist (no player is written before).
   const bound: { events?: EventsCapability } = {};
+  const engine = engineOf(database, config.ownerMemoryMb * 2 ** 20);
   const players = await createPlayers({
     database,
+    engine,
     clock,
     log,
     histories: {
@@ -56,6 +61,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   });
   const events = (bound.events = await createEvents({
     database,
+    engine,
     clock,
     retentionDays: config.eventRetentionDays,
     directory: new PlayersDirectory(players),
@@ -76,6 +82,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     launch,
     players,
     events,
+    engine,
     generatedAdminKey: generatedKey,
   };
 }

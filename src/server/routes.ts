@@ -28,5 +28,5 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
     }),
   );
   router.service(AdminService, createAdminService(admin, launch.keyring));
-  router.service(EventService, createEventService({ events: events.events, clock }));
+  router.service(EventService, createEventService({ events: events.events }));
 }

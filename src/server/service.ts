@@ -45,6 +45,14 @@ export async function startService({
     "Events accepted and not yet applied.",
     async () => (await worker.measureLag()).depth,
   );
+  const { ownerMemory } = capabilities.engine;
+  if (ownerMemory) {
+    metrics.gauge(
+      "platform_owner_memory_bytes",
+      "Estimated bytes the instance owning its embedded database keeps in memory (profiles, player histories).",
+      () => ownerMemory.usedBytes,
+    );
+  }
   if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   countPlayerWriteContention(metrics, capabilities.players.contention);

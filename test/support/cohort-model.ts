@@ -6,6 +6,7 @@ type TraitValue = string | number | boolean;
 export interface ModelFilter {
   tags?: string[];
   tags_match?: "any" | "all";
+  tags_none?: string[];
   traits?: Record<string, TraitValue>;
 }
 
@@ -63,7 +64,10 @@ export class CohortModel {
     const tagged =
       wanted.length === 0 ||
       (filter.tags_match === "all" ? wanted.every((t) => tags.has(t)) : wanted.some((t) => tags.has(t)));
-    return tagged && Object.entries(filter.traits ?? {}).every(([key, value]) => traits.get(key) === value);
+    const excluded = (filter.tags_none ?? []).some((t) => tags.has(t));
+    return (
+      tagged && !excluded && Object.entries(filter.traits ?? {}).every(([key, value]) => traits.get(key) === value)
+    );
   }
 
   private counted(filter: ModelFilter) {

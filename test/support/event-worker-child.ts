@@ -6,6 +6,7 @@
  */
 import { systemClock } from "../../src/clock.js";
 import { connectDatabase } from "../../src/db/database.js";
+import { engineOf } from "../../src/db/engine.js";
 import { createEvents } from "../../src/events/capability.js";
 import { PlayersDirectory } from "../../src/events/players-directory.js";
 import { Players } from "../../src/players/players.js";
@@ -17,6 +18,8 @@ let reached = 0;
 const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
 const { worker } = await createEvents({
   database,
+  // The worker's process owns what it remembers: a budget like the service's.
+  engine: engineOf(database, 256 * 2 ** 20),
   clock: systemClock,
   retentionDays: 400,
   directory: new PlayersDirectory(

@@ -1,12 +1,26 @@
 import type { TestService } from "./service.js";
 
-/** A day `daysAgo` before the service's today, as "YYYY-MM-DD". */
-export function dayAgo(svc: TestService, daysAgo: number): string {
-  return new Date(svc.clock.now().getTime() - daysAgo * 86_400_000).toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+/** How far before "now" an event time lies: well past, yet never ahead of the server however the call is timed. */
+const SAFELY_PAST_MS = 60_000;
+
+/** An event time and the UTC day it falls on, derived from it (never from "today", which may end mid-test). */
+export interface EventTime {
+  timestamp: string;
+  day: string;
 }
 
-/** Noon UTC of that day: an event time safely inside it. */
-export const noonOf = (day: string): string => `${day}T12:00:00Z`;
+/**
+ * Event times on `count` consecutive UTC days, oldest first, the last a minute before the service's now:
+ * the i-th lies exactly (count - 1 - i) days before that, so the days are distinct at any hour.
+ */
+export function eventTimes(svc: TestService, count: number): EventTime[] {
+  const last = svc.clock.now().getTime() - SAFELY_PAST_MS;
+  return Array.from({ length: count }, (_, i) => {
+    const timestamp = new Date(last - (count - 1 - i) * DAY_MS).toISOString();
+    return { timestamp, day: timestamp.slice(0, 10) };
+  });
+}
 
 /** Polls `read` until `done` holds of its answer; fails with the last answer after `timeoutMs`. */
 export async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {

@@ -47,8 +47,9 @@ export function readQuery(req: {
   tags: string[];
   tagsMatch: string;
   traits?: JsonObject;
+  tagsNone: string[];
 }): EventQuery {
-  return eventQuery({ from: req.from, to: req.to, tags: req.tags, tagsMatch: req.tagsMatch, traits: req.traits });
+  return eventQuery(req);
 }
 
 export function trendsOptions(req: { interval: string; splitBy: string; names: string[] }): {

@@ -9,19 +9,12 @@ import {
   RejectedEventSchema,
   TrendsResponseSchema,
 } from "../../../gen/platformapi/v1/events_pb.js";
-import type { Clock } from "../../clock.js";
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
 import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
 
 /** EventService: queued ingestion, trends and event names. */
-export function createEventService({
-  events,
-  clock,
-}: {
-  events: Events;
-  clock: Clock;
-}): ServiceImpl<typeof EventService> {
+export function createEventService({ events }: { events: Events }): ServiceImpl<typeof EventService> {
   return {
     async ingest(req, ctx) {
       const outcome = await events.ingest(projectOf(ctx), incomingEvents(req.events));
@@ -29,7 +22,7 @@ export function createEventService({
         accepted: outcome.accepted,
         rejected: outcome.rejected.map((rejection) => create(RejectedEventSchema, rejection)),
         lagSeconds: outcome.lag.seconds,
-        serverTime: timestampFromDate(clock.now()),
+        serverTime: timestampFromDate(outcome.serverTime),
       });
     },
 

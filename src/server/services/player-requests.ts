@@ -9,13 +9,8 @@ import type {
   UpdateTraitRequest,
 } from "../../../gen/platformapi/v1/players_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
-import {
-  escapeRegex,
-  normaliseTag,
-  normaliseTraitKey,
-  normaliseTraitValue,
-  traitIndexEntry,
-} from "../../players/normalise.js";
+import { filterTags } from "../../events/query.js";
+import { escapeRegex, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../../players/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
 import type { ProfileQuery } from "../../players/profile-store.js";
 import type { TagMetadata } from "../../players/tag-store.js";
@@ -93,17 +88,13 @@ export function getIdentity(req: GetRequest): { partnerUserId: string } | { devi
   return req.partnerUserId !== "" ? { partnerUserId: req.partnerUserId } : { deviceId: req.deviceId };
 }
 
-function filterTag(field: string, raw: string): string {
-  const tag = normaliseTag(raw);
-  if (!tag.ok) throw invalid(`${field}: ${JSON.stringify(raw)} is not a valid tag (${tag.error})`);
-  return tag.value;
-}
-
 /** Filter tags and traits are normalised like writes, so "Team A" finds team_a. */
 export function searchQuery(req: SearchRequest, protoKeys: ReadonlySet<string>): ProfileQuery {
-  const tags = [...new Set(req.tags.map((tag) => filterTag("tags", tag)))];
+  const tags = filterTags("tags", req.tags);
   const query: ProfileQuery = {};
   if (tags.length > 0) query[req.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = tags;
+  const tagsNone = filterTags("tags_none", req.tagsNone);
+  if (tagsNone.length > 0) query.tagsNone = tagsNone;
   const traits = traitFilter(req.traits && withProtoKey(req.traits, "traits", protoKeys, null));
   if (traits.length > 0) query.traits = traits;
   return query;
@@ -140,7 +131,7 @@ export function traitUpdate(req: UpdateTraitRequest): string {
 }
 
 export function tagUpdate(req: UpdateTagRequest): { tag: string; metadata: TagMetadata } {
-  const tag = filterTag("tag", req.tag);
+  const [tag] = filterTags("tag", [req.tag]);
   const metadata: TagMetadata = {};
   if (req.label !== undefined) {
     const label = req.label.trim();

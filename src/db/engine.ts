@@ -1,0 +1,43 @@
+import type { Collection, Document, Filter, WithId } from "mongodb";
+import type { Database } from "./database.js";
+import { OwnerMemory } from "./owner-memory.js";
+import { sideBySide } from "./side-by-side.js";
+
+/** `_id`s a MongoDB `$in` read carries per command. */
+const IDS_PER_COMMAND = 1000;
+
+/**
+ * What the stores do differently per engine, decided here and nowhere else.
+ * FerretDB 1.24 (embedded): `$in` scans, so many documents are read by point
+ * reads side by side; one instance owns the database, so it may remember what
+ * it wrote (`ownerMemory`). MongoDB: `$in` over `_id` uses the index, and other
+ * instances write too, so nothing they can change is remembered.
+ */
+export interface Engine {
+  /** The documents of `ids`, in that order (null where there is none). */
+  readByIds<D extends Document>(collection: Collection<D>, ids: readonly string[]): Promise<(WithId<D> | null)[]>;
+  /** The owner's memory budget; null where other instances may write, or with a budget of 0. */
+  ownerMemory: OwnerMemory | null;
+}
+
+export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryBytes: number): Engine {
+  if (database.isFerretDb) {
+    return {
+      readByIds: <D extends Document>(collection: Collection<D>, ids: readonly string[]) =>
+        sideBySide(ids, (_id) => collection.findOne({ _id } as Filter<D>)),
+      ownerMemory: ownerMemoryBytes > 0 ? new OwnerMemory(ownerMemoryBytes) : null,
+    };
+  }
+  return {
+    async readByIds<D extends Document>(collection: Collection<D>, ids: readonly string[]) {
+      const found = new Map<unknown, WithId<D>>();
+      for (let from = 0; from < ids.length; from += IDS_PER_COMMAND) {
+        const slice = ids.slice(from, from + IDS_PER_COMMAND);
+        const docs = await collection.find({ _id: { $in: slice } } as Filter<D>).toArray();
+        for (const doc of docs) found.set(doc._id, doc);
+      }
+      return ids.map((id) => found.get(id) ?? null);
+    },
+    ownerMemory: null,
+  };
+}

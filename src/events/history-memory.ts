@@ -1,0 +1,188 @@
+import { projectScopedId } from "../db/ids.js";
+import type { OwnerMemory } from "../db/owner-memory.js";
+import type { DocumentChange } from "./absorb.js";
+import type { CohortDays } from "./cohort-rollup-store.js";
+import type { PlayerRollup } from "./player-rollup-store.js";
+
+interface Remembered {
+  projectId: string;
+  rollup: PlayerRollup;
+  /** The last queue segment the stored document absorbed (-1: no document). */
+  hw: number;
+  bytes: number;
+  /** The history as (day, name) slot numbers of its project and their counts: what a chart sums. */
+  slots: Int32Array;
+  counts: Int32Array;
+}
+
+/** Per project, each (day, name field) pair seen, numbered in order of first sight. */
+class SlotNumbers {
+  private readonly numbers = new Map<string, number>();
+  readonly pairs: { day: string; field: string }[] = [];
+
+  of(day: string, field: string): number {
+    const key = `${day}\u0000${field}`;
+    let number = this.numbers.get(key);
+    if (number === undefined) {
+      number = this.pairs.length;
+      this.numbers.set(key, number);
+      this.pairs.push({ day, field });
+    }
+    return number;
+  }
+}
+
+/** A rough size in memory: fixed overhead, then per day and per name counted. */
+function sizeOf(rollup: PlayerRollup): number {
+  let bytes = 300 + 2 * rollup.identityKey.length;
+  for (const names of Object.values(rollup.days)) bytes += 120 + 60 * Object.keys(names).length;
+  return bytes;
+}
+
+/**
+ * The owner's memory of player histories (event_player_rollups; embedded
+ * FerretDB only): a history read once is kept, and every rollup write of the
+ * worker (absorb, the only writer) is applied to it once acknowledged, with
+ * the same high-water guard as the database. A write that fails forgets the
+ * documents it touched; a sweep forgets everything. Past the budget, new
+ * histories are not kept and are read again.
+ */
+export class HistoryMemory {
+  private readonly remembered = new Map<string, Remembered>();
+  private readonly slotNumbers = new Map<string, SlotNumbers>();
+  /** Moves at every write: a read that began before one may hold what that write changed. */
+  private writes = 0;
+
+  constructor(private readonly budget: OwnerMemory) {}
+
+  /** The known history by document `_id` (null: known to have none), or undefined when not in memory. */
+  get(id: string): PlayerRollup | null | undefined {
+    const known = this.remembered.get(id);
+    return known && (known.hw < 0 ? null : known.rollup);
+  }
+
+  /** Where writes stand, taken before a read of the database. */
+  get epoch(): number {
+    return this.writes;
+  }
+
+  /** What a read begun at `epoch` found (null: no document); kept only if no write came in between. */
+  read(
+    epoch: number,
+    projectId: string,
+    identityKey: string,
+    found: { id: string; rollup: PlayerRollup; hw: number } | null,
+  ): void {
+    const id = found?.id ?? projectScopedId(projectId, identityKey);
+    if (epoch !== this.writes || this.remembered.has(id)) return;
+    const rollup = found?.rollup ?? { identityKey, days: {}, cohorts: [], foldedInto: null, hw: -1 };
+    this.keep(projectId, id, rollup, found?.hw ?? -1);
+  }
+
+  /**
+   * Adds the remembered histories of `identityKeys` on `days` to `totals`
+   * (events, and one player per day and name with any); answers the keys not
+   * in memory.
+   */
+  sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays): string[] {
+    const numbers = this.slotNumbers.get(projectId);
+    const events = new Float64Array(numbers?.pairs.length ?? 0);
+    const players = new Float64Array(events.length);
+    const missing: string[] = [];
+    for (const key of identityKeys) {
+      const known = this.remembered.get(projectScopedId(projectId, key));
+      if (!known) {
+        missing.push(key);
+        continue;
+      }
+      const { slots, counts } = known;
+      for (let i = 0; i < slots.length; i++) {
+        events[slots[i]] += counts[i];
+        players[slots[i]] += 1;
+      }
+    }
+    numbers?.pairs.forEach(({ day, field }, slot) => {
+      if (players[slot] === 0 || !days.has(day)) return;
+      const total = ((totals[day] ??= {})[field] ??= { e: 0, p: 0 });
+      total.e += events[slot];
+      total.p += players[slot];
+    });
+    return missing;
+  }
+
+  /** Segment `seq`'s acknowledged changes, applied where the remembered document had not absorbed it. */
+  absorbed(seq: number, changes: readonly DocumentChange[]): void {
+    this.writes++;
+    for (const change of changes) {
+      const known = this.remembered.get(change.id);
+      if (!known || known.hw >= seq) continue;
+      this.forget([change]);
+      this.keep(known.projectId, change.id, applied(known.rollup, change, seq), seq);
+    }
+  }
+
+  /** Documents a failed write may or may not have changed. */
+  forget(changes: readonly { id: string }[]): void {
+    this.writes++;
+    for (const { id } of changes) {
+      const known = this.remembered.get(id);
+      if (!known) continue;
+      this.remembered.delete(id);
+      this.budget.give(known.bytes);
+    }
+  }
+
+  forgetAll(): void {
+    this.forget([...this.remembered.keys()].map((id) => ({ id })));
+    this.slotNumbers.clear();
+  }
+
+  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): void {
+    const bytes = sizeOf(rollup);
+    if (!this.budget.take(bytes)) return;
+    let numbers = this.slotNumbers.get(projectId);
+    if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
+    const slots: number[] = [];
+    const counts: number[] = [];
+    for (const [day, names] of Object.entries(rollup.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events <= 0) continue;
+        slots.push(numbers.of(day, field));
+        counts.push(events);
+      }
+    }
+    this.remembered.set(id, {
+      projectId,
+      rollup,
+      hw,
+      bytes,
+      slots: Int32Array.from(slots),
+      counts: Int32Array.from(counts),
+    });
+  }
+}
+
+/** A history with segment `seq`'s planned change applied, as the database applies its `$inc`, `$set` and `$unset`. */
+function applied(rollup: PlayerRollup, change: DocumentChange, seq: number): PlayerRollup {
+  const days: PlayerRollup["days"] = Object.fromEntries(
+    Object.entries(rollup.days).map(([day, names]) => [day, { ...names }]),
+  );
+  for (const path of change.unset ?? []) {
+    const [, day] = path.split(".");
+    if (path === "days") for (const one of Object.keys(days)) delete days[one];
+    else if (day !== undefined) delete days[day];
+  }
+  for (const [path, by] of Object.entries(change.inc)) {
+    const [, day, field] = path.split(".");
+    const names = (days[day] ??= {});
+    names[field] = (names[field] ?? 0) + by;
+  }
+  const set = change.set ?? {};
+  return {
+    identityKey: rollup.identityKey,
+    days,
+    cohorts: "cohorts" in set ? (set.cohorts as string[]) : rollup.cohorts,
+    foldedInto: "folded_into" in set ? (set.folded_into as string | null) : rollup.foldedInto,
+    hw: seq,
+  };
+}

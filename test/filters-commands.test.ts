@@ -1,0 +1,103 @@
+import type { CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestService, type TestService } from "./support/service.js";
+import { dayAgo, waitFor } from "./support/events.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.stop());
+
+/** The queue's own traffic: the apply worker's polling and lease, which runs whatever the request. */
+const BACKGROUND = new Set(["event_queue", "event_segments", "event_plans", "instance_lease"]);
+
+/** Database commands the service sends during `call`, the worker's background left out. */
+async function commandsOf(call: () => Promise<unknown>): Promise<string[]> {
+  const commands: string[] = [];
+  const onStarted = (event: CommandStartedEvent) => {
+    const collection = String(event.command[event.commandName] ?? "");
+    if (BACKGROUND.has(collection) || ["hello", "isMaster", "ping", "endSessions"].includes(event.commandName)) return;
+    commands.push(`${event.commandName} ${collection}`);
+  };
+  svc.database.client.on("commandStarted", onStarted);
+  try {
+    await call();
+  } finally {
+    svc.database.client.off("commandStarted", onStarted);
+  }
+  return commands;
+}
+
+/** Budgets per request (docs/database.md, "Cohort reads"): the same however many players the cohort holds. */
+const TRENDS_TWO_TAGS = 25;
+const SEARCH = 3;
+
+describe("database commands of cohort reads", () => {
+  it("trends with two tags, and search by tags and a trait, stay within their budgets for a 200-player cohort", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const post = async (path: string, body: object, key = privateKey) => {
+      const res = await svc.postJson(path, body, key);
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    // 400 players: "both" (every 2nd) is 200 of them, "some" every 4th; "tier" gold on every 3rd.
+    const players = Array.from({ length: 400 }, (_, i) => ({
+      partner_user_id: `p${i}`,
+      tags: [...(i % 2 === 0 ? ["both"] : []), ...(i % 4 === 0 ? ["some"] : []), "all_of_them"],
+      traits: { tier: i % 3 === 0 ? "gold" : "free" },
+    }));
+    for (let from = 0; from < players.length; from += 100) {
+      await post("/v1/players/update", { players: players.slice(from, from + 100) }, publicKey);
+    }
+    const days = [dayAgo(svc, 2), dayAgo(svc, 1)];
+    const events = players.flatMap((pl, i) =>
+      days
+        .slice(i % 2)
+        .map((day) => ({ name: "play", partner_user_id: pl.partner_user_id, timestamp: `${day}T01:00:00Z` })),
+    );
+    for (let from = 0; from < events.length; from += 1000) {
+      await post("/v1/events", { events: events.slice(from, from + 1000) }, publicKey);
+    }
+    const range = { from: days[0], to: days[1] };
+    const twoTags = { ...range, tags: ["both", "all_of_them"], tags_match: "all" };
+    const played = (body: { series: { points: { events: number }[] }[] }) =>
+      body.series.flatMap((s) => s.points).reduce((sum, point) => sum + point.events, 0);
+    // 200 players, events on both days for every 2nd of them... all even: both days.
+    await waitFor(
+      () => post("/v1/events/trends", twoTags),
+      (body) => played(body) === 400,
+    );
+
+    const requests: [string, string, object, number][] = [
+      ["trends, two tags all", "/v1/events/trends", twoTags, TRENDS_TWO_TAGS],
+      ["trends, two tags any", "/v1/events/trends", { ...range, tags: ["both", "some"] }, TRENDS_TWO_TAGS],
+      [
+        "trends, a tag and a trait",
+        "/v1/events/trends",
+        { ...range, tags: ["both"], traits: { tier: "gold" } },
+        TRENDS_TWO_TAGS,
+      ],
+      [
+        "trends, a tag and tags_none",
+        "/v1/events/trends",
+        { ...range, tags: ["both"], tags_none: ["some"] },
+        TRENDS_TWO_TAGS,
+      ],
+    ];
+    // The owner's memory answers search on the embedded engine; on MongoDB search reads membership and profiles.
+    if (svc.database.isFerretDb) {
+      requests.push(
+        ["search, one tag", "/v1/players/search", { tags: ["both"] }, SEARCH],
+        ["search, two tags all", "/v1/players/search", { tags: ["both", "some"], tags_match: "all" }, SEARCH],
+        ["search, a tag and a trait", "/v1/players/search", { tags: ["both"], traits: { tier: "gold" } }, SEARCH],
+      );
+    }
+    for (const [label, path, body, budget] of requests) {
+      // The first read of a project fills the owner's memory; the budget is for every read after it.
+      await post(path, body);
+      const commands = await commandsOf(() => post(path, body));
+      expect(commands.length, `${label}: ${commands.join(", ")}`).toBeLessThanOrEqual(budget);
+    }
+  });
+});

@@ -1,0 +1,43 @@
+import type { CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DbProxy } from "./support/db-proxy.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+let proxy: DbProxy;
+let svc: TestService;
+beforeAll(async () => {
+  proxy = await DbProxy.start(inject("mongodbUri"));
+  svc = await startTestService({ DB_TIMEOUT_MS: "1000" }, { mongodbUri: proxy.uri });
+});
+afterAll(async () => {
+  await proxy.restore();
+  await svc.stop();
+  proxy.cut();
+});
+
+describe("the owner's memory of profiles", () => {
+  it("is not trusted after a profile write whose outcome is unknown: the next search reads what the database holds", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const update = (players: object[]) => svc.postJson("/v1/players/update", { players }, publicKey);
+    const vips = async () =>
+      (await svc.postJson("/v1/players/search", { tags: ["vip"] }, privateKey)).body.players.map(
+        (p: { identity_key: string }) => p.identity_key,
+      );
+    expect((await update([{ partner_user_id: "a", tags: ["vip"] }, { partner_user_id: "b" }])).status).toBe(200);
+    // The first search fills the memory (on the embedded engine); a later one answers from it.
+    expect(await vips()).toEqual(["u:a"]);
+
+    // b's profile write reaches the database, its reply never comes back: the call fails, the write is there.
+    const dropReply = (event: CommandStartedEvent) => {
+      if (event.commandName === "update" && event.command.update === "player_profiles") proxy.dropReplies();
+    };
+    svc.database.client.on("commandStarted", dropReply);
+    try {
+      expect((await update([{ partner_user_id: "b", tags_add: ["vip"] }])).status).toBe(503);
+    } finally {
+      svc.database.client.off("commandStarted", dropReply);
+    }
+    await proxy.restoreFor(svc.baseUrl);
+    expect(await vips()).toEqual(["u:a", "u:b"]);
+  });
+});
