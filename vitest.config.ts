@@ -30,12 +30,16 @@ export default defineConfig({
         },
       },
       {
-        // The concurrency suites on mongo-java-server, where the version and count guards decide races.
+        // The concurrency suites on mongo-java-server, where the version and count guards decide races; and the
+        // read-your-writes suites, whose correction races the apply worker on both engines.
         extends: true,
         test: {
           name: "mongo-java-server",
           include: [
             "test/players-concurrency.test.ts",
+            "test/events-as-of-now.test.ts",
+            "test/events-as-of-now-property.test.ts",
+            "test/events-history-faults.test.ts",
             "test/events-filters.test.ts",
             "test/filters-commands.test.ts",
             ...ISOLATION_ONLY,

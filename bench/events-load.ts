@@ -74,10 +74,14 @@ async function query(t: Extract<Task, { kind: "query" }>) {
   return { runs: t.runs, series, ...percentiles(latencies) };
 }
 
-/** Adds a new tag to players with 30 active days; times the update call and until the tag's series shows them. */
+/**
+ * Adds a new tag to players with 30 active days; times the update call and until the tag's series shows them, and
+ * counts the very next reads that show them already (read your writes: all of them).
+ */
 async function tagChange(t: Extract<Task, { kind: "tag-change" }>) {
   const calls: number[] = [];
   const visible: number[] = [];
+  let nextReadShows = 0;
   for (const [i, player] of t.players.entries()) {
     const tag = `moved_${i}`;
     const at = performance.now();
@@ -85,13 +89,20 @@ async function tagChange(t: Extract<Task, { kind: "tag-change" }>) {
       players: [{ partner_user_id: player, tags_add: [tag] }],
     });
     calls.push(performance.now() - at);
-    for (;;) {
+    for (let read = 0; ; read++) {
       const body = await post(t.baseUrl, "/v1/events/trends", t.privateKey, { ...t.range, tags: [tag] });
-      if (body.series.length > 0) break;
+      if (body.series.length === 0) continue;
+      if (read === 0) nextReadShows++;
+      break;
     }
     visible.push(performance.now() - at);
   }
-  return { players: t.players.length, update_call: percentiles(calls), until_in_series: percentiles(visible) };
+  return {
+    players: t.players.length,
+    update_call: percentiles(calls),
+    until_in_series: percentiles(visible),
+    next_read_shows_player: `${nextReadShows} of ${t.players.length}`,
+  };
 }
 
 const result =

@@ -1,10 +1,13 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
+import { AsOfNow } from "./as-of-now.js";
+import { ChangeRepair } from "./change-repair.js";
 import type { Engine } from "../db/engine.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
 import { EventIdStore } from "./event-id-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
+import { PlayerChangeStore } from "./player-change-store.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import { PlayerRollupStore } from "./player-rollup-store.js";
 import { QueueStateStore } from "./queue-state-store.js";
@@ -46,6 +49,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new TraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
+  const changes = new PlayerChangeStore(db, database.isFerretDb);
+  const changeRepair = new ChangeRepair({ changes, directory, writer });
   const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({
     ...options.worker,
@@ -53,6 +58,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     segments,
     plans: new PlanStore(db),
     cohortRollups,
+    changes,
+    changeRepair,
     playerRollups,
     eventIds,
     directory,
@@ -63,7 +70,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     traitCohorts,
     writer,
   });
-  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts });
-  const events = new Events({ writer, worker, reader, directory, traitCohorts, retention, clock });
+  const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
+  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow });
+  const events = new Events({ writer, worker, reader, directory, traitCohorts, changes, retention, clock });
   return { events, worker };
 }

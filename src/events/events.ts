@@ -8,6 +8,8 @@ import type { ApplyWorker, Lag } from "./worker.js";
 import type { EventQuery } from "./query.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts } from "./trait-cohorts.js";
+import type { WrittenProfile } from "../players/written-profiles.js";
+import type { PlayerChange, PlayerChangeStore } from "./player-change-store.js";
 
 /** With split_by and no tags given: the tags with the most players, at most this many. */
 export const MAX_SPLIT_TAGS = 20;
@@ -26,12 +28,21 @@ export interface TrendsRequest {
   splitByTags: boolean;
 }
 
+/** How far the events a chart counts reach. */
+export interface Freshness {
+  /** Every event received before this instant is counted. */
+  completeThrough: Date;
+  /** Age of the oldest accepted event not yet applied; 0 when none waits. */
+  lagSeconds: number;
+}
+
 export interface EventsOptions {
   writer: QueueWriter;
   worker: ApplyWorker;
   reader: CohortReader;
   directory: PlayerDirectory;
   traitCohorts: TraitCohorts;
+  changes: PlayerChangeStore;
   retention: Retention;
   clock: Clock;
 }
@@ -64,22 +75,33 @@ export class Events {
   }
 
   /**
+   * The first hook of a players round, before it writes anything: records the
+   * change (what onPlayersWritten will queue), so that every chart counts the
+   * players as of now from the moment the round's writes land, whatever the
+   * worker has done. Null when the round moves no history.
+   */
+  async recordPlayerChange(projectId: string, written: readonly WrittenProfile[]): Promise<string | null> {
+    const change = playerChange(written);
+    if (change.identityKeys.length === 0 && change.folds.length === 0) return null;
+    return this.options.changes.record(projectId, change, this.options.clock.now());
+  }
+
+  /**
    * The hook of the players write path, called after each round of profile
    * writes (updates, and the folds of verifies and linked devices): the
    * written players' histories follow their tags and traits as of now, and a
    * folded profile's history moves to the player it was folded into. One
-   * queue segment, in order with the events. Idempotent.
+   * queue segment, in order with the events, settling the recorded change
+   * once applied. Idempotent.
    */
   async onPlayersWritten(
     projectId: string,
-    written: readonly { identityKey: string; foldedInto: string | null }[],
+    written: readonly WrittenProfile[],
+    recorded: string | null,
   ): Promise<void> {
     if (written.length === 0) return;
-    const identityKeys = [...new Set(written.filter((one) => one.foldedInto === null).map((one) => one.identityKey))];
-    const folds = written.flatMap(({ identityKey, foldedInto }) =>
-      foldedInto === null ? [] : [{ from: identityKey, into: foldedInto }],
-    );
-    await this.enqueue(projectId, { kind: "resync", identityKeys, folds }, 0, new Date(0));
+    const work = { kind: "resync" as const, ...playerChange(written), ...(recorded && { change: recorded }) };
+    await this.enqueue(projectId, work, 0, new Date(0));
   }
 
   /**
@@ -98,21 +120,20 @@ export class Events {
     return { ready };
   }
 
-  async trends(projectId: string, request: TrendsRequest): Promise<TrendSeries[]> {
+  async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, names, splitByTags } = request;
     const { reader, retention, clock } = this.options;
+    const freshness = await this.freshness();
     const firstDay = retention.firstDay(clock.now());
-    if (!splitByTags) return seriesOf(query.days, await reader.counts(projectId, query, firstDay), names);
+    if (!splitByTags) {
+      return { series: seriesOf(query.days, await reader.counts(projectId, query, firstDay), names), freshness };
+    }
     const { traits, tagsNone } = query.cohort;
     const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await this.topTags(projectId, tagsNone);
-    const perTag = await Promise.all(
-      tags.map(async (tag) => {
-        const cohort = { tags: [tag], tagsMatch: "any" as const, traits, tagsNone };
-        const series = seriesOf(query.days, await reader.counts(projectId, query, firstDay, cohort), names);
-        return series.map((one) => ({ ...one, tag }));
-      }),
-    );
-    return perTag.flat();
+    const cohorts = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits, tagsNone }));
+    const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts);
+    const series = tags.flatMap((tag, i) => seriesOf(query.days, perTag[i], names).map((one) => ({ ...one, tag })));
+    return { series, freshness };
   }
 
   /** The tags a split shows when none are given: the most players first, none of the excluded ones (all-zero series). */
@@ -121,9 +142,17 @@ export class Events {
     return tags.filter((tag) => !excluded.includes(tag)).slice(0, MAX_SPLIT_TAGS);
   }
 
-  async names(projectId: string, query: EventQuery): Promise<{ name: string; events: number }[]> {
+  async names(projectId: string, query: EventQuery) {
+    const freshness = await this.freshness();
     const firstDay = this.options.retention.firstDay(this.options.clock.now());
-    return nameTotals(await this.options.reader.counts(projectId, query, firstDay));
+    return { names: nameTotals(await this.options.reader.counts(projectId, query, firstDay)), freshness };
+  }
+
+  /** Measured before the counts are read, so every event it calls counted was applied when they were. */
+  private async freshness(): Promise<Freshness> {
+    const readAt = this.options.clock.now().getTime();
+    const { seconds } = await this.options.worker.measureLag();
+    return { completeThrough: new Date(readAt - seconds * 1000), lagSeconds: seconds };
   }
 
   lag(): Promise<Lag> {
@@ -134,4 +163,13 @@ export class Events {
     await this.options.writer.enqueue(projectId, work, count, latest);
     this.options.worker.wake();
   }
+}
+
+/** The players whose cohorts changed (a history follows them) and the folds, of a round's written profiles. */
+function playerChange(written: readonly WrittenProfile[]): PlayerChange {
+  const identityKeys = [...new Set(written.filter((one) => one.foldedInto === null).map((one) => one.identityKey))];
+  const folds = written.flatMap(({ identityKey, foldedInto }) =>
+    foldedInto === null ? [] : [{ from: identityKey, into: foldedInto }],
+  );
+  return { identityKeys, folds };
 }

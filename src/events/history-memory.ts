@@ -75,7 +75,7 @@ export class HistoryMemory {
   ): void {
     const id = found?.id ?? projectScopedId(projectId, identityKey);
     if (epoch !== this.writes || this.remembered.has(id)) return;
-    const rollup = found?.rollup ?? { identityKey, days: {}, cohorts: [], foldedInto: null };
+    const rollup = found?.rollup ?? { identityKey, days: {}, cohorts: [], foldedInto: null, hw: -1 };
     this.keep(projectId, id, rollup, found?.hw ?? -1);
   }
 
@@ -117,7 +117,7 @@ export class HistoryMemory {
       const known = this.remembered.get(change.id);
       if (!known || known.hw >= seq) continue;
       this.forget([change]);
-      this.keep(known.projectId, change.id, applied(known.rollup, change), seq);
+      this.keep(known.projectId, change.id, applied(known.rollup, change, seq), seq);
     }
   }
 
@@ -162,8 +162,8 @@ export class HistoryMemory {
   }
 }
 
-/** A history with one planned change applied, as the database applies its `$inc`, `$set` and `$unset`. */
-function applied(rollup: PlayerRollup, change: DocumentChange): PlayerRollup {
+/** A history with segment `seq`'s planned change applied, as the database applies its `$inc`, `$set` and `$unset`. */
+function applied(rollup: PlayerRollup, change: DocumentChange, seq: number): PlayerRollup {
   const days: PlayerRollup["days"] = Object.fromEntries(
     Object.entries(rollup.days).map(([day, names]) => [day, { ...names }]),
   );
@@ -183,5 +183,6 @@ function applied(rollup: PlayerRollup, change: DocumentChange): PlayerRollup {
     days,
     cohorts: "cohorts" in set ? (set.cohorts as string[]) : rollup.cohorts,
     foldedInto: "folded_into" in set ? (set.folded_into as string | null) : rollup.foldedInto,
+    hw: seq,
   };
 }

@@ -15,6 +15,11 @@ export interface PlayerCohorts {
 export interface PlayerDirectory {
   /** Tags and traits of each player that has a profile, by identity key; read by `_id`. */
   cohortsOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerCohorts>>;
+  /**
+   * The player each of `identityKeys` is folded into now: a folded profile's
+   * target, else a linked device's player. Keys that lead nowhere are absent.
+   */
+  foldTargets(projectId: string, identityKeys: readonly string[]): Promise<Map<string, string>>;
   /** The identity key of the player each linked device belongs to. */
   deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>>;
   /** Every player in the cohort (exact), by identity key. */

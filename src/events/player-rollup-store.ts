@@ -19,6 +19,8 @@ export interface PlayerRollup {
   cohorts: string[];
   /** Set once a device's history moved to a player. */
   foldedInto: string | null;
+  /** The last queue segment this history absorbed. */
+  hw: number;
 }
 
 interface PlayerRollupDoc extends RollupDoc {
@@ -138,5 +140,6 @@ function toRollup(doc: PlayerRollupDoc): PlayerRollup {
     days: doc.days ?? {},
     cohorts: doc.cohorts ?? [],
     foldedInto: doc.folded_into ?? null,
+    hw: doc.hw,
   };
 }

@@ -1,8 +1,11 @@
-import { partnerKey } from "../players/identity-key.js";
+import { deviceKey, partnerKey } from "../players/identity-key.js";
 import type { ProfileQuery } from "../players/profile-store.js";
 import type { Players } from "../players/players.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
 import type { CohortFilter } from "./query.js";
+
+/** How a device-only player's identity key begins (identity-key.ts). */
+const DEVICE_PREFIX = deviceKey("");
 
 /** Tags a project can have; the top-tags listing reads them all. */
 const MAX_PROJECT_TAGS = 500;
@@ -18,6 +21,17 @@ export class PlayersDirectory implements PlayerDirectory {
   async cohortsOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerCohorts>> {
     const profiles = await this.players.profilesOf(projectId, identityKeys);
     return new Map([...profiles].map(([key, profile]) => [key, { tags: profile.tags, traits: profile.traits }]));
+  }
+
+  async foldTargets(projectId: string, identityKeys: readonly string[]): Promise<Map<string, string>> {
+    const targets = await this.players.foldTargets(projectId, identityKeys);
+    const devices = identityKeys.filter((key) => !targets.has(key) && key.startsWith(DEVICE_PREFIX));
+    const owners = await this.deviceOwners(
+      projectId,
+      devices.map((key) => key.slice(DEVICE_PREFIX.length)),
+    );
+    for (const [device, owner] of owners) targets.set(deviceKey(device), owner);
+    return targets;
   }
 
   async deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {

@@ -11,7 +11,13 @@ export type SegmentWork =
    * cohorts as of now; a folded profile's history (a device's, a former
    * partner id's) moves to the player it was folded into.
    */
-  | { kind: "resync"; identityKeys: string[]; folds?: { from: string; into: string }[] }
+  | {
+      kind: "resync";
+      identityKeys: string[];
+      folds?: { from: string; into: string }[];
+      /** The recorded player change (player-change-store.ts) this settles once applied. */
+      change?: string;
+    }
   /** A trait key turns on: its holders' histories move into its cohorts. */
   | { kind: "materialise"; key: string };
 

@@ -5,6 +5,7 @@ import type { PlayerDirectory } from "./player-directory.js";
 import type { PlayerRollupStore } from "./player-rollup-store.js";
 import { isEveryone, type CohortFilter, type EventQuery } from "./query.js";
 import { traitKeyOf, type TraitCohorts } from "./trait-cohorts.js";
+import type { AsOfNow, BaseCounts } from "./as-of-now.js";
 
 export interface TrendPoint {
   date: string;
@@ -27,29 +28,56 @@ export interface ReadOptions {
   playerRollups: PlayerRollupStore;
   directory: PlayerDirectory;
   traitCohorts: TraitCohorts;
+  asOfNow: AsOfNow;
 }
 
 /**
- * Answers a cohort's daily counts over a range. Everyone, a single tag and a
- * single value of a materialised trait key read the cohort's rollups (one
- * document per month); any other
- * filter is answered exactly by the slower path: the cohort's members from
- * the players' membership, then each member's history by `_id`.
+ * Answers a cohort's daily counts over a range, as of now (as-of-now.ts
+ * corrects every path for the player changes the worker has not moved yet).
+ * Everyone, a single tag and a single value of a materialised trait key read
+ * the cohort's rollups (one document per month); any other filter is answered
+ * exactly by the slower path: the cohort's members from the players'
+ * membership, then each member's history by `_id`.
  */
 export class CohortReader {
   constructor(private readonly options: ReadOptions) {}
 
   /** Days before `firstDay` (out of the retention window) count nothing. */
   async counts(projectId: string, query: EventQuery, firstDay: string, cohort = query.cohort): Promise<Counts> {
-    const materialised = await this.materialisedCohort(projectId, cohort);
+    return (await this.countsOfEach(projectId, query, firstDay, [cohort]))[0];
+  }
+
+  /** The counts of each cohort, all read at one queue state (a split chart). */
+  async countsOfEach(
+    projectId: string,
+    query: EventQuery,
+    firstDay: string,
+    cohorts: readonly CohortFilter[],
+  ): Promise<Counts[]> {
     const months = [...new Set(query.days.map(monthOf))];
-    const counts =
-      materialised !== null
-        ? await this.options.cohortRollups.read(projectId, materialised, months)
-        : await this.exact(projectId, query.days, cohort);
-    const inRange: Counts = {};
-    for (const day of query.days) if (day >= firstDay && counts[day]) inRange[day] = counts[day];
-    return inRange;
+    const all = await this.options.asOfNow.counts(projectId, cohorts, (cohort, excluded) =>
+      this.stored(projectId, query.days, months, cohort, excluded),
+    );
+    return all.map((counts) => {
+      const inRange: Counts = {};
+      for (const day of query.days) if (day >= firstDay && counts[day]) inRange[day] = counts[day];
+      return inRange;
+    });
+  }
+
+  /** What the rollups hold for `cohort`, leaving `excluded` players out where it reads members. */
+  private async stored(
+    projectId: string,
+    days: readonly string[],
+    months: readonly string[],
+    cohort: CohortFilter,
+    excluded: ReadonlySet<string>,
+  ): Promise<BaseCounts> {
+    const materialised = await this.materialisedCohort(projectId, cohort);
+    if (materialised !== null) {
+      return { counts: await this.options.cohortRollups.read(projectId, materialised, months), cohort: materialised };
+    }
+    return { counts: await this.exact(projectId, days, cohort, excluded), cohort: null };
   }
 
   /** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
@@ -62,8 +90,13 @@ export class CohortReader {
     return (await this.options.traitCohorts.isReady(projectId, traitKeyOf(trait))) ? traitCohort(trait) : null;
   }
 
-  private async exact(projectId: string, days: readonly string[], cohort: CohortFilter): Promise<Counts> {
-    const members = await this.options.directory.members(projectId, cohort);
+  private async exact(
+    projectId: string,
+    days: readonly string[],
+    cohort: CohortFilter,
+    excluded: ReadonlySet<string>,
+  ): Promise<Counts> {
+    const members = (await this.options.directory.members(projectId, cohort)).filter((key) => !excluded.has(key));
     const counts: Counts = {};
     await this.options.playerRollups.sum(projectId, members, new Set(days), counts);
     return counts;

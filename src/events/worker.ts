@@ -2,7 +2,9 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
+import type { ChangeRepair } from "./change-repair.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
+import type { PlayerChangeStore } from "./player-change-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
@@ -21,6 +23,9 @@ export interface WorkerOptions extends PlanningDeps {
   segments: SegmentStore;
   plans: PlanStore;
   cohortRollups: CohortRollupStore;
+  /** Player changes recorded for the charts: a resync carrying one settles it. */
+  changes: PlayerChangeStore;
+  changeRepair: ChangeRepair;
   retention: Retention;
   clock: Clock;
   /** FerretDB: rollup guards are read, not filtered (see absorb.ts). */
@@ -131,6 +136,7 @@ export class ApplyWorker {
     const now = clock.now();
     if (!(await queue.takeLease(this.owner, now, new Date(now.getTime() + this.leaseMs)))) return false;
     await this.options.retention.sweepIfDue(now);
+    await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();
     const seq = state.applied + 1;
     if (seq > state.reserved) return false;
@@ -167,6 +173,9 @@ export class ApplyWorker {
     await onStep?.(seq, "cohorts-written");
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     await queue.advance(seq, segment.count);
+    if (segment.work?.kind === "resync" && segment.work.change) {
+      await this.options.changes.settle(segment.projectId!, segment.work.change);
+    }
     // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.
     await plans.delete(seq - PLANS_KEPT);
   }

@@ -29,13 +29,13 @@ export async function createPlayers({
   engine,
   clock,
   log,
-  onWritten,
+  histories,
 }: {
   database: Database;
   engine: Engine;
   clock: Clock;
   log?: Logger;
-  onWritten?: PlayersOptions["onWritten"];
+  histories?: PlayersOptions["histories"];
 }): Promise<Players> {
   const stores = createPlayerStores(database.db, database.isFerretDb, engine);
   await createPlayerIndexes(stores);
@@ -45,7 +45,7 @@ export async function createPlayers({
     stores,
     clock,
     sharedDatabase: !database.isFerretDb,
-    onWritten,
+    histories,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,
   });

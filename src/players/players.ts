@@ -61,8 +61,8 @@ export interface PlayersOptions {
   afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances). */
   sharedDatabase?: boolean;
-  /** Told of each round's written profiles and folds (updates, verifies), after their membership. */
-  onWritten?: WritePathOptions["onWritten"];
+  /** Told of each round's written profiles and folds (updates, verifies), before and after the writes. */
+  histories?: WritePathOptions["histories"];
   log?: Logger;
   lockWaitLimitMs?: WritePathOptions["lockWaitLimitMs"];
 }
@@ -165,6 +165,12 @@ export class Players {
   async profilesOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileRecord>> {
     const slots = await this.stores.profiles.readSlots(projectId, identityKeys);
     return new Map([...slots].flatMap(([key, slot]) => (slot.profile ? [[key, slot.profile] as const] : [])));
+  }
+
+  /** Where each folded profile among `identityKeys` went (its tombstone's target), by identity key. */
+  async foldTargets(projectId: string, identityKeys: readonly string[]): Promise<Map<string, string>> {
+    const slots = await this.stores.profiles.readSlots(projectId, identityKeys);
+    return new Map([...slots].flatMap(([key, slot]) => (slot.foldedInto ? [[key, slot.foldedInto] as const] : [])));
   }
 
   /** The partner id each linked device among `deviceIds` belongs to. */

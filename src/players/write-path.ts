@@ -20,7 +20,7 @@ import type { Registration } from "./registration.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
-import { writtenProfiles, type WrittenProfile } from "./written-profiles.js";
+import { writtenProfiles, type HistoryFollower } from "./written-profiles.js";
 import { sideBySide } from "../db/side-by-side.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
@@ -37,8 +37,8 @@ export interface WritePathOptions {
   afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
   sharedDatabase?: boolean;
-  /** Told of each round's written profiles and folds, after their membership: event histories follow them. */
-  onWritten?: (projectId: string, written: readonly WrittenProfile[]) => Promise<void>;
+  /** Told of each round's profiles and folds before they are written and after: event histories follow them. */
+  histories?: HistoryFollower;
   log?: Logger;
   /** How long a round waits for its players' locks before it answers unavailable, having written nothing. */
   lockWaitLimitMs?: number;
@@ -190,7 +190,7 @@ export class WritePath {
     }));
     if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
-    const journal = await this.beginRound(projectId, moves, plan, now);
+    const { journal, recorded } = await this.beginRound(projectId, { moves, writes, plan, now });
     let lost: Set<string>, written: Set<string>;
     try {
       const tombstones = writes.filter((w) => "foldedInto" in w.next);
@@ -208,34 +208,38 @@ export class WritePath {
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
-    await this.afterCommit(projectId, { moves, writes, written, plan, now, journal });
+    await this.afterCommit(projectId, { moves, writes, written, plan, now, journal, recorded });
     return { lost };
   }
 
   /**
-   * The round's journal document, written beside its device links: only a
-   * round that moves a tag can leave membership behind its profiles. Null
-   * when it moves none. A failure after the journal is written starts its completion.
+   * The round's journal document (null when it moves no tag: only then can membership fall behind its profiles),
+   * beside its device links and the record of the histories it may move (charts count them as of now from then
+   * on). A failure after the journal is written starts its completion.
    */
-  private async beginRound(projectId: string, moves: readonly TagMove[], plan: RoundPlan, now: Date) {
-    const { stores } = this.options;
+  private async beginRound(projectId: string, round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">) {
+    const { moves, writes, plan, now } = round;
+    const { stores, histories } = this.options;
     const moving = moves.filter(movesAnyTag);
     const identityKeys = moving.map((move) => move.identityKey);
     const tags = [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))];
-    const [begun, linked] = await Promise.allSettled([
+    const [begun, linked, recording] = await Promise.allSettled([
       moving.length > 0 ? stores.journal.begin(projectId, identityKeys, tags, now) : null,
       plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
+      histories?.record(projectId, writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links)),
     ]);
     const journal: PendingWrite | null =
       begun.status === "fulfilled" && begun.value !== null
         ? { id: begun.value, projectId, identityKeys, tags, startedAt: now }
         : null;
     if (begun.status === "rejected") throw begun.reason;
-    if (linked.status === "rejected") {
-      if (journal) void this.completion.start(journal);
-      throw linked.reason;
+    for (const step of [linked, recording]) {
+      if (step.status === "rejected") {
+        if (journal) void this.completion.start(journal);
+        throw step.reason;
+      }
     }
-    return journal;
+    return { journal, recorded: recording.status === "fulfilled" ? (recording.value ?? null) : null };
   }
 
   /**
@@ -243,7 +247,7 @@ export class WritePath {
    * beside the event histories' resync, which reads the profiles, not membership.
    */
   private async afterCommit(projectId: string, round: CommittedRound) {
-    const { moves, writes, written, plan, now, journal } = round;
+    const { moves, writes, written, plan, now, journal, recorded } = round;
     const { stores, log } = this.options;
     let membership: Promise<unknown>;
     try {
@@ -257,7 +261,7 @@ export class WritePath {
     } catch (error) {
       membership = Promise.reject(error);
     }
-    const histories = this.options.onWritten?.(projectId, writtenProfiles(writes, written, plan.links));
+    const histories = this.options.histories?.queue(projectId, writtenProfiles(writes, written, plan.links), recorded);
     const [members, events] = await Promise.allSettled([membership, histories]);
     if (members.status === "rejected") {
       log?.warn(
@@ -269,7 +273,7 @@ export class WritePath {
     if (events.status === "rejected") {
       log?.warn(
         { projectId, error: (events.reason as Error)?.message },
-        "players round: profiles written, their event histories not queued",
+        "players round: profiles written, their event histories not queued; the recorded change is queued later",
       );
     }
   }
@@ -291,6 +295,8 @@ interface CommittedRound {
   plan: RoundPlan;
   now: Date;
   journal: PendingWrite | null;
+  /** The record of the event histories the round may move (HistoryFollower.record). */
+  recorded: string | null;
 }
 
 /** The profile a tombstone's fold writes into. */

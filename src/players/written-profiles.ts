@@ -8,6 +8,18 @@ export interface WrittenProfile {
   foldedInto: string | null;
 }
 
+/** How event histories follow the rounds' writes (the events capability). */
+export interface HistoryFollower {
+  /**
+   * Before a round writes anything: records what it may change (charts count
+   * it as of now from then on). Answers a handle, null when nothing changes.
+   * A failure fails the round with nothing written.
+   */
+  record(projectId: string, written: readonly WrittenProfile[]): Promise<string | null>;
+  /** After the round's commit point: queues the move of the histories it recorded. */
+  queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void>;
+}
+
 /**
  * What a round wrote that moves event histories, as the write path's
  * onWritten hook tells it: the profiles whose write held and whose tags or

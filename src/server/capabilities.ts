@@ -54,7 +54,10 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     engine,
     clock,
     log,
-    onWritten: (projectId, written) => bound.events!.events.onPlayersWritten(projectId, written),
+    histories: {
+      record: (projectId, written) => bound.events!.events.recordPlayerChange(projectId, written),
+      queue: (projectId, written, recorded) => bound.events!.events.onPlayersWritten(projectId, written, recorded),
+    },
   });
   const events = (bound.events = await createEvents({
     database,

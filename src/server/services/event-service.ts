@@ -9,7 +9,7 @@ import {
   RejectedEventSchema,
   TrendsResponseSchema,
 } from "../../../gen/platformapi/v1/events_pb.js";
-import type { Events } from "../../events/events.js";
+import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
 import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
 
@@ -28,15 +28,21 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
 
     async trends(req, ctx) {
       const projectId = projectOf(ctx);
-      const series = await events.trends(projectId, { query: readQuery(req), ...trendsOptions(req) });
-      return create(TrendsResponseSchema, { series });
+      const { series, freshness } = await events.trends(projectId, { query: readQuery(req), ...trendsOptions(req) });
+      return create(TrendsResponseSchema, { series, ...freshnessOf(freshness) });
     },
 
     async listNames(req, ctx) {
-      const names = await events.names(projectOf(ctx), readQuery(req));
+      const { names, freshness } = await events.names(projectOf(ctx), readQuery(req));
       return create(ListNamesResponseSchema, {
         names: names.map(({ name, events }) => create(EventNameCountSchema, { name, events: BigInt(events) })),
+        ...freshnessOf(freshness),
       });
     },
   };
 }
+
+const freshnessOf = ({ completeThrough, lagSeconds }: Freshness) => ({
+  completeThrough: timestampFromDate(completeThrough),
+  lagSeconds,
+});

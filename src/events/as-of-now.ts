@@ -1,0 +1,130 @@
+import { UnavailableError } from "../errors.js";
+import { traitIndexEntry } from "../players/normalise.js";
+import type { CohortDays } from "./cohort-rollup-store.js";
+import { EVERYONE } from "./cohort-rollup-store.js";
+import type { PendingChange, PlayerChangeStore } from "./player-change-store.js";
+import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
+import type { DayCounts, PlayerRollup, PlayerRollupStore } from "./player-rollup-store.js";
+import type { CohortFilter } from "./query.js";
+import type { QueueStateStore } from "./queue-state-store.js";
+
+/** Reads that saw the worker move a changed player's history mid-read are made again, at most this often. */
+const CONSISTENT_READ_ATTEMPTS = 8;
+
+/**
+ * What a read of the rollups counted for the players it was told to leave
+ * out: `cohort` when it read that materialised cohort (each player counted
+ * where its stored history says it is), null when it left them out (the
+ * exact path over members' histories).
+ */
+export interface BaseCounts {
+  counts: CohortDays;
+  cohort: string | null;
+}
+
+export interface AsOfNowOptions {
+  changes: PlayerChangeStore;
+  queue: QueueStateStore;
+  playerRollups: PlayerRollupStore;
+  directory: PlayerDirectory;
+}
+
+/** Changed players by the player their history belongs to now (a fold's target), with the keys it gathers. */
+type Groups = Map<string, string[]>;
+
+/**
+ * Read your writes for every chart: the rollups lag the player changes the
+ * worker has not moved yet (a small, recorded set: player-change-store.ts),
+ * so each read counts those players itself, from their histories and their
+ * cohorts as of now, in place of what the rollups say of them. The rollups
+ * and the histories are read at one queue state: the cursor is read before
+ * the rollups, the histories after, and a history that absorbed a later
+ * segment meanwhile makes the read start again.
+ */
+export class AsOfNow {
+  constructor(private readonly options: AsOfNowOptions) {}
+
+  /** `read` each filter (leaving out `excluded` players where it reads members), corrected as of now. */
+  async counts(
+    projectId: string,
+    filters: readonly CohortFilter[],
+    read: (filter: CohortFilter, excluded: ReadonlySet<string>) => Promise<BaseCounts>,
+  ): Promise<CohortDays[]> {
+    const { changes, queue, playerRollups } = this.options;
+    for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
+      const pending = await changes.pending(projectId);
+      if (pending.length === 0) return (await Promise.all(filters.map((f) => read(f, new Set())))).map((b) => b.counts);
+      const { applied } = await queue.read();
+      const groups = await this.groupsOf(projectId, pending);
+      const keys = new Set([...groups.values()].flat());
+      const bases = await Promise.all(filters.map((filter) => read(filter, keys)));
+      const histories = await playerRollups.read(projectId, [...keys]);
+      if ([...histories.values()].some((history) => history.hw > applied)) continue;
+      const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
+      return bases.map((base, i) => corrected(base, filters[i], groups, histories, now));
+    }
+    throw new UnavailableError("event histories kept moving during the read; try again");
+  }
+
+  /** The changed players grouped by where their history belongs now; a recorded fold counts once it is made. */
+  private async groupsOf(projectId: string, pending: readonly PendingChange[]): Promise<Groups> {
+    const sources = [...new Set(pending.flatMap((change) => change.folds.map((fold) => fold.from)))];
+    const targets = sources.length > 0 ? await this.options.directory.foldTargets(projectId, sources) : new Map();
+    const keys = new Set(pending.flatMap((change) => [...change.identityKeys, ...change.folds.map((f) => f.into)]));
+    for (const source of targets.keys()) keys.add(source);
+    const groups: Groups = new Map();
+    for (const key of keys) {
+      let target = key;
+      for (let hop = 0; hop <= targets.size && targets.has(target); hop++) target = targets.get(target)!;
+      groups.set(target, [...(groups.get(target) ?? []), key]);
+    }
+    return groups;
+  }
+}
+
+/** `base` with each group's stored contribution taken out and its contribution as of now put in. */
+function corrected(
+  base: BaseCounts,
+  filter: CohortFilter,
+  groups: Groups,
+  histories: ReadonlyMap<string, PlayerRollup>,
+  now: ReadonlyMap<string, PlayerCohorts>,
+): CohortDays {
+  const counts = structuredClone(base.counts);
+  for (const [target, keys] of groups) {
+    const merged: DayCounts = {};
+    for (const key of keys) {
+      const history = histories.get(key);
+      if (!history) continue;
+      const counted = base.cohort !== null && (base.cohort === EVERYONE || history.cohorts.includes(base.cohort));
+      for (const [day, names] of Object.entries(history.days)) {
+        for (const [field, events] of Object.entries(names)) {
+          if (events <= 0) continue;
+          (merged[day] ??= {})[field] = (merged[day]?.[field] ?? 0) + events;
+          if (counted) add(counts, day, field, -events, -1);
+        }
+      }
+    }
+    if (!matchesNow(filter, now.get(target))) continue;
+    for (const [day, names] of Object.entries(merged)) {
+      for (const [field, events] of Object.entries(names)) add(counts, day, field, events, 1);
+    }
+  }
+  return counts;
+}
+
+function add(counts: CohortDays, day: string, field: string, events: number, players: number): void {
+  const slot = ((counts[day] ??= {})[field] ??= { e: 0, p: 0 });
+  slot.e += events;
+  slot.p += players;
+}
+
+/** Whether a player with these tags and traits now is in the filter's cohort (as search and members decide it). */
+export function matchesNow(filter: CohortFilter, player: PlayerCohorts | undefined): boolean {
+  const tags = new Set(player?.tags ?? []);
+  const traits = new Set([...(player?.traits ?? new Map())].map(([key, value]) => traitIndexEntry(key, value)));
+  const tagged =
+    filter.tags.length === 0 ||
+    (filter.tagsMatch === "all" ? filter.tags.every((t) => tags.has(t)) : filter.tags.some((t) => tags.has(t)));
+  return tagged && filter.tagsNone.every((t) => !tags.has(t)) && filter.traits.every((entry) => traits.has(entry));
+}

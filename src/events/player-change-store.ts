@@ -1,0 +1,108 @@
+import { randomUUID } from "node:crypto";
+import type { Db } from "mongodb";
+import { KeyedLock } from "../db/keyed-lock.js";
+
+/** What a players round changes in event histories: players whose cohorts moved, and folds. */
+export interface PlayerChange {
+  identityKeys: string[];
+  folds: { from: string; into: string }[];
+}
+
+/** A change recorded before its round's profile writes, until a resync planned after them is applied. */
+export interface PendingChange extends PlayerChange {
+  id: string;
+  at: Date;
+}
+
+interface StoredChange {
+  k: string[];
+  /** Objects, not pairs: FerretDB stores no nested arrays. */
+  f: { from: string; into: string }[];
+  at: Date;
+}
+
+interface ChangesDoc {
+  _id: string;
+  /** By change id: one field each, so adding one and settling another never touch the same field. */
+  changes: Record<string, StoredChange>;
+}
+
+/**
+ * The event_player_changes collection: one document per project (`_id` the
+ * project) listing the player changes whose history move the apply worker has
+ * not yet made. Every chart reads it (one point read) and corrects what the
+ * rollups say for these players (as-of-now.ts); the worker settles a change
+ * once the resync carrying it is applied.
+ */
+export class PlayerChangeStore {
+  private readonly docs;
+  /**
+   * FerretDB loses concurrent updates of one document (one process owns a FerretDB database), so there its
+   * writes run one at a time; MongoDB isolates each update, and the fields written differ.
+   */
+  private readonly locks: KeyedLock | null;
+
+  constructor(db: Db, isFerretDb: boolean) {
+    this.docs = db.collection<ChangesDoc>("event_player_changes");
+    this.locks = isFerretDb ? new KeyedLock() : null;
+  }
+
+  private serialised<T>(projectId: string, write: () => Promise<T>): Promise<T> {
+    return this.locks ? this.locks.run([projectId], write) : write();
+  }
+
+  /** Records a change before it is made; answers its id. */
+  async record(projectId: string, change: PlayerChange, at: Date): Promise<string> {
+    const id = randomUUID().replaceAll("-", "");
+    const stored: StoredChange = {
+      k: change.identityKeys,
+      f: change.folds.map(({ from, into }) => ({ from, into })),
+      at,
+    };
+    await this.serialised(projectId, () =>
+      this.docs.updateOne({ _id: projectId }, { $set: { [`changes.${id}`]: stored } }, { upsert: true }),
+    );
+    return id;
+  }
+
+  /** The project's changes not yet settled. */
+  async pending(projectId: string): Promise<PendingChange[]> {
+    const doc = await this.docs.findOne({ _id: projectId });
+    return doc ? changesOf(doc) : [];
+  }
+
+  /** The change's history move is applied: readers need not correct for it any more. */
+  async settle(projectId: string, id: string): Promise<void> {
+    await this.serialised(projectId, () =>
+      this.docs.updateOne({ _id: projectId }, { $unset: { [`changes.${id}`]: "" } }),
+    );
+  }
+
+  /** The change was queued again at `at`: the next check leaves it alone until it is as old again. */
+  async requeued(projectId: string, id: string, at: Date): Promise<void> {
+    const field = `changes.${id}`;
+    await this.serialised(projectId, () =>
+      // Guarded, so a change settled meanwhile is not brought back as a bare time. A rare write: FerretDB scans for it.
+      this.docs.updateOne({ _id: projectId, [field]: { $exists: true } }, { $set: { [`${field}.at`]: at } }),
+    );
+  }
+
+  /** Every project's changes recorded before `before` and still not settled. A periodic check: it scans. */
+  async olderThan(before: Date): Promise<{ projectId: string; change: PendingChange }[]> {
+    const docs = await this.docs.find({}).toArray();
+    return docs.flatMap((doc) =>
+      changesOf(doc)
+        .filter((change) => change.at < before)
+        .map((change) => ({ projectId: doc._id, change })),
+    );
+  }
+}
+
+function changesOf(doc: ChangesDoc): PendingChange[] {
+  return Object.entries(doc.changes ?? {}).map(([id, { k, f, at }]) => ({
+    id,
+    identityKeys: k,
+    folds: f.map(({ from, into }) => ({ from, into })),
+    at,
+  }));
+}

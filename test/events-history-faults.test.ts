@@ -1,0 +1,68 @@
+import type { CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { DbProxy } from "./support/db-proxy.js";
+import { startTestService, type TestService } from "./support/service.js";
+import { bruteForce, byName, queueOf, waitFor } from "./support/events.js";
+
+let proxy: DbProxy;
+let svc: TestService;
+beforeAll(async () => {
+  proxy = await DbProxy.start(inject("mongodbUri"));
+  svc = await startTestService({ DB_TIMEOUT_MS: "1000" }, { mongodbUri: proxy.uri });
+});
+afterAll(async () => {
+  await proxy.restore();
+  await svc.stop();
+  proxy.cut();
+});
+
+/** A command of `name` on `collection`. */
+const on = (name: string, collection: string) => (event: CommandStartedEvent) =>
+  event.commandName === name && event.command[name] === collection;
+
+describe("a history move cut off by a database failure", () => {
+  it("the update answers 200 with the move recorded: charts count it at once, and the periodic check makes it", async () => {
+    const { projectId, publicKey, privateKey } = await svc.createProject();
+    const at = new Date(svc.clock.now().getTime() - 2 * 86_400_000);
+    const day = at.toISOString().slice(0, 10);
+    const post = (path: string, body: object, key = privateKey) => svc.postJson(path, body, key);
+    await post(
+      "/v1/events",
+      { events: [1, 2, 3].map(() => ({ name: "play", partner_user_id: "alice", timestamp: at.toISOString() })) },
+      publicKey,
+    );
+    await waitFor(
+      () => queueOf(svc),
+      (queue) => queue.queue_depth === 0,
+    );
+
+    // The database goes away right after the profile is written: membership and the queuing of the move fail.
+    proxy.cutAfter(svc.database.client, on("update", "player_profiles"));
+    const updated = await post(
+      "/v1/players/update",
+      { players: [{ partner_user_id: "alice", tags_add: ["vip"] }] },
+      publicKey,
+    );
+    expect(updated.status).toBe(200);
+    await proxy.restoreFor(svc.baseUrl);
+
+    const alice = [1, 2, 3].map(() => ({ name: "play", player: "alice", day }));
+    const trends = await post("/v1/events/trends", { from: day, to: day, tags: ["vip"] });
+    expect(byName(trends.body)).toEqual(bruteForce(alice, [day]));
+
+    // No resync was queued: the stored history stays out of the tag until the check queues the recorded change again.
+    const histories = svc.database.db.collection("event_player_rollups");
+    const stored = async () => (await histories.findOne({ _id: `${projectId}/u:alice` as never }))?.cohorts;
+    expect(await stored()).toEqual([]);
+    svc.clock.advance(6 * 60_000);
+    await waitFor(stored, (cohorts) => cohorts?.includes("t/vip") === true);
+    const changes = svc.database.db.collection("event_player_changes");
+    await waitFor(
+      async () => (await changes.findOne({ _id: projectId as never }))?.changes,
+      (pending) => Object.keys(pending ?? {}).length === 0,
+    );
+    expect(byName((await post("/v1/events/trends", { from: day, to: day, tags: ["vip"] })).body)).toEqual(
+      bruteForce(alice, [day]),
+    );
+  });
+});
