@@ -27,7 +27,7 @@ export interface CreateEventsOptions {
   /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
   directory: PlayerDirectory;
   /** Lease, polling and test hooks of the apply worker. */
-  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError">;
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError" | "onRebuilt">;
 }
 
 /** The events capability and its apply worker (not started: the caller decides whether this process applies). */

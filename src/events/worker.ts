@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
+import { rebuildCohortsIfLegacy } from "./cohort-rebuild.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
@@ -34,6 +35,8 @@ export interface WorkerOptions extends PlanningDeps {
   /** Called after each step of an apply; tests use it to crash the process there. */
   onStep?: (seq: number, step: ApplyStep) => Promise<void>;
   onError?: (error: unknown) => void;
+  /** Legacy cohort counts were rebuilt from the players' histories. */
+  onRebuilt?: () => void;
 }
 
 export interface Lag {
@@ -63,6 +66,8 @@ export class ApplyWorker {
   private lastLag: Lag = { seconds: 0, depth: 0 };
   /** When the oldest waiting segment was received: read once per segment, not per lag measure (a segment is large). */
   private head: { seq: number; receivedAt: Date } | undefined;
+  /** The cohort counts are in the current layout (checked once a start). */
+  private cohortsCurrent = false;
 
   constructor(private readonly options: WorkerOptions) {
     this.leaseMs = options.leaseMs ?? 10_000;
@@ -133,6 +138,7 @@ export class ApplyWorker {
     await this.options.retention.sweepIfDue(now);
     const state = await queue.read();
     const seq = state.applied + 1;
+    await this.upgradeCohorts(seq);
     if (seq > state.reserved) return false;
     const segment = await segments.find(seq);
     if (!segment) return this.closeGap(seq, now);
@@ -140,6 +146,14 @@ export class ApplyWorker {
     this.head = { seq, receivedAt: segment.receivedAt };
     await this.apply(seq, segment);
     return true;
+  }
+
+  /** Rebuilds legacy cohort counts once, before `seq` is applied: never while a segment is half-written. */
+  private async upgradeCohorts(seq: number): Promise<void> {
+    if (this.cohortsCurrent || (await this.options.plans.find(seq))) return;
+    const { playerRollups, cohortRollups, onRebuilt } = this.options;
+    if (await rebuildCohortsIfLegacy(playerRollups, cohortRollups, seq - 1)) onRebuilt?.();
+    this.cohortsCurrent = true;
   }
 
   private async apply(seq: number, segment: NonNullable<Awaited<ReturnType<SegmentStore["find"]>>>): Promise<void> {

@@ -56,7 +56,10 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     clock,
     retentionDays: config.eventRetentionDays,
     directory: new PlayersDirectory(players),
-    worker: { onError: (err) => log.error({ err }, "event apply worker") },
+    worker: {
+      onError: (err) => log.error({ err }, "event apply worker"),
+      onRebuilt: () => log.info("event cohort counts rebuilt in 64 bits from the players' histories"),
+    },
   }));
   const launch = await createLaunch({
     config,
