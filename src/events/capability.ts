@@ -2,6 +2,7 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
 import { EventIdStore } from "./event-id-store.js";
+import { EventNameStore } from "./event-name-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
 import type { PlayerDirectory } from "./player-directory.js";
@@ -24,6 +25,10 @@ export interface CreateEventsOptions {
   database: Database;
   clock: Clock;
   retentionDays: number;
+  /** EVENT_NAME_LIMIT: distinct event names a project may use. */
+  nameLimit: number;
+  /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
+  dbTimeoutMs: number;
   /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
   directory: PlayerDirectory;
   /** Lease, polling and test hooks of the apply worker. */
@@ -62,6 +67,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     writer,
   });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts });
-  const events = new Events({ writer, worker, reader, directory, traitCohorts, retention, clock });
+  const names = new EventNameStore(db, options.nameLimit, options.dbTimeoutMs);
+  const events = new Events({ writer, worker, reader, directory, traitCohorts, retention, names, clock });
   return { events, worker };
 }

@@ -55,6 +55,8 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     database,
     clock,
     retentionDays: config.eventRetentionDays,
+    nameLimit: config.eventNameLimit,
+    dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayersDirectory(players),
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),

@@ -19,6 +19,8 @@ const { worker } = await createEvents({
   database,
   clock: systemClock,
   retentionDays: 400,
+  nameLimit: 1000,
+  dbTimeoutMs: 2000,
   directory: new PlayersDirectory(
     new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
   ),
