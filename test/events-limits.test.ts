@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { queueOf, waitFor } from "./support/events.js";
 
@@ -63,5 +64,37 @@ describe("what one project can cost", () => {
       privateKey,
     );
     expect(fifty.status).toBe(200);
+  });
+
+  it("applies another project's events while one project's apply keeps failing, and the failing one once it heals", async () => {
+    const failing = await svc.createProject();
+    const healthy = await svc.createProject();
+    const { timestamp, day } = recent();
+    // A history document the worker cannot add to (its days are a string): every apply of the project fails.
+    const histories = svc.database.db.collection<{ _id: string }>("event_player_rollups");
+    const broken = playerRollupId(failing.projectId, "u:ann");
+    await histories.insertOne({ _id: broken, project_id: failing.projectId, identity_key: "u:ann", days: "x", hw: 0 });
+    const send = (key: string, player: string) =>
+      svc.postJson("/v1/events", { events: [{ name: "play", partner_user_id: player, timestamp }] }, key);
+    expect((await send(failing.publicKey, "ann")).body.accepted).toBe(1);
+    expect((await send(failing.publicKey, "bob")).body.accepted).toBe(1);
+    for (const player of ["cat", "dan", "eve"]) expect((await send(healthy.publicKey, player)).body.accepted).toBe(1);
+    const names = (key: string) => svc.postJson("/v1/events/names", { from: day, to: day }, key);
+    await waitFor(
+      async () => (await names(healthy.privateKey)).body.names,
+      (got) => JSON.stringify(got) === JSON.stringify([{ name: "play", events: "3" }]),
+    );
+    // The failing project's events wait, the later one of another player too (a project's order holds).
+    expect((await names(failing.privateKey)).body.names).toEqual([]);
+    await histories.deleteOne({ _id: broken });
+    await waitFor(
+      async () => (await names(failing.privateKey)).body.names,
+      (got) => JSON.stringify(got) === JSON.stringify([{ name: "play", events: "2" }]),
+    );
+    await waitFor(
+      () => queueOf(svc),
+      (q) => q.queue_depth === 0,
+    );
+    expect((await names(healthy.privateKey)).body.names).toEqual([{ name: "play", events: "3" }]);
   });
 });

@@ -88,6 +88,15 @@ export class SegmentStore {
     );
   }
 
+  /** A segment without its work (which can be large): whose it is, when it came, how many events. */
+  async head(seq: number): Promise<Omit<Segment, "work"> | null> {
+    const doc = await this.segments.findOne(
+      { _id: sequenceId(seq) },
+      { projection: { project_id: 1, received_at: 1, count: 1 } },
+    );
+    return doc && { seq, projectId: doc.project_id, receivedAt: doc.received_at, count: doc.count };
+  }
+
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */
   insertTombstone(seq: number, now: Date): Promise<boolean> {
     return this.insert({ seq, projectId: null, receivedAt: now, count: 0, work: null }, new Date(0));

@@ -7,10 +7,13 @@ import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
-import type { SegmentStore } from "./segment-store.js";
+import type { Segment, SegmentStore } from "./segment-store.js";
+import { SetAsideProjects } from "./set-aside.js";
 
 /** Plans of this many applied segments are kept (see apply()). */
 const PLANS_KEPT = 64;
+/** Segments past a set-aside project's head that the worker looks through for other projects' work. */
+const LOOKAHEAD = 256;
 /** Players a backfill resyncs per segment. */
 const BACKFILL_SLICE = 500;
 
@@ -66,6 +69,9 @@ export class ApplyWorker {
   private lastLag: Lag = { seconds: 0, depth: 0 };
   /** When the oldest waiting segment was received: read once per segment, not per lag measure (a segment is large). */
   private head: { seq: number; receivedAt: Date } | undefined;
+  private readonly setAside = new SetAsideProjects();
+  /** Segments past the cursor applied while an earlier one's project was set aside. */
+  private readonly appliedAhead = new Set<number>();
   /** The cohort counts are in the current layout (checked once a start). */
   private cohortsCurrent = false;
 
@@ -144,8 +150,59 @@ export class ApplyWorker {
     if (!segment) return this.closeGap(seq, now);
     this.gap = undefined;
     this.head = { seq, receivedAt: segment.receivedAt };
-    await this.apply(seq, segment);
+    if (this.appliedAhead.delete(seq)) {
+      await this.advance(seq, segment.count);
+      return true;
+    }
+    if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
+      return this.applyAhead(seq, state.reserved, segment.projectId, now);
+    }
+    return this.tryApply(seq, segment, true, now);
+  }
+
+  /**
+   * Applies `segment`; on failure its project is set aside with backoff and
+   * the failure reported, and the worker goes on with other projects'.
+   */
+  private async tryApply(seq: number, segment: Segment, inOrder: boolean, now: Date): Promise<boolean> {
+    try {
+      await this.apply(seq, segment, inOrder);
+    } catch (error) {
+      if (segment.projectId === null) throw error;
+      this.setAside.failed(segment.projectId, now.getTime());
+      this.options.onError?.(error);
+      return false;
+    }
+    if (segment.projectId !== null) this.setAside.succeeded(segment.projectId);
     return true;
+  }
+
+  /**
+   * While the head of the queue belongs to a set-aside project, applies the
+   * next segment after it of a project with nothing waiting before it (every
+   * document is one project's, so projects' segments commute). The cursor
+   * stays; when it reaches such a segment, it only advances (appliedAhead).
+   * It stops at a gap: the missing segment's project is unknown.
+   */
+  private async applyAhead(seq: number, reserved: number, waiting: string, now: Date): Promise<boolean> {
+    const held = new Set([waiting]);
+    for (let next = seq + 1; next <= Math.min(reserved, seq + LOOKAHEAD); next++) {
+      if (this.appliedAhead.has(next)) continue;
+      const head = await this.options.segments.head(next);
+      if (!head) return false;
+      if (head.projectId === null) continue;
+      if (held.has(head.projectId) || this.setAside.waits(head.projectId, now.getTime())) {
+        held.add(head.projectId);
+        continue;
+      }
+      const segment = await this.options.segments.find(next);
+      if (segment && (await this.tryApply(next, segment, false, now))) {
+        this.appliedAhead.add(next);
+        return true;
+      }
+      held.add(head.projectId);
+    }
+    return false;
   }
 
   /** Rebuilds legacy cohort counts once, before `seq` is applied: never while a segment is half-written. */
@@ -156,7 +213,8 @@ export class ApplyWorker {
     this.cohortsCurrent = true;
   }
 
-  private async apply(seq: number, segment: NonNullable<Awaited<ReturnType<SegmentStore["find"]>>>): Promise<void> {
+  /** Writes segment `seq`; `inOrder`: it is the cursor's next, which then moves past it. */
+  private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
     const { queue, plans, playerRollups, cohortRollups, retention, clock, onStep } = this.options;
     let plan = await plans.find(seq);
     let fresh = false;
@@ -180,9 +238,13 @@ export class ApplyWorker {
     await cohortRollups.absorb(seq, plan.cohorts, absorbing);
     await onStep?.(seq, "cohorts-written");
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
-    await queue.advance(seq, segment.count);
+    if (inOrder) await this.advance(seq, segment.count);
+  }
+
+  private async advance(seq: number, events: number): Promise<void> {
+    await this.options.queue.advance(seq, events);
     // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.
-    await plans.delete(seq - PLANS_KEPT);
+    await this.options.plans.delete(seq - PLANS_KEPT);
   }
 
   /**
