@@ -71,7 +71,7 @@ describe("what one project can cost", () => {
     const healthy = await svc.createProject();
     const { timestamp, day } = recent();
     // A history document the worker cannot add to (its days are a string): every apply of the project fails.
-    const histories = svc.database.db.collection<{ _id: string }>("event_player_rollups");
+    const histories = svc.database.db.collection<{ _id: string; [field: string]: unknown }>("event_player_rollups");
     const broken = playerRollupId(failing.projectId, "u:ann");
     await histories.insertOne({ _id: broken, project_id: failing.projectId, identity_key: "u:ann", days: "x", hw: 0 });
     const send = (key: string, player: string) =>
