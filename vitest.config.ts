@@ -34,7 +34,12 @@ export default defineConfig({
         extends: true,
         test: {
           name: "mongo-java-server",
-          include: ["test/players-concurrency.test.ts", "test/events-counters.test.ts", "test/events-limits.test.ts", ...ISOLATION_ONLY],
+          include: [
+            "test/players-concurrency.test.ts",
+            "test/events-counters.test.ts",
+            "test/events-limits.test.ts",
+            ...ISOLATION_ONLY,
+          ],
           globalSetup: ["test/support/mongo-java-server-setup.ts"],
         },
       },
