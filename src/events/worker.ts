@@ -7,7 +7,8 @@ import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
-import type { Segment, SegmentStore } from "./segment-store.js";
+import { sideBySide } from "../db/side-by-side.js";
+import type { Segment, SegmentHead, SegmentStore } from "./segment-store.js";
 import { SetAsideProjects } from "./set-aside.js";
 
 /** Plans of this many applied segments are kept (see apply()). */
@@ -43,9 +44,9 @@ export interface WorkerOptions extends PlanningDeps {
 }
 
 export interface Lag {
-  /** Age of the oldest accepted event not yet applied; 0 when none waits. */
+  /** Age of the oldest accepted event behind the apply cursor; 0 when none waits. */
   seconds: number;
-  /** Events accepted and not yet applied. */
+  /** Events in the segments behind the apply cursor. */
   depth: number;
 }
 
@@ -67,8 +68,8 @@ export class ApplyWorker {
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
   private lastLag: Lag = { seconds: 0, depth: 0 };
-  /** When the oldest waiting segment was received: read once per segment, not per lag measure (a segment is large). */
-  private head: { seq: number; receivedAt: Date } | undefined;
+  /** The heads of segments behind the cursor, read once each (a segment is large; its head never changes). */
+  private readonly heads = new Map<number, SegmentHead>();
   private readonly setAside = new SetAsideProjects();
   /** Segments past the cursor applied while an earlier one's project was set aside. */
   private readonly appliedAhead = new Set<number>();
@@ -102,25 +103,28 @@ export class ApplyWorker {
     return this.lastLag;
   }
 
-  /** Measures the lag now: the queue's counters and the oldest waiting segment. */
+  /**
+   * Measures the lag now from the segments waiting behind the cursor (a
+   * sequence number whose writer died holds no events; one not written yet
+   * holds none so far). Each segment's head is read once: segments never change.
+   */
   async measureLag(): Promise<Lag> {
     const state = await this.options.queue.read();
-    let seconds = 0;
-    if (state.reserved > state.applied) {
-      const receivedAt = await this.receivedAt(state.applied + 1);
-      if (receivedAt) seconds = Math.max(0, (this.options.clock.now().getTime() - receivedAt.getTime()) / 1000);
-    }
-    this.lastLag = { seconds, depth: Math.max(0, state.accepted - state.appliedEvents) };
+    const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter((head) => head.count > 0);
+    const oldest = waiting.reduce((min, head) => Math.min(min, head.receivedAt.getTime()), Infinity);
+    const seconds = waiting.length === 0 ? 0 : Math.max(0, (this.options.clock.now().getTime() - oldest) / 1000);
+    this.lastLag = { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
     return this.lastLag;
   }
 
-  private async receivedAt(seq: number): Promise<Date | undefined> {
-    if (this.head?.seq !== seq) {
-      const segment = await this.options.segments.find(seq);
-      if (!segment) return undefined;
-      this.head = { seq, receivedAt: segment.receivedAt };
+  private async waitingHeads(applied: number, reserved: number): Promise<SegmentHead[]> {
+    for (const seq of this.heads.keys()) if (seq <= applied) this.heads.delete(seq);
+    const unread: number[] = [];
+    for (let seq = applied + 1; seq <= reserved; seq++) if (!this.heads.has(seq)) unread.push(seq);
+    for (const head of await sideBySide(unread, (seq) => this.options.segments.head(seq))) {
+      if (head) this.heads.set(head.seq, head);
     }
-    return this.head.receivedAt;
+    return [...this.heads.values()].filter((head) => head.seq <= reserved);
   }
 
   private async loop(): Promise<void> {
@@ -128,10 +132,11 @@ export class ApplyWorker {
       let worked = false;
       try {
         worked = await this.pass();
-        await this.measureLag();
       } catch (error) {
         this.options.onError?.(error);
       }
+      // Measured whether or not the pass failed: a stalled queue shows its growing lag.
+      await this.measureLag().catch(() => undefined);
       if (!worked) await this.idle();
     }
   }
@@ -149,7 +154,6 @@ export class ApplyWorker {
     const segment = await segments.find(seq);
     if (!segment) return this.closeGap(seq, now);
     this.gap = undefined;
-    this.head = { seq, receivedAt: segment.receivedAt };
     if (this.appliedAhead.delete(seq)) {
       await this.advance(seq, segment.count);
       return true;
