@@ -39,7 +39,7 @@ export interface CreateEventsOptions {
 export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
   const { database, clock, retentionDays } = options;
   const { db } = database;
-  const queue = new QueueStateStore(db);
+  const queue = new QueueStateStore(db, database.timeoutMs);
   await queue.ensure();
   const segments = new SegmentStore(db);
   const eventIds = new EventIdStore(db);
