@@ -1,11 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../src/config.js";
-import { startEmbeddedDb, type EmbeddedDb } from "../src/db/embedded.js";
-import { createLogger } from "../src/log.js";
 import { waitFor } from "./support/main-process.js";
+import { startOwnFerretDb } from "./support/own-engine.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 // A service on an embedded database of its own, which the test freezes with SIGSTOP.
@@ -13,24 +8,15 @@ const DB_TIMEOUT_MS = 2_000;
 /** Slack for a loaded machine on top of the deadline, as in db-faults.test.ts. */
 const SLACK_MS = 2_000;
 
-let dataDir: string;
-let embedded: EmbeddedDb;
+let engine: Awaited<ReturnType<typeof startOwnFerretDb>>;
 let svc: TestService;
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-events-freeze-"));
-  embedded = await startEmbeddedDb({
-    kind: "ferretdb",
-    dataDir,
-    mongodBinary: undefined,
-    buildCacheDir: loadConfig().buildCacheDir,
-    log: createLogger("silent"),
-  });
-  svc = await startTestService({ DB_TIMEOUT_MS: String(DB_TIMEOUT_MS) }, { mongodbUri: embedded.uri });
+  engine = await startOwnFerretDb();
+  svc = await startTestService({ DB_TIMEOUT_MS: String(DB_TIMEOUT_MS) }, { mongodbUri: engine.embedded.uri });
 });
 afterAll(async () => {
   await svc.stop();
-  await embedded.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await engine.stop();
 });
 
 /** A POST that gives up after a bound, so a hang fails the test instead of stalling it. */
@@ -61,7 +47,7 @@ describe("an engine frozen under load", () => {
       timedPost("/v1/players/update", { players: [{ partner_user_id: `p${i}`, tags_add: ["vip"] }] }, publicKey);
     expect((await ingest(0)).status).toBe(200);
     expect((await update(0)).status).toBe(200);
-    const pid = embedded.pid!;
+    const pid = engine.embedded.pid!;
     process.kill(pid, "SIGSTOP");
     try {
       // Player updates alongside load the engine; they queue per player (src/players), which is not bounded here.
