@@ -47,7 +47,7 @@ describe("counters that never wrap", () => {
     await waitFor(
       () => queueOf(svc),
       (q) => q.queue_depth === 0,
-      150_000,
+      240_000,
     );
     const everyone = await trends({});
     expect(everyone).toEqual(bruteForce(sent, days));
@@ -59,7 +59,7 @@ describe("counters that never wrap", () => {
     );
     const names = await svc.postJson("/v1/events/names", range, privateKey);
     expect(names.body.names).toEqual([{ name: "tap", events: "1000" }]);
-  }, 200_000);
+  }, 300_000);
 
   it("keeps cohort and player counts past 2^31 exact", async () => {
     const cohorts = new CohortRollupStore(svc.database.db);
