@@ -42,6 +42,8 @@ export default defineConfig({
             "test/events-history-faults.test.ts",
             "test/events-filters.test.ts",
             "test/filters-commands.test.ts",
+            "test/events-counters.test.ts",
+            "test/events-limits.test.ts",
             ...ISOLATION_ONLY,
           ],
           globalSetup: ["test/support/mongo-java-server-setup.ts"],

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { batchedWrite } from "../src/db/batched-write.js";
-import { cohortMonthId, EVERYONE, packCounts, tagCohort } from "../src/events/cohort-rollup-store.js";
+import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/cohort-rollup-store.js";
 import { dayOf, monthOf } from "../src/events/days.js";
 import type { QueuedEvent } from "../src/events/entries.js";
 import { nameField } from "../src/events/names.js";
@@ -214,10 +214,10 @@ export async function generate(bench: BenchService): Promise<Generated> {
       project_id: p.projectId,
       cohort,
       month,
-      days: Object.fromEntries(
+      counts: Object.fromEntries(
         Object.entries(days).map(([day, names]) => [
           day,
-          Object.fromEntries(Object.entries(names).map(([field, { e, p }]) => [field, packCounts(e, p)])),
+          Object.fromEntries(Object.entries(names).map(([field, { e, p }]) => [field, countsChange(e, p)])),
         ]),
       ),
       hw: 0,

@@ -56,6 +56,8 @@ export interface Config {
   serverMaxConnections: number;
   /** Raw events and rollups older than this many days are deleted by the service. */
   eventRetentionDays: number;
+  /** Distinct event names a project may use; an event with a new name past it is rejected (`name_limit`). */
+  eventNameLimit: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
   eventWorker: boolean;
   /** What the instance owning an embedded database may keep in memory (profiles, player histories), in MiB; 0: nothing. */
@@ -136,6 +138,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     serverIdleTimeoutSeconds: integer("SERVER_IDLE_TIMEOUT_SECONDS", 60, 1, 3600),
     serverMaxConnections: integer("SERVER_MAX_CONNECTIONS", 10_000, 1, 1_000_000),
     eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
+    eventNameLimit: integer("EVENT_NAME_LIMIT", 1000, 1, 100_000),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
     ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),
     corsOrigins,

@@ -1,13 +1,9 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../gen/platformapi/v1/admin_pb.js";
-import { loadConfig } from "../src/config.js";
-import { startEmbeddedDb, type EmbeddedDb } from "../src/db/embedded.js";
-import { createLogger } from "../src/log.js";
+import type { EmbeddedDb } from "../src/db/embedded.js";
 import { waitFor } from "./support/main-process.js";
+import { startOwnFerretDb } from "./support/own-engine.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
 // A service on a supervised embedded database of its own, which the tests stop and kill.
@@ -16,18 +12,12 @@ const READY_TIMEOUT_MS = 300;
 /** Slack for a loaded machine on top of a deadline (3.1 s seen at load 15); a stall without deadlines lasts until SIGCONT. */
 const SLACK_MS = 2_000;
 
-let dataDir: string;
+let engine: Awaited<ReturnType<typeof startOwnFerretDb>>;
 let embedded: EmbeddedDb;
 let test: TestService;
 beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-dbfaults-"));
-  embedded = await startEmbeddedDb({
-    kind: "ferretdb",
-    dataDir,
-    mongodBinary: undefined,
-    buildCacheDir: loadConfig().buildCacheDir,
-    log: createLogger("silent"),
-  });
+  engine = await startOwnFerretDb();
+  embedded = engine.embedded;
   test = await startTestService(
     { DB_TIMEOUT_MS: String(DB_TIMEOUT_MS), READY_TIMEOUT_MS: String(READY_TIMEOUT_MS) },
     { mongodbUri: embedded.uri },
@@ -35,8 +25,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await test.stop();
-  await embedded.stop();
-  await rm(dataDir, { recursive: true, force: true });
+  await engine.stop();
 });
 
 const entitlement = {

@@ -13,9 +13,17 @@ export interface WaitOptions {
  */
 export class Gate {
   private inFlight = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: { wake: () => void; fail: (error: unknown) => void }[] = [];
 
-  constructor(private readonly limit: number) {}
+  /**
+   * `shed`: maps a task's failure to the error every caller waiting at that
+   * moment gets at once (a database that did not answer the task ahead will
+   * not answer theirs within their deadline either); undefined: they wait on.
+   */
+  constructor(
+    private readonly limit: number,
+    private readonly shed: (error: unknown) => unknown = () => undefined,
+  ) {}
 
   /**
    * Runs `task` when a slot is free. A caller that waited `waitLimitMs` in
@@ -28,28 +36,38 @@ export class Gate {
     else this.inFlight++;
     try {
       return await task();
+    } catch (error) {
+      const shed = this.shed(error);
+      if (shed !== undefined) for (const waiter of this.waiting.splice(0)) waiter.fail(shed);
+      throw error;
     } finally {
       // The slot passes straight to the next waiter, so a newcomer can never overtake it.
       const next = this.waiting.shift();
-      if (next) next();
+      if (next) next.wake();
       else this.inFlight--;
     }
   }
 
   private turn(waitLimitMs: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      const wake = () => {
-        clearTimeout(timer);
-        resolve();
+      const waiter = {
+        wake: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        fail: (error: unknown) => {
+          clearTimeout(timer);
+          reject(error);
+        },
       };
       const timer =
         waitLimitMs === undefined
           ? undefined
           : setTimeout(() => {
-              this.waiting.splice(this.waiting.indexOf(wake), 1);
+              this.waiting.splice(this.waiting.indexOf(waiter), 1);
               reject(waitedTooLong(waitLimitMs));
             }, waitLimitMs);
-      this.waiting.push(wake);
+      this.waiting.push(waiter);
     });
   }
 }

@@ -1,4 +1,4 @@
-import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
+import { Long, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
 
 /** Any rollup document: addressed by `_id`, with the high-water mark of the queue it has absorbed. */
 export interface RollupDoc extends Document {
@@ -13,7 +13,8 @@ const DUPLICATE_KEY = 11000;
 /** A change to one rollup document, as a plan records it. */
 export interface DocumentChange {
   id: string;
-  inc: Record<string, number>;
+  /** Counts to add: each is written as an Int64 (see mapInt64). */
+  inc: Record<string, number | Long>;
   set?: Record<string, unknown>;
   unset?: string[];
   /** Fields a new document starts with. */
@@ -61,7 +62,7 @@ export async function absorb(
   }
   const operations: AnyBulkWriteOperation<RollupDoc>[] = pending.map((change) => {
     const update: Document = { $set: { ...change.set, hw: seq }, $setOnInsert: change.init };
-    if (Object.keys(change.inc).length > 0) update.$inc = change.inc;
+    if (Object.keys(change.inc).length > 0) update.$inc = mapInt64(change.inc);
     if (change.unset?.length) update.$unset = Object.fromEntries(change.unset.map((field) => [field, ""]));
     const filter = guardInFilter ? { _id: change.id, hw: { $lt: seq } } : { _id: change.id };
     return { updateOne: { filter, update, upsert: true } };
@@ -69,4 +70,15 @@ export async function absorb(
   const failures = await batchedWrite(collection, operations);
   const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
   if (other) throw new Error(`rollup write failed with code ${other.code}`);
+}
+
+/**
+ * Every counter is added in 64 bits: the driver sends a small number as an
+ * Int32, and FerretDB 1.24 wraps an Int32 `$inc` past 2^31 where MongoDB
+ * widens it. An Int64 field stays one on both.
+ */
+function mapInt64(inc: Record<string, number | Long>): Record<string, Long> {
+  return Object.fromEntries(
+    Object.entries(inc).map(([path, by]) => [path, typeof by === "number" ? Long.fromNumber(by) : by]),
+  );
 }

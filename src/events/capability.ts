@@ -5,6 +5,7 @@ import { ChangeRepair } from "./change-repair.js";
 import type { Engine } from "../db/engine.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
 import { EventIdStore } from "./event-id-store.js";
+import { EventNameStore } from "./event-name-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
 import { PlayerChangeStore } from "./player-change-store.js";
@@ -29,17 +30,21 @@ export interface CreateEventsOptions {
   engine: Engine;
   clock: Clock;
   retentionDays: number;
+  /** EVENT_NAME_LIMIT: distinct event names a project may use. */
+  nameLimit: number;
+  /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
+  dbTimeoutMs: number;
   /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
   directory: PlayerDirectory;
   /** Lease, polling and test hooks of the apply worker. */
-  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError">;
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError" | "onRebuilt">;
 }
 
 /** The events capability and its apply worker (not started: the caller decides whether this process applies). */
 export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
   const { database, clock, retentionDays } = options;
   const { db } = database;
-  const queue = new QueueStateStore(db);
+  const queue = new QueueStateStore(db, database.timeoutMs);
   await queue.ensure();
   const segments = new SegmentStore(db);
   const eventIds = new EventIdStore(db);
@@ -72,6 +77,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow });
-  const events = new Events({ writer, worker, reader, directory, traitCohorts, changes, retention, clock });
+  const names = new EventNameStore(db, options.nameLimit, options.dbTimeoutMs);
+  const events = new Events({ writer, worker, reader, directory, traitCohorts, changes, retention, names, clock });
   return { events, worker };
 }

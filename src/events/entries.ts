@@ -29,7 +29,13 @@ export interface QueuedEvent {
 }
 
 export type RejectCode =
-  "missing_identity" | "bad_identity" | "bad_name" | "bad_timestamp" | "bad_event_id" | "properties_too_large";
+  | "missing_identity"
+  | "bad_identity"
+  | "bad_name"
+  | "bad_timestamp"
+  | "bad_event_id"
+  | "properties_too_large"
+  | "name_limit";
 
 export interface Rejection {
   code: RejectCode;

@@ -1,4 +1,6 @@
 import type { Clock } from "../clock.js";
+import { InvalidArgumentError } from "../errors.js";
+import type { EventNameStore } from "./event-name-store.js";
 import { checkEvent, type IncomingEvent, type Rejection } from "./entries.js";
 import type { Retention } from "./retention.js";
 import type { SegmentWork } from "./segment-store.js";
@@ -10,6 +12,9 @@ import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts } from "./trait-cohorts.js";
 import type { WrittenProfile } from "../players/written-profiles.js";
 import type { PlayerChange, PlayerChangeStore } from "./player-change-store.js";
+
+/** Names a trends call may ask for. */
+export const MAX_TREND_NAMES = 50;
 
 /** With split_by and no tags given: the tags with the most players, at most this many. */
 export const MAX_SPLIT_TAGS = 20;
@@ -44,6 +49,7 @@ export interface EventsOptions {
   traitCohorts: TraitCohorts;
   changes: PlayerChangeStore;
   retention: Retention;
+  names: EventNameStore;
   clock: Clock;
 }
 
@@ -60,13 +66,25 @@ export class Events {
     const { clock, retention, worker } = this.options;
     const now = clock.now();
     const oldest = retention.oldest(now);
-    const accepted = [];
+    const valid = [];
     const rejected: IngestOutcome["rejected"] = [];
     for (const [index, event] of events.entries()) {
       const outcome = checkEvent(event, now, oldest);
-      if (outcome.ok) accepted.push(outcome.value);
+      if (outcome.ok) valid.push({ index, event: outcome.value });
       else rejected.push({ index, ...outcome.error });
     }
+    const named = await this.options.names.admit(projectId, [...new Set(valid.map(({ event }) => event.n))]);
+    const accepted = [];
+    for (const { index, event } of valid) {
+      if (named.has(event.n)) accepted.push(event);
+      else
+        rejected.push({
+          index,
+          code: "name_limit",
+          message: `name: the project has ${named.size} event names, the limit`,
+        });
+    }
+    rejected.sort((a, b) => a.index - b.index);
     if (accepted.length > 0) {
       const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
       await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest);
@@ -122,6 +140,7 @@ export class Events {
 
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, names, splitByTags } = request;
+    if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
     const { reader, retention, clock } = this.options;
     const freshness = await this.freshness();
     const firstDay = retention.firstDay(clock.now());

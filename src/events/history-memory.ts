@@ -175,7 +175,7 @@ function applied(rollup: PlayerRollup, change: DocumentChange, seq: number): Pla
   for (const [path, by] of Object.entries(change.inc)) {
     const [, day, field] = path.split(".");
     const names = (days[day] ??= {});
-    names[field] = (names[field] ?? 0) + by;
+    names[field] = (names[field] ?? 0) + (typeof by === "number" ? by : by.toNumber());
   }
   const set = change.set ?? {};
   return {

@@ -8,7 +8,7 @@ import { sequenceId } from "./segment-store.js";
  * A change as stored: `$inc` paths contain dots, which are no field names, and
  * FerretDB stores no nested arrays, so paths and amounts are two lists.
  */
-type StoredChange = Omit<DocumentChange, "inc"> & { inc_paths: string[]; inc_by: number[] };
+type StoredChange = Omit<DocumentChange, "inc"> & { inc_paths: string[]; inc_by: DocumentChange["inc"][string][] };
 
 interface PlanDoc {
   /** sequenceId() of the segment. */

@@ -1,5 +1,5 @@
 import type { DocumentChange } from "./absorb.js";
-import { cohortMonthId, EVERYONE, packCounts } from "./cohort-rollup-store.js";
+import { cohortMonthId, countsChange, EVERYONE } from "./cohort-rollup-store.js";
 import { dayOf, monthOf } from "./days.js";
 import type { QueuedEvent } from "./entries.js";
 import { nameField } from "./names.js";
@@ -45,7 +45,11 @@ interface PlayerState {
  */
 export class Planner {
   private readonly players = new Map<string, PlayerState>();
-  private readonly cohortIncs = new Map<string, { cohort: string; month: string; inc: Record<string, number> }>();
+  /** Per cohort and month, per counts path: the events and players it moves by. */
+  private readonly cohortIncs = new Map<
+    string,
+    { cohort: string; month: string; moves: Map<string, { e: number; p: number }> }
+  >();
 
   constructor(private readonly reads: PlanReads) {}
 
@@ -115,9 +119,9 @@ export class Planner {
         init: { project_id: projectId, identity_key: identityKey },
       });
     }
-    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, inc }) => ({
+    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, moves }) => ({
       id: cohortMonthId(projectId, cohort, month),
-      inc,
+      inc: Object.fromEntries([...moves].map(([path, { e, p }]) => [path, countsChange(e, p)])),
       init: { project_id: projectId, cohort, month },
     }));
     return { players, cohorts };
@@ -171,8 +175,10 @@ export class Planner {
     const month = monthOf(day);
     const key = `${cohort}\u0000${month}`;
     let doc = this.cohortIncs.get(key);
-    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, inc: {} }));
-    bump(doc.inc, `days.${day}.${field}`, packCounts(events, players));
+    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, moves: new Map() }));
+    const path = `counts.${day}.${field}`;
+    const move = doc.moves.get(path) ?? { e: 0, p: 0 };
+    doc.moves.set(path, { e: move.e + events, p: move.p + players });
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Db } from "mongodb";
-import { isDuplicateKey } from "../db/errors.js";
+import { asUnavailable, isDuplicateKey } from "../db/errors.js";
 import { Gate } from "../db/gate.js";
 
 interface CounterDoc {
@@ -35,10 +35,16 @@ export class QueueStateStore {
    * One reservation at a time: FerretDB loses concurrent updates of one
    * document (measured: 40 reservations side by side drew 30 distinct numbers
    * and counted 300 of 400 events), and one process owns a FerretDB database.
+   * A reservation waits its turn at most a database deadline, and none waits
+   * on once the one ahead found the database unavailable: queued one behind
+   * another, 20 ingests in a frozen engine answered after 2, 4, ... 40 s.
    */
-  private readonly counter = new Gate(1);
+  private readonly counter = new Gate(1, asUnavailable);
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly waitLimitMs?: number,
+  ) {
     this.docs = db.collection<CounterDoc | CursorDoc>("event_queue");
   }
 
@@ -58,12 +64,14 @@ export class QueueStateStore {
 
   /** The next sequence number; `events` are added to the accepted count. */
   async reserve(events: number): Promise<number> {
-    const doc = (await this.counter.run(() =>
-      this.docs.findOneAndUpdate(
-        { _id: "counter" },
-        { $inc: { seq: 1, events } },
-        { returnDocument: "after", upsert: true },
-      ),
+    const doc = (await this.counter.run(
+      () =>
+        this.docs.findOneAndUpdate(
+          { _id: "counter" },
+          { $inc: { seq: 1, events } },
+          { returnDocument: "after", upsert: true },
+        ),
+      { waitLimitMs: this.waitLimitMs },
     )) as CounterDoc | null;
     return doc!.seq;
   }

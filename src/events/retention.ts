@@ -6,6 +6,8 @@ import type { QueueStateStore } from "./queue-state-store.js";
 import type { SegmentStore } from "./segment-store.js";
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
+/** A sweep that failed (a deadline on a large database after a start) is tried again this soon. */
+const RETRY_AFTER_MS = 60 * 1000;
 
 export interface RetentionOptions {
   days: number;
@@ -38,11 +40,19 @@ export class Retention {
     return retentionStart(now, this.options.days);
   }
 
-  /** Sweeps when the last sweep is an hour old; the worker calls it between segments, holding the lease. */
+  /**
+   * Sweeps when the last sweep is an hour old, or a minute after one failed;
+   * the worker calls it between segments, holding the lease.
+   */
   async sweepIfDue(now: Date): Promise<void> {
     if (now.getTime() - this.lastSweep < SWEEP_EVERY_MS) return;
-    this.lastSweep = now.getTime();
-    await this.sweep(now);
+    try {
+      await this.sweep(now);
+      this.lastSweep = now.getTime();
+    } catch (error) {
+      this.lastSweep = now.getTime() - SWEEP_EVERY_MS + RETRY_AFTER_MS;
+      throw error;
+    }
   }
 
   async sweep(now: Date): Promise<void> {

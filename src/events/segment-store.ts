@@ -30,6 +30,8 @@ export interface Segment {
   work: SegmentWork | null;
 }
 
+export type SegmentHead = Omit<Segment, "work">;
+
 /**
  * A segment's (and its plan's) `_id`: the sequence number as 16 digits. A
  * string, because FerretDB uses its `_id` index only for a string or ObjectId
@@ -92,6 +94,15 @@ export class SegmentStore {
         work: doc.work,
       }
     );
+  }
+
+  /** A segment without its work (which can be large): whose it is, when it came, how many events. */
+  async head(seq: number): Promise<SegmentHead | null> {
+    const doc = await this.segments.findOne(
+      { _id: sequenceId(seq) },
+      { projection: { project_id: 1, received_at: 1, count: 1 } },
+    );
+    return doc && { seq, projectId: doc.project_id, receivedAt: doc.received_at, count: doc.count };
   }
 
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */

@@ -3,15 +3,20 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
+import { rebuildCohortsIfLegacy } from "./cohort-rebuild.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { PlayerChangeStore } from "./player-change-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
-import type { SegmentStore } from "./segment-store.js";
+import { sideBySide } from "../db/side-by-side.js";
+import type { Segment, SegmentHead, SegmentStore } from "./segment-store.js";
+import { SetAsideProjects } from "./set-aside.js";
 
 /** Plans of this many applied segments are kept (see apply()). */
 const PLANS_KEPT = 64;
+/** Segments past a set-aside project's head that the worker looks through for other projects' work. */
+const LOOKAHEAD = 256;
 /** Players a backfill resyncs per segment. */
 const BACKFILL_SLICE = 500;
 
@@ -39,12 +44,14 @@ export interface WorkerOptions extends PlanningDeps {
   /** Called after each step of an apply; tests use it to crash the process there. */
   onStep?: (seq: number, step: ApplyStep) => Promise<void>;
   onError?: (error: unknown) => void;
+  /** Legacy cohort counts were rebuilt from the players' histories. */
+  onRebuilt?: () => void;
 }
 
 export interface Lag {
-  /** Age of the oldest accepted event not yet applied; 0 when none waits. */
+  /** Age of the oldest accepted event behind the apply cursor; 0 when none waits. */
   seconds: number;
-  /** Events accepted and not yet applied. */
+  /** Events in the segments behind the apply cursor. */
   depth: number;
 }
 
@@ -66,8 +73,13 @@ export class ApplyWorker {
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
   private lastLag: Lag = { seconds: 0, depth: 0 };
-  /** When the oldest waiting segment was received: read once per segment, not per lag measure (a segment is large). */
-  private head: { seq: number; receivedAt: Date } | undefined;
+  /** The heads of segments behind the cursor, read once each (a segment is large; its head never changes). */
+  private readonly heads = new Map<number, SegmentHead>();
+  private readonly setAside = new SetAsideProjects();
+  /** Segments past the cursor applied while an earlier one's project was set aside. */
+  private readonly appliedAhead = new Set<number>();
+  /** The cohort counts are in the current layout (checked once a start). */
+  private cohortsCurrent = false;
 
   constructor(private readonly options: WorkerOptions) {
     this.leaseMs = options.leaseMs ?? 10_000;
@@ -96,25 +108,28 @@ export class ApplyWorker {
     return this.lastLag;
   }
 
-  /** Measures the lag now: the queue's counters and the oldest waiting segment. */
+  /**
+   * Measures the lag now from the segments waiting behind the cursor (a
+   * sequence number whose writer died holds no events; one not written yet
+   * holds none so far). Each segment's head is read once: segments never change.
+   */
   async measureLag(): Promise<Lag> {
     const state = await this.options.queue.read();
-    let seconds = 0;
-    if (state.reserved > state.applied) {
-      const receivedAt = await this.receivedAt(state.applied + 1);
-      if (receivedAt) seconds = Math.max(0, (this.options.clock.now().getTime() - receivedAt.getTime()) / 1000);
-    }
-    this.lastLag = { seconds, depth: Math.max(0, state.accepted - state.appliedEvents) };
+    const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter((head) => head.count > 0);
+    const oldest = waiting.reduce((min, head) => Math.min(min, head.receivedAt.getTime()), Infinity);
+    const seconds = waiting.length === 0 ? 0 : Math.max(0, (this.options.clock.now().getTime() - oldest) / 1000);
+    this.lastLag = { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
     return this.lastLag;
   }
 
-  private async receivedAt(seq: number): Promise<Date | undefined> {
-    if (this.head?.seq !== seq) {
-      const segment = await this.options.segments.find(seq);
-      if (!segment) return undefined;
-      this.head = { seq, receivedAt: segment.receivedAt };
+  private async waitingHeads(applied: number, reserved: number): Promise<SegmentHead[]> {
+    for (const seq of this.heads.keys()) if (seq <= applied) this.heads.delete(seq);
+    const unread: number[] = [];
+    for (let seq = applied + 1; seq <= reserved; seq++) if (!this.heads.has(seq)) unread.push(seq);
+    for (const head of await sideBySide(unread, (seq) => this.options.segments.head(seq))) {
+      if (head) this.heads.set(head.seq, head);
     }
-    return this.head.receivedAt;
+    return [...this.heads.values()].filter((head) => head.seq <= reserved);
   }
 
   private async loop(): Promise<void> {
@@ -122,10 +137,11 @@ export class ApplyWorker {
       let worked = false;
       try {
         worked = await this.pass();
-        await this.measureLag();
       } catch (error) {
         this.options.onError?.(error);
       }
+      // Measured whether or not the pass failed: a stalled queue shows its growing lag.
+      await this.measureLag().catch(() => undefined);
       if (!worked) await this.idle();
     }
   }
@@ -139,16 +155,76 @@ export class ApplyWorker {
     await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();
     const seq = state.applied + 1;
+    await this.upgradeCohorts(seq);
     if (seq > state.reserved) return false;
     const segment = await segments.find(seq);
     if (!segment) return this.closeGap(seq, now);
     this.gap = undefined;
-    this.head = { seq, receivedAt: segment.receivedAt };
-    await this.apply(seq, segment);
+    if (this.appliedAhead.delete(seq)) {
+      await this.advance(seq, segment.count);
+      return true;
+    }
+    if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
+      return this.applyAhead(seq, state.reserved, segment.projectId, now);
+    }
+    return this.tryApply(seq, segment, true, now);
+  }
+
+  /**
+   * Applies `segment`; on failure its project is set aside with backoff and
+   * the failure reported, and the worker goes on with other projects'.
+   */
+  private async tryApply(seq: number, segment: Segment, inOrder: boolean, now: Date): Promise<boolean> {
+    try {
+      await this.apply(seq, segment, inOrder);
+    } catch (error) {
+      if (segment.projectId === null) throw error;
+      this.setAside.failed(segment.projectId, now.getTime());
+      this.options.onError?.(error);
+      return false;
+    }
+    if (segment.projectId !== null) this.setAside.succeeded(segment.projectId);
     return true;
   }
 
-  private async apply(seq: number, segment: NonNullable<Awaited<ReturnType<SegmentStore["find"]>>>): Promise<void> {
+  /**
+   * While the head of the queue belongs to a set-aside project, applies the
+   * next segment after it of a project with nothing waiting before it (every
+   * document is one project's, so projects' segments commute). The cursor
+   * stays; when it reaches such a segment, it only advances (appliedAhead).
+   * It stops at a gap: the missing segment's project is unknown.
+   */
+  private async applyAhead(seq: number, reserved: number, waiting: string, now: Date): Promise<boolean> {
+    const held = new Set([waiting]);
+    for (let next = seq + 1; next <= Math.min(reserved, seq + LOOKAHEAD); next++) {
+      if (this.appliedAhead.has(next)) continue;
+      const head = await this.options.segments.head(next);
+      if (!head) return false;
+      if (head.projectId === null) continue;
+      if (held.has(head.projectId) || this.setAside.waits(head.projectId, now.getTime())) {
+        held.add(head.projectId);
+        continue;
+      }
+      const segment = await this.options.segments.find(next);
+      if (segment && (await this.tryApply(next, segment, false, now))) {
+        this.appliedAhead.add(next);
+        return true;
+      }
+      held.add(head.projectId);
+    }
+    return false;
+  }
+
+  /** Rebuilds legacy cohort counts once, before `seq` is applied: never while a segment is half-written. */
+  private async upgradeCohorts(seq: number): Promise<void> {
+    if (this.cohortsCurrent || (await this.options.plans.find(seq))) return;
+    const { playerRollups, cohortRollups, onRebuilt } = this.options;
+    if (await rebuildCohortsIfLegacy(playerRollups, cohortRollups, seq - 1)) onRebuilt?.();
+    this.cohortsCurrent = true;
+  }
+
+  /** Writes segment `seq`; `inOrder`: it is the cursor's next, which then moves past it. */
+  private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
     const { queue, plans, playerRollups, cohortRollups, retention, clock, onStep } = this.options;
     let plan = await plans.find(seq);
     let fresh = false;
@@ -172,12 +248,16 @@ export class ApplyWorker {
     await cohortRollups.absorb(seq, plan.cohorts, absorbing);
     await onStep?.(seq, "cohorts-written");
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
-    await queue.advance(seq, segment.count);
     if (segment.work?.kind === "resync" && segment.work.change) {
       await this.options.changes.settle(segment.projectId!, segment.work.change);
     }
+    if (inOrder) await this.advance(seq, segment.count);
+  }
+
+  private async advance(seq: number, events: number): Promise<void> {
+    await this.options.queue.advance(seq, events);
     // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.
-    await plans.delete(seq - PLANS_KEPT);
+    await this.options.plans.delete(seq - PLANS_KEPT);
   }
 
   /**

@@ -64,8 +64,13 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     engine,
     clock,
     retentionDays: config.eventRetentionDays,
+    nameLimit: config.eventNameLimit,
+    dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayersDirectory(players),
-    worker: { onError: (err) => log.error({ err }, "event apply worker") },
+    worker: {
+      onError: (err) => log.error({ err }, "event apply worker"),
+      onRebuilt: () => log.info("event cohort counts rebuilt in 64 bits from the players' histories"),
+    },
   }));
   const launch = await createLaunch({
     config,

@@ -22,6 +22,8 @@ const { worker } = await createEvents({
   engine: engineOf(database, 256 * 2 ** 20),
   clock: systemClock,
   retentionDays: 400,
+  nameLimit: 1000,
+  dbTimeoutMs: 2000,
   directory: new PlayersDirectory(
     new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
   ),

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CohortRollupStore, tagCohort } from "../src/events/cohort-rollup-store.js";
+import { Planner } from "../src/events/plan.js";
+import { engineOf } from "../src/db/engine.js";
+import { PlayerRollupStore, type PlayerRollup } from "../src/events/player-rollup-store.js";
+import { startTestService, type TestService } from "./support/service.js";
+import { bruteForce, byName, queueOf, waitFor } from "./support/events.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.stop());
+
+/** An event time `minutesAgo` before the service's now, and its day. */
+function pastEvent(minutesAgo: number): { timestamp: string; day: string } {
+  const timestamp = new Date(svc.clock.now().getTime() - minutesAgo * 60_000).toISOString();
+  return { timestamp, day: timestamp.slice(0, 10) };
+}
+
+describe("counters that never wrap", () => {
+  it("a thousand one-event calls of one name count exactly, for everyone and for a tag", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const players = ["ann", "ben", "cat", "dan"];
+    await svc.postJson("/v1/players/update", { players: [{ partner_user_id: "ann", tags_add: ["vip"] }] }, publicKey);
+    const sent: { name: string; player: string; day: string }[] = [];
+    const calls = Array.from({ length: 1_000 }, (_, i) => {
+      // Two days: the events of one call a minute apart, some a day earlier.
+      const { timestamp, day } = pastEvent(i % 2 === 0 ? 10 : 24 * 60 + 10);
+      const player = players[i % players.length];
+      sent.push({ name: "tap", player, day });
+      return { name: "tap", partner_user_id: player, timestamp };
+    });
+    // Each call its own queue segment, several in flight.
+    const inFlight = 16;
+    for (let from = 0; from < calls.length; from += inFlight) {
+      await Promise.all(
+        calls.slice(from, from + inFlight).map(async (event) => {
+          const res = await svc.postJson("/v1/events", { events: [event] }, publicKey);
+          expect(res.body.accepted).toBe(1);
+        }),
+      );
+    }
+    const days = [...new Set(sent.map((e) => e.day))].sort();
+    const range = { from: days[0], to: days.at(-1) };
+    const trends = async (filter: object) =>
+      byName((await svc.postJson("/v1/events/trends", { ...range, ...filter }, privateKey)).body);
+    await waitFor(
+      () => queueOf(svc),
+      (q) => q.queue_depth === 0,
+      240_000,
+    );
+    const everyone = await trends({});
+    expect(everyone).toEqual(bruteForce(sent, days));
+    expect(await trends({ tags: ["vip"] })).toEqual(
+      bruteForce(
+        sent.filter((e) => e.player === "ann"),
+        days,
+      ),
+    );
+    const names = await svc.postJson("/v1/events/names", range, privateKey);
+    expect(names.body.names).toEqual([{ name: "tap", events: "1000" }]);
+  }, 300_000);
+
+  it("keeps cohort and player counts past 2^31 exact", async () => {
+    const cohorts = new CohortRollupStore(svc.database.db);
+    const playerRollups = new PlayerRollupStore(svc.database.db, engineOf(svc.database, 0));
+    const { projectId } = await svc.createProject();
+    const { timestamp, day } = pastEvent(60);
+    const month = day.slice(0, 7);
+    const absorbing = { fresh: true, guardInFilter: false };
+    const write = async (seq: number, planner: Planner) => {
+      const plan = planner.plan();
+      await playerRollups.absorb(seq, plan.players, absorbing);
+      await cohorts.absorb(seq, plan.cohorts, absorbing);
+    };
+    const planner = async (extra: [string, PlayerRollup][] = []) =>
+      new Planner({
+        projectId,
+        firstDay: day,
+        rollups: new Map([...(await playerRollups.read(projectId, ["u:whale"])), ...extra]),
+        cohortsNow: new Map([
+          ["u:whale", ["t/vip"]],
+          ["d:bot0", []],
+          ["d:bot1", []],
+        ]),
+        traitKeysNow: new Map(),
+      });
+    // Two devices fold into a tagged player: their histories (31 * 2^26 + 31 and 2^26 + 1 events of a name on a
+    // day: the sum FerretDB 1.24 wraps in 32 bits) move into the player's and the tag's counts; then ten
+    // one-event segments.
+    const big = [31 * 2 ** 26 + 31, 2 ** 26 + 1];
+    for (const [index, events] of big.entries()) {
+      const identityKey = `d:bot${index}`;
+      const device: PlayerRollup = { identityKey, days: { [day]: { _tap: events } }, cohorts: [], foldedInto: null, hw: 0 };
+      const fold = await planner([[identityKey, device]]);
+      fold.fold(identityKey, "u:whale");
+      await write(index + 1, fold);
+    }
+    for (let seq = 3; seq <= 12; seq++) {
+      const one = await planner();
+      one.addEvents("u:whale", [{ n: "tap", t: new Date(timestamp), u: "whale", d: null, i: null, p: null }]);
+      await write(seq, one);
+    }
+    const stored = (await playerRollups.read(projectId, ["u:whale"])).get("u:whale");
+    const total = big[0] + big[1] + 10;
+    expect(total).toBeGreaterThan(2 ** 31);
+    expect(stored?.days[day]?._tap).toBe(total);
+    expect((await cohorts.read(projectId, tagCohort("vip"), [month]))[day]?._tap).toEqual({ e: total, p: 1 });
+  });
+
+  it("a database from before rebuilds its 32-bit packed cohort counts, wrapped ones too, at the next start", async () => {
+    const before = await startTestService();
+    const { publicKey, privateKey } = await before.createProject();
+    await before.postJson(
+      "/v1/players/update",
+      { players: [{ partner_user_id: "ann", tags_add: ["vip"] }] },
+      publicKey,
+    );
+    const { timestamp, day } = pastEvent(30);
+    const sent = ["ann", "ann", "ben"].map((player) => ({ name: "tap", player, day }));
+    const events = sent.map(({ player }) => ({ name: "tap", partner_user_id: player, timestamp }));
+    await before.postJson("/v1/events", { events }, publicKey);
+    await waitFor(
+      () => queueOf(before),
+      (q) => q.queue_depth === 0,
+    );
+    // As the counts were stored before: packed events * 2^26 + players, one of them wrapped in 32 bits.
+    await before.service.close(1_000);
+    const rollups = before.database.db.collection<{ _id: string }>("event_cohort_rollups");
+    await rollups.deleteOne({ _id: "layout" });
+    await rollups.updateMany({}, { $unset: { counts: "" }, $set: { [`days.${day}._tap`]: -2147483616 } });
+    await before.database.close();
+    const later = await startTestService({ DB_NAME: before.config.dbName });
+    try {
+      const range = { from: day, to: day };
+      const trends = async (filter: object) =>
+        byName((await later.postJson("/v1/events/trends", { ...range, ...filter }, privateKey)).body);
+      const expected = bruteForce(sent, [day]);
+      await waitFor(
+        () => trends({}),
+        (got) => JSON.stringify([...got]) === JSON.stringify([...expected]),
+      );
+      expect(await trends({ tags: ["vip"] })).toEqual(
+        bruteForce(
+          sent.filter((e) => e.player === "ann"),
+          [day],
+        ),
+      );
+    } finally {
+      await later.stop();
+    }
+  });
+});
