@@ -1,20 +1,16 @@
 import type { CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DbProxy } from "./support/db-proxy.js";
-import { startTestService, type TestService } from "./support/service.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serviceBehindProxy, type DbProxy } from "./support/db-proxy.js";
+import type { TestService } from "./support/service.js";
 import { bruteForce, byName, queueOf, waitFor } from "./support/events.js";
 
 let proxy: DbProxy;
 let svc: TestService;
+let stop: () => Promise<void>;
 beforeAll(async () => {
-  proxy = await DbProxy.start(inject("mongodbUri"));
-  svc = await startTestService({ DB_TIMEOUT_MS: "1000" }, { mongodbUri: proxy.uri });
+  ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
 });
-afterAll(async () => {
-  await proxy.restore();
-  await svc.stop();
-  proxy.cut();
-});
+afterAll(() => stop());
 
 /** A command of `name` on `collection`. */
 const on = (name: string, collection: string) => (event: CommandStartedEvent) =>

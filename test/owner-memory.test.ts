@@ -1,19 +1,15 @@
 import type { CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { DbProxy } from "./support/db-proxy.js";
-import { startTestService, type TestService } from "./support/service.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { serviceBehindProxy, type DbProxy } from "./support/db-proxy.js";
+import type { TestService } from "./support/service.js";
 
 let proxy: DbProxy;
 let svc: TestService;
+let stop: () => Promise<void>;
 beforeAll(async () => {
-  proxy = await DbProxy.start(inject("mongodbUri"));
-  svc = await startTestService({ DB_TIMEOUT_MS: "1000" }, { mongodbUri: proxy.uri });
+  ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
 });
-afterAll(async () => {
-  await proxy.restore();
-  await svc.stop();
-  proxy.cut();
-});
+afterAll(() => stop());
 
 describe("the owner's memory of profiles", () => {
   it("is not trusted after a profile write whose outcome is unknown: the next search reads what the database holds", async () => {

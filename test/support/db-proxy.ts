@@ -1,7 +1,9 @@
 import { once } from "node:events";
 import net from "node:net";
 import type { CommandStartedEvent, MongoClient } from "mongodb";
+import { inject } from "vitest";
 import { waitFor } from "./main-process.js";
+import { startTestService } from "./service.js";
 
 /**
  * A TCP proxy in front of the database server: a test points the service at
@@ -98,4 +100,16 @@ export class DbProxy {
     await this.restore();
     await waitFor(async () => (await fetch(`${baseUrl}/readyz`)).status === 200, 20_000, "the database again");
   }
+}
+
+/** A test service reaching the run's database through a proxy the test cuts; `stop` restores, stops and cuts. */
+export async function serviceBehindProxy(env: Record<string, string> = {}) {
+  const proxy = await DbProxy.start(inject("mongodbUri"));
+  const svc = await startTestService(env, { mongodbUri: proxy.uri });
+  const stop = async () => {
+    await proxy.restore();
+    await svc.stop();
+    proxy.cut();
+  };
+  return { proxy, svc, stop };
 }
