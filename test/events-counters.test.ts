@@ -92,7 +92,13 @@ describe("counters that never wrap", () => {
     const big = [31 * 2 ** 26 + 31, 2 ** 26 + 1];
     for (const [index, events] of big.entries()) {
       const identityKey = `d:bot${index}`;
-      const device: PlayerRollup = { identityKey, days: { [day]: { _tap: events } }, cohorts: [], foldedInto: null, hw: 0 };
+      const device: PlayerRollup = {
+        identityKey,
+        days: { [day]: { _tap: events } },
+        cohorts: [],
+        foldedInto: null,
+        hw: 0,
+      };
       const fold = await planner([[identityKey, device]]);
       fold.fold(identityKey, "u:whale");
       await write(index + 1, fold);

@@ -126,7 +126,10 @@ export class PlayerRollupStore {
 
   /** Every player history of every project, one at a time. A scan, once (cohort-rebuild.ts). */
   async forEachHistory(visit: (projectId: string, rollup: PlayerRollup) => void): Promise<void> {
-    const histories = this.rollups.find({}, { projection: { project_id: 1, identity_key: 1, days: 1, cohorts: 1, hw: 1 } });
+    const histories = this.rollups.find(
+      {},
+      { projection: { project_id: 1, identity_key: 1, days: 1, cohorts: 1, hw: 1 } },
+    );
     for await (const doc of histories) {
       if (doc.folded_into) continue;
       visit(doc.project_id, {
