@@ -87,7 +87,7 @@ export class Events {
     rejected.sort((a, b) => a.index - b.index);
     if (accepted.length > 0) {
       const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
-      await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest);
+      await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now);
     }
     return { accepted: accepted.length, rejected, lag: worker.lag(), serverTime: now };
   }
@@ -178,8 +178,14 @@ export class Events {
     return this.options.worker.measureLag();
   }
 
-  private async enqueue(projectId: string, work: SegmentWork, count: number, latest: Date): Promise<void> {
-    await this.options.writer.enqueue(projectId, work, count, latest);
+  private async enqueue(
+    projectId: string,
+    work: SegmentWork,
+    count: number,
+    latest: Date,
+    receivedAt?: Date,
+  ): Promise<void> {
+    await this.options.writer.enqueue(projectId, work, count, latest, receivedAt);
     this.options.worker.wake();
   }
 }

@@ -13,13 +13,20 @@ export class QueueWriter {
   /**
    * Queues `work` (carrying `count` events, the latest at `latest`) under a
    * new sequence number and answers it; on a loss to a tombstone, under the next.
+   * `receivedAt`: the instant an ingest answers as its server_time, so freshness never claims a waiting event.
    */
-  async enqueue(projectId: string, work: SegmentWork, count: number, latest: Date): Promise<number> {
-    const { queue, segments, clock } = this.options;
+  async enqueue(
+    projectId: string,
+    work: SegmentWork,
+    count: number,
+    latest: Date,
+    receivedAt = this.options.clock.now(),
+  ): Promise<number> {
+    const { queue, segments } = this.options;
     for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
       // The count joins the accepted total once, with the first sequence number.
       const seq = await queue.reserve(attempt === 0 ? count : 0);
-      if (await segments.insert({ seq, projectId, receivedAt: clock.now(), count, work }, latest)) return seq;
+      if (await segments.insert({ seq, projectId, receivedAt, count, work }, latest)) return seq;
     }
     throw new UnavailableError("the event queue is stalled; nothing was queued, try again");
   }

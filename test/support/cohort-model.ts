@@ -27,7 +27,8 @@ export class CohortModel {
     const changed = tags.has(tag) !== on;
     if (on) tags.add(tag);
     else tags.delete(tag);
-    this.tags.set(partner, tags);
+    // An update that changes nothing creates no profile.
+    if (changed || this.tags.has(partner)) this.tags.set(partner, tags);
     return changed;
   }
 
@@ -37,7 +38,7 @@ export class CohortModel {
     const changed = traits.get(key) !== (value ?? undefined);
     if (value === null) traits.delete(key);
     else traits.set(key, value);
-    this.traits.set(partner, traits);
+    if (changed || this.traits.has(partner)) this.traits.set(partner, traits);
     return changed;
   }
 
