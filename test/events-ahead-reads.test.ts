@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, eventTimes, waitFor } from "./support/events.js";
+import { breakHistory, bruteForce, byName, eventTimes, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -17,16 +16,7 @@ describe("read your writes while the worker applies other projects' segments ahe
     const days = times.map((time) => time.day);
     const range = { from: days[0], to: days[1] };
     const db = svc.database.db;
-    // A history document the worker cannot add to (its days are a string): the failing project's apply fails,
-    // and its segment stays the head of the queue.
-    const histories = db.collection<{ _id: string; [field: string]: unknown }>("event_player_rollups");
-    await histories.insertOne({
-      _id: playerRollupId(failing.projectId, "u:ann"),
-      project_id: failing.projectId,
-      identity_key: "u:ann",
-      days: "x",
-      hw: 0,
-    });
+    await breakHistory(svc, failing.projectId, "u:ann");
     const send = async (key: string, events: object[]) => {
       const res = await svc.postJson("/v1/events", { events }, key);
       expect(res.body).toMatchObject({ accepted: events.length, rejected: [] });
