@@ -91,7 +91,7 @@ async function seeded(p: Awaited<ReturnType<typeof project>>, model: CohortModel
   );
   model.trait("player-00", "tier", "base");
   await waitFor(
-    () => p.post("/v1/players/traits/update", { key: "tier", materialise: true }, publicKey),
+    () => p.post("/v1/players/traits/update", { key: "tier", materialise: true }),
     (answer) => answer.ready === true,
   );
   await waitFor(
