@@ -92,5 +92,10 @@ describe("what one project can cost", () => {
       (q) => q.queue_depth === 0,
     );
     expect((await names(healthy.privateKey)).body.names).toEqual([{ name: "play", events: "3" }]);
+    // The cursor took the segments applied ahead off its list as it passed them.
+    const cursor = await svc.database.db
+      .collection<{ _id: string; ahead?: number[] }>("event_queue")
+      .findOne({ _id: "cursor" });
+    expect(cursor?.ahead).toEqual([]);
   });
 });
