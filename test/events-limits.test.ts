@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { startTestService, type TestService } from "./support/service.js";
-import { queueOf, waitFor } from "./support/events.js";
+import { breakHistory, queueOf, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -70,10 +69,7 @@ describe("what one project can cost", () => {
     const failing = await svc.createProject();
     const healthy = await svc.createProject();
     const { timestamp, day } = recent();
-    // A history document the worker cannot add to (its days are a string): every apply of the project fails.
-    const histories = svc.database.db.collection<{ _id: string; [field: string]: unknown }>("event_player_rollups");
-    const broken = playerRollupId(failing.projectId, "u:ann");
-    await histories.insertOne({ _id: broken, project_id: failing.projectId, identity_key: "u:ann", days: "x", hw: 0 });
+    const repair = await breakHistory(svc, failing.projectId, "u:ann");
     const send = (key: string, player: string) =>
       svc.postJson("/v1/events", { events: [{ name: "play", partner_user_id: player, timestamp }] }, key);
     expect((await send(failing.publicKey, "ann")).body.accepted).toBe(1);
@@ -86,7 +82,7 @@ describe("what one project can cost", () => {
     );
     // The failing project's events wait, the later one of another player too (a project's order holds).
     expect((await names(failing.privateKey)).body.names).toEqual([]);
-    await histories.deleteOne({ _id: broken });
+    await repair();
     await waitFor(
       async () => (await names(failing.privateKey)).body.names,
       (got) => JSON.stringify(got) === JSON.stringify([{ name: "play", events: "2" }]),
@@ -96,5 +92,10 @@ describe("what one project can cost", () => {
       (q) => q.queue_depth === 0,
     );
     expect((await names(healthy.privateKey)).body.names).toEqual([{ name: "play", events: "3" }]);
+    // The cursor took the segments applied ahead off its list as it passed them.
+    const cursor = await svc.database.db
+      .collection<{ _id: string; ahead?: number[] }>("event_queue")
+      .findOne({ _id: "cursor" });
+    expect(cursor?.ahead).toEqual([]);
   });
 });

@@ -39,7 +39,8 @@ type Groups = Map<string, string[]>;
  * cohorts as of now, in place of what the rollups say of them. The rollups
  * and the histories are read at one queue state: the cursor is read before
  * the rollups, the histories after, and a history that absorbed a later
- * segment meanwhile makes the read start again.
+ * segment meanwhile makes the read start again. A segment the cursor listed
+ * as applied ahead is complete, and so is every earlier one of its project.
  */
 export class AsOfNow {
   constructor(private readonly options: AsOfNowOptions) {}
@@ -54,12 +55,12 @@ export class AsOfNow {
     for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
       const pending = await changes.pending(projectId);
       if (pending.length === 0) return (await Promise.all(filters.map((f) => read(f, new Set())))).map((b) => b.counts);
-      const { applied } = await queue.read();
+      const { applied, ahead } = await queue.read();
       const groups = await this.groupsOf(projectId, pending);
       const keys = new Set([...groups.values()].flat());
       const bases = await Promise.all(filters.map((filter) => read(filter, keys)));
       const histories = await playerRollups.read(projectId, [...keys]);
-      if ([...histories.values()].some((history) => history.hw > applied)) continue;
+      if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) continue;
       const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
       return bases.map((base, i) => corrected(base, filters[i], groups, histories, now));
     }

@@ -14,6 +14,8 @@ interface CursorDoc {
   _id: "cursor";
   /** Every segment up to this one is applied. */
   applied: number;
+  /** Segments past `applied` applied ahead of it (an earlier one's project was set aside); absent in old documents. */
+  ahead?: number[];
   /** Events applied, in all. */
   events: number;
   /** The worker allowed to apply, until lease_until. */
@@ -25,6 +27,8 @@ export interface QueueState {
   reserved: number;
   accepted: number;
   applied: number;
+  /** Segments past `applied` that are applied in full too. */
+  ahead: ReadonlySet<number>;
   appliedEvents: number;
 }
 
@@ -51,7 +55,7 @@ export class QueueStateStore {
   async ensure(): Promise<void> {
     const initial: (CounterDoc | CursorDoc)[] = [
       { _id: "counter", seq: 0, events: 0 },
-      { _id: "cursor", applied: 0, events: 0, owner: null, lease_until: new Date(0) },
+      { _id: "cursor", applied: 0, ahead: [], events: 0, owner: null, lease_until: new Date(0) },
     ];
     for (const doc of initial) {
       try {
@@ -85,6 +89,7 @@ export class QueueStateStore {
       reserved: counter?.seq ?? 0,
       accepted: counter?.events ?? 0,
       applied: cursor?.applied ?? 0,
+      ahead: new Set(cursor?.ahead ?? []),
       appliedEvents: cursor?.events ?? 0,
     };
   }
@@ -102,11 +107,19 @@ export class QueueStateStore {
     await this.docs.updateOne({ _id: "cursor", owner }, { $set: { owner: null, lease_until: new Date(0) } });
   }
 
+  /**
+   * Records segment `seq`, past the cursor, as applied in full. A stale worker's
+   * mark after the cursor passed `seq` is refused: the list holds only segments ahead.
+   */
+  async markAhead(seq: number): Promise<void> {
+    await this.docs.updateOne({ _id: "cursor", applied: { $lt: seq } }, { $addToSet: { ahead: seq } });
+  }
+
   /** Moves the cursor from `seq - 1` to `seq`; false when another worker moved it (the segment is applied anyway). */
   async advance(seq: number, events: number): Promise<boolean> {
     const result = await this.docs.updateOne(
       { _id: "cursor", applied: seq - 1 },
-      { $set: { applied: seq }, $inc: { events } },
+      { $set: { applied: seq }, $inc: { events }, $pull: { ahead: seq } },
     );
     return result.modifiedCount === 1;
   }

@@ -7,7 +7,7 @@ import { rebuildCohortsIfLegacy } from "./cohort-rebuild.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { PlayerChangeStore } from "./player-change-store.js";
 import type { PlanStore } from "./plan-store.js";
-import type { QueueStateStore } from "./queue-state-store.js";
+import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
 import { sideBySide } from "../db/side-by-side.js";
 import type { Segment, SegmentHead, SegmentStore } from "./segment-store.js";
@@ -76,8 +76,6 @@ export class ApplyWorker {
   /** The heads of segments behind the cursor, read once each (a segment is large; its head never changes). */
   private readonly heads = new Map<number, SegmentHead>();
   private readonly setAside = new SetAsideProjects();
-  /** Segments past the cursor applied while an earlier one's project was set aside. */
-  private readonly appliedAhead = new Set<number>();
   /** The cohort counts are in the current layout (checked once a start). */
   private cohortsCurrent = false;
 
@@ -160,12 +158,12 @@ export class ApplyWorker {
     const segment = await segments.find(seq);
     if (!segment) return this.closeGap(seq, now);
     this.gap = undefined;
-    if (this.appliedAhead.delete(seq)) {
+    if (state.ahead.has(seq)) {
       await this.advance(seq, segment.count);
       return true;
     }
     if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
-      return this.applyAhead(seq, state.reserved, segment.projectId, now);
+      return this.applyAhead(seq, state, segment.projectId, now);
     }
     return this.tryApply(seq, segment, true, now);
   }
@@ -191,13 +189,14 @@ export class ApplyWorker {
    * While the head of the queue belongs to a set-aside project, applies the
    * next segment after it of a project with nothing waiting before it (every
    * document is one project's, so projects' segments commute). The cursor
-   * stays; when it reaches such a segment, it only advances (appliedAhead).
+   * stays; such a segment is marked in the cursor's document once applied in
+   * full (reads accept its histories; the cursor only advances past it).
    * It stops at a gap: the missing segment's project is unknown.
    */
-  private async applyAhead(seq: number, reserved: number, waiting: string, now: Date): Promise<boolean> {
+  private async applyAhead(seq: number, state: QueueState, waiting: string, now: Date): Promise<boolean> {
     const held = new Set([waiting]);
-    for (let next = seq + 1; next <= Math.min(reserved, seq + LOOKAHEAD); next++) {
-      if (this.appliedAhead.has(next)) continue;
+    for (let next = seq + 1; next <= Math.min(state.reserved, seq + LOOKAHEAD); next++) {
+      if (state.ahead.has(next)) continue;
       const head = await this.options.segments.head(next);
       if (!head) return false;
       if (head.projectId === null) continue;
@@ -207,7 +206,7 @@ export class ApplyWorker {
       }
       const segment = await this.options.segments.find(next);
       if (segment && (await this.tryApply(next, segment, false, now))) {
-        this.appliedAhead.add(next);
+        await this.options.queue.markAhead(next);
         return true;
       }
       held.add(head.projectId);
