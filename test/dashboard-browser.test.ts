@@ -182,14 +182,30 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
       .toMatch(/^invalid_argument: .*label/);
   });
 
-  it("materialises a trait key with the switch", async () => {
+  it("lists the API's trait keys and materialises a listed one with its switch", async () => {
     const traitKeys = svc.database.db.collection<{ _id: string; requested?: boolean }>("event_trait_keys");
     expect((await traitKeys.findOne({ _id: `${project.projectId}/tier` }))?.requested).not.toBe(true);
+    const apiRows = async () => {
+      const answer = await api("/v1/players/traits", { page: 1, page_size: 50 });
+      return answer.traits.map((trait: { key: string; materialised: boolean }) => [trait.key, trait.materialised]);
+    };
+    const pageRows = async () =>
+      (await rowsOf(".traits-table tbody")).map(([key, state]) => [key, !state.startsWith("not")]);
     await open("traits");
-    await page.fill('input[name="key"]', "tier");
-    await page.click('button[name="materialise"]');
-    await expect.poll(() => page.locator('li[data-key="tier"]').textContent()).toContain("materialised");
+    await expect.poll(pageRows).toEqual([
+      ["level", false],
+      ["tier", false],
+    ]);
+    expect(await pageRows()).toEqual(await apiRows());
+
+    await page.click('button[name="materialise"][data-key="tier"]');
+    await expect.poll(pageRows).toEqual([
+      ["level", false],
+      ["tier", true],
+    ]);
+    expect(await pageRows()).toEqual(await apiRows());
     expect(await traitKeys.findOne({ _id: `${project.projectId}/tier` })).toMatchObject({ requested: true });
+    expect(await page.locator('button[data-key="tier"]').count()).toBe(0);
     await screenshot("traits");
   });
 

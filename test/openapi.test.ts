@@ -180,6 +180,8 @@ describe("every /v1 answer matches the document", () => {
     expect(tagged.body.tag).toMatchObject({ category: "paying", description: null });
     const trait = await call("/v1/players/traits/update", { key: "level", materialise: true }, privateKey);
     expect(trait.body).toMatchObject({ key: "level", materialised: true });
+    const traits = await call("/v1/players/traits", { page: 1 }, privateKey);
+    expect(traits.body.traits).toContainEqual(expect.objectContaining({ key: "level", materialised: true }));
     const link = { platform_user_id: launch.platformUserId, partner_user_id: "openapi-1" };
     expect((await call("/v1/players/link", link, privateKey)).status).toBe(200);
 

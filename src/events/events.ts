@@ -9,7 +9,7 @@ import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./tre
 import type { ApplyWorker, Lag } from "./worker.js";
 import type { EventQuery } from "./query.js";
 import type { PlayerDirectory } from "./player-directory.js";
-import type { TraitCohorts } from "./trait-cohorts.js";
+import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
 import type { WrittenProfile } from "../players/written-profiles.js";
 import type { PlayerChange, PlayerChangeStore } from "./player-change-store.js";
 
@@ -136,6 +136,11 @@ export class Events {
       await traitCohorts.markRequested(projectId, key);
     }
     return { ready };
+  }
+
+  /** Per trait key of the project, in order: whether its cohorts are materialised, and read already. */
+  traitMaterialisation(projectId: string, keys: readonly string[]): Promise<TraitMaterialisation[]> {
+    return this.options.traitCohorts.materialisation(projectId, keys);
   }
 
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {

@@ -1,3 +1,4 @@
+import { sideBySide } from "../db/side-by-side.js";
 import type { TraitValue } from "../players/normalise.js";
 import { traitIndexEntry } from "../players/normalise.js";
 import type { PlayerCohorts } from "./player-directory.js";
@@ -16,6 +17,12 @@ export const traitKeyOf = (entry: string): string => (JSON.parse(entry) as [stri
 export interface MaterialiseOutcome {
   ready: boolean;
   backfill: boolean;
+}
+
+/** A trait key's cohorts: asked for (they stay on), and read by filters already. */
+export interface TraitMaterialisation {
+  materialised: boolean;
+  ready: boolean;
 }
 
 /**
@@ -54,6 +61,18 @@ export class TraitCohorts {
   async isReady(projectId: string, key: string): Promise<boolean> {
     const state = await this.options.store.find(projectId, key);
     return state?.readySeq != null && (await this.applied(state.readySeq));
+  }
+
+  /** Per key, in order: whether its cohorts were asked for, and whether filters read them (point reads by `_id`). */
+  async materialisation(projectId: string, keys: readonly string[]): Promise<TraitMaterialisation[]> {
+    const [states, queue] = await Promise.all([
+      sideBySide(keys, (key) => this.options.store.find(projectId, key)),
+      this.options.queue.read(),
+    ]);
+    return states.map((state) => ({
+      materialised: state?.requested ?? false,
+      ready: state?.readySeq != null && queue.applied >= state.readySeq,
+    }));
   }
 
   /**

@@ -4,6 +4,7 @@ import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
 import { foldEntry, type RejectCode } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
+import { sortKeys } from "./key-order.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 import {
   MAX_TAGS_PER_PLAYER,
@@ -186,6 +187,13 @@ export class Players {
 
   async hasTraitKey(projectId: string, key: string): Promise<boolean> {
     return (await this.stores.traitKeys.findRegistered(projectId, [key])).has(key);
+  }
+
+  /** One page of the project's trait keys in code point order, and how many there are. */
+  async listTraitKeys(projectId: string, page: number, pageSize: number): Promise<{ keys: string[]; total: number }> {
+    const keys = sortKeys(await this.stores.traitKeys.listInProject(projectId));
+    const skip = (page - 1) * pageSize;
+    return { keys: keys.slice(skip, skip + pageSize), total: keys.length };
   }
 
   search(...args: Parameters<Search["search"]>) {

@@ -30,6 +30,12 @@ export class TraitKeyStore {
     return new Set(keys.filter((_, i) => docs[i] !== null));
   }
 
+  /** The project's keys (at most 200): by its `project_id` index on MongoDB, a scan of player_trait_keys on FerretDB. */
+  async listInProject(projectId: string): Promise<string[]> {
+    const docs = await this.traitKeys.find({ project_id: projectId }, { projection: { _id: 0, key: 1 } }).toArray();
+    return docs.map((doc) => doc.key);
+  }
+
   /** How many trait keys the project has registered (a scan of player_trait_keys on FerretDB). */
   async countInProject(projectId: string): Promise<number> {
     return this.traitKeys.countDocuments({ project_id: projectId });

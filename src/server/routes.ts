@@ -25,6 +25,7 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
       launchTokens: launch.tokens,
       clock,
       materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
+      traitMaterialisation: (projectId, keys) => events.events.traitMaterialisation(projectId, keys),
     }),
   );
   router.service(AdminService, createAdminService(admin, launch.keyring));

@@ -6,10 +6,12 @@ import {
   GetResponseSchema,
   LinkResponseSchema,
   ListTagsResponseSchema,
+  ListTraitsResponseSchema,
   PlayerProfileSchema,
   RejectedEntrySchema,
   SearchResponseSchema,
   TagRecordSchema,
+  TraitRecordSchema,
   UpdatedPlayerSchema,
   UpdateResponseSchema,
   UpdateTagResponseSchema,
@@ -18,6 +20,7 @@ import {
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
+import type { TraitMaterialisation } from "../../events/trait-cohorts.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
 import type { ProfileRecord } from "../../players/profile-store.js";
@@ -99,14 +102,17 @@ export interface PlayerServiceOptions {
   clock: Clock;
   /** Materialised trait cohorts belong to the event rollups: null when the project has no such key. */
   materialiseTrait: (projectId: string, key: string) => Promise<{ ready: boolean } | null>;
+  /** Per key, in order: whether its cohorts are materialised, and read already. */
+  traitMaterialisation: (projectId: string, keys: readonly string[]) => Promise<TraitMaterialisation[]>;
 }
 
-/** PlayerService: tags and traits (update, get, search, tag listing and metadata) and Link. */
+/** PlayerService: tags and traits (update, get, search, tag and trait listings, tag metadata, materialisation) and Link. */
 export function createPlayerService({
   players,
   launchTokens,
   clock,
   materialiseTrait,
+  traitMaterialisation,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
@@ -148,6 +154,17 @@ export function createPlayerService({
       const record = await players.updateTag(projectId, tag, metadata);
       if (!record) throw new NotFoundError(`tag: the project has no tag ${tag}`);
       return create(UpdateTagResponseSchema, { tag: tagMessage(record) });
+    },
+
+    async listTraits(req, ctx) {
+      const projectId = projectOf(ctx);
+      const page = paging(req);
+      const { keys, total } = await players.listTraitKeys(projectId, page.page, page.pageSize);
+      const states = await traitMaterialisation(projectId, keys);
+      return create(ListTraitsResponseSchema, {
+        traits: keys.map((key, i) => create(TraitRecordSchema, { key, ...states[i] })),
+        traitsInfo: pageInfo(total, page),
+      });
     },
 
     async updateTrait(req, ctx) {
