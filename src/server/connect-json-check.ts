@@ -1,6 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import {
   createAsyncIterable,
   readAllBytes,
@@ -8,6 +7,7 @@ import {
   type UniversalServerRequest,
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
+import { findCompression, isByteStream } from "./body-bytes.js";
 import { errorResponse, wrapHandler } from "./handler-wrapper.js";
 import { inspectJsonBody } from "./json-request.js";
 import { protoKeyPaths } from "./protocol.js";
@@ -15,10 +15,6 @@ import { decodeUtf8Body } from "./unicode.js";
 
 /** A Connect unary JSON request, as connect-es recognises one. */
 const CONNECT_UNARY_JSON = /^application\/json(?:; ?charset=utf-?8)?$/i;
-const COMPRESSIONS = [compressionGzip, compressionBrotli];
-
-const isByteStream = (body: UniversalServerRequest["body"]): body is AsyncIterable<Uint8Array> =>
-  typeof body === "object" && body !== null && Symbol.asyncIterator in body;
 
 /**
  * A Connect JSON request gets the checks of a /v1 body that protobuf-es's
@@ -56,12 +52,9 @@ export function checkConnectJson(handler: UniversalHandler, readMaxBytes: number
 
 /** The body's JSON, or undefined when connect's reader should judge it. */
 async function readJson(bytes: Uint8Array, encoding: string | null, readMaxBytes: number) {
-  let plain = bytes;
-  if (encoding !== null && encoding !== "identity") {
-    const compression = COMPRESSIONS.find((c) => c.name === encoding);
-    if (compression === undefined) return undefined;
-    plain = await compression.decompress(bytes, readMaxBytes);
-  }
+  const compression = findCompression(encoding);
+  if (compression === undefined) return undefined;
+  const plain = compression ? await compression.decompress(bytes, readMaxBytes) : bytes;
   const text = decodeUtf8Body(plain);
   if (text === undefined || text.trim() === "") return undefined;
   try {
