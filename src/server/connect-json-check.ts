@@ -7,10 +7,10 @@ import {
   type UniversalServerRequest,
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
-import { findCompression, isByteStream } from "./body-bytes.js";
+import { findCompression, isByteStream, withPlainBody } from "./body-bytes.js";
 import { errorResponse, wrapHandler } from "./handler-wrapper.js";
 import { inspectJsonBody } from "./json-request.js";
-import { protoKeyPaths } from "./protocol.js";
+import { protoKeyPaths, unreadableTimestamps } from "./protocol.js";
 import { decodeUtf8Body } from "./unicode.js";
 
 /** A Connect unary JSON request, as connect-es recognises one. */
@@ -21,7 +21,8 @@ const CONNECT_UNARY_JSON = /^application\/json(?:; ?charset=utf-?8)?$/i;
  * JSON reader lacks (json-request.ts): a number not in decimal ("0x2a", which
  * the reader takes as 42) is invalid_argument, and the `__proto__` keys the
  * reader drops are reported beside the message, as the gateway reports them.
- * The body is read here and handed on unchanged; anything this check cannot
+ * The body is read here and handed on unchanged (but for the event
+ * timestamps the check removes, see BodyFindings); anything this check cannot
  * read (bad UTF-8, malformed JSON, an unknown encoding) is left to connect's
  * own reader and its error. /v1 requests arrive parsed and checked, and pass.
  */
@@ -40,12 +41,17 @@ export function checkConnectJson(handler: UniversalHandler, readMaxBytes: number
       return errorResponse(ConnectError.from(error));
     }
     const contextValues = req.contextValues ?? createContextValues();
-    if (json !== undefined) {
-      const inspected = inspectJsonBody(handler.method.input, json);
-      if (!inspected.ok) return errorResponse(new ConnectError(inspected.error, Code.InvalidArgument));
-      contextValues.set(protoKeyPaths, inspected.value);
+    if (json === undefined) return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
+    const inspected = inspectJsonBody(handler.method.input, json);
+    if (!inspected.ok) return errorResponse(new ConnectError(inspected.error, Code.InvalidArgument));
+    contextValues.set(protoKeyPaths, inspected.value.protoKeyPaths);
+    contextValues.set(unreadableTimestamps, inspected.value.unreadableTimestamps);
+    if (inspected.value.unreadableTimestamps.size === 0) {
+      return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
     }
-    return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
+    // The check removed the unreadable timestamps from the JSON: hand on that JSON, plain.
+    const rewritten = new TextEncoder().encode(JSON.stringify(json));
+    return handler({ ...withPlainBody(req, rewritten, "content-encoding"), contextValues });
   };
   return wrapHandler(handler, checked);
 }
