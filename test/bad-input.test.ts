@@ -1,9 +1,8 @@
-import http2 from "node:http2";
 import { gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../gen/platformapi/v1/players_pb.js";
-import { expectError, jsonHeaders, rawPost } from "./support/raw-requests.js";
+import { expectError, jsonHeaders, rawGrpcCall, rawPost } from "./support/raw-requests.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 
 /** Input that used to be accepted and quietly changed: prototype keys, bad text, non-decimal numbers, huge numbers. */
@@ -22,28 +21,6 @@ afterAll(() => svc.stop());
 const raw = (path: string, body: string | Uint8Array<ArrayBuffer>, headers: Record<string, string>) =>
   rawPost(svc.baseUrl + path, body, headers);
 const asJson = jsonHeaders;
-
-/** A raw gRPC call over cleartext HTTP/2 with a hand-made frame; resolves to the trailers. */
-async function grpcCall(path: string, frame: number[]): Promise<http2.IncomingHttpHeaders> {
-  const session = http2.connect(svc.baseUrl);
-  try {
-    const stream = session.request({
-      ":method": "POST",
-      ":path": path,
-      "content-type": "application/grpc",
-      te: "trailers",
-      "x-api-key": project.privateKey,
-    });
-    stream.end(Buffer.from(frame));
-    stream.resume();
-    return await new Promise((resolve, reject) => {
-      stream.on("trailers", resolve);
-      stream.on("error", reject);
-    });
-  } finally {
-    session.close();
-  }
-}
 
 async function getPlayer(partnerUserId: string) {
   const res = await svc.postJson("/v1/players/get", { partner_user_id: partnerUserId }, project.privateKey);
@@ -142,8 +119,10 @@ describe("invalid UTF-8 and unpaired surrogates", () => {
       "x-api-key": project.privateKey,
     });
     expectError(res, 400, "invalid_argument", "partner_user_id");
-    // The same message in a gRPC frame: no compression, 4-byte length.
-    const trailers = await grpcCall("/platformapi.v1.PlayerService/Get", [0, 0, 0, 0, message.length, ...message]);
+    // The same message in a gRPC frame.
+    const trailers = await rawGrpcCall(svc.baseUrl, "/platformapi.v1.PlayerService/Get", Uint8Array.from(message), {
+      "x-api-key": project.privateKey,
+    });
     expect(trailers["grpc-status"]).toBe(String(Code.InvalidArgument));
   });
 
@@ -235,5 +214,68 @@ describe("integer trait values beyond 2^53", () => {
     const last = `{"players":[{"partner_user_id":"${id}","traits_increment":{"near":1}}]}`;
     expect((await raw("/v1/players/update", last, asJson(project.publicKey))).body.updated[0].dropped).toEqual([]);
     expect((await getPlayer(id)).profile.traits.near).toBe(9007199254740991);
+  });
+});
+
+const GET_PATH = "/platformapi.v1.PlayerService/Get";
+// Field 1, length-delimited, with a length varint that never ends.
+const MALFORMED = Uint8Array.from([0x0a, 0xff]);
+const DECODE_MESSAGE = /^the body could not be decoded as platformapi\.v1\.GetRequest: /;
+
+/** One gRPC message frame: uncompressed flag, big-endian length, the bytes. */
+const frame = (message: Uint8Array) => Buffer.concat([Buffer.from([0, 0, 0, 0, message.length]), message]);
+
+/** A raw gRPC-Web call; resolves to the trailer frame at the end of its body, as header lines. */
+async function grpcWebCall(body: Buffer): Promise<Record<string, string>> {
+  const res = await fetch(svc.baseUrl + GET_PATH, {
+    method: "POST",
+    headers: { "content-type": "application/grpc-web+proto", "x-api-key": project.privateKey },
+    body: new Uint8Array(body),
+  });
+  expect(res.status).toBe(200);
+  const bytes = Buffer.from(await res.arrayBuffer());
+  expect(bytes[0]).toBe(0x80);
+  const lines = bytes.subarray(5).toString("utf8").trim().split("\r\n");
+  return Object.fromEntries(
+    lines.map((line) => [line.slice(0, line.indexOf(":")), line.slice(line.indexOf(":") + 1).trim()]),
+  );
+}
+
+// A binary protobuf body that cannot be decoded is the caller's fault on every protocol (issue 24, item 6).
+describe("an undecodable binary body", () => {
+  it("is 400 invalid_argument on Connect, naming the message, plain or gzipped, whatever the key", async () => {
+    for (const [body, headers] of [
+      [MALFORMED, { "x-api-key": project.privateKey }],
+      [gzipSync(MALFORMED), { "x-api-key": project.privateKey, "content-encoding": "gzip" }],
+      [MALFORMED, {}],
+    ] as const) {
+      const res = await fetch(svc.baseUrl + GET_PATH, {
+        method: "POST",
+        headers: { "content-type": "application/proto", ...headers },
+        body: new Uint8Array(body),
+      });
+      const answer = { status: res.status, body: await res.json() };
+      expectError(answer, 400, "invalid_argument");
+      expect(answer.body.message).toMatch(DECODE_MESSAGE);
+    }
+  });
+
+  it("is status 3 on gRPC", async () => {
+    const trailers = await rawGrpcCall(svc.baseUrl, GET_PATH, MALFORMED, { "x-api-key": project.privateKey });
+    expect(trailers["grpc-status"]).toBe("3");
+    expect(decodeURIComponent(String(trailers["grpc-message"]))).toMatch(DECODE_MESSAGE);
+  });
+
+  it("is status 3 on gRPC-Web", async () => {
+    const trailers = await grpcWebCall(frame(MALFORMED));
+    expect(trailers["grpc-status"]).toBe("3");
+    expect(decodeURIComponent(trailers["grpc-message"])).toMatch(DECODE_MESSAGE);
+  });
+
+  it("leaves a decodable binary body to the call: a well-formed request is answered as before", async () => {
+    // An empty GetRequest decodes; it is then refused by the proto's rules, not as undecodable.
+    const trailers = await rawGrpcCall(svc.baseUrl, GET_PATH, new Uint8Array(0), { "x-api-key": project.privateKey });
+    expect(trailers["grpc-status"]).toBe("3");
+    expect(decodeURIComponent(String(trailers["grpc-message"]))).not.toMatch(DECODE_MESSAGE);
   });
 });

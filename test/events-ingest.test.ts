@@ -1,3 +1,4 @@
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueueStateStore } from "../src/events/queue-state-store.js";
 import { SegmentStore } from "../src/events/segment-store.js";
@@ -117,6 +118,41 @@ describe("POST /v1/events", () => {
       [7, "properties_too_large"],
     ]);
     expect(res.body.rejected[0].message).toMatch(/partner_user_id or device_id/);
+  });
+
+  it("rejects an event whose timestamp is not RFC 3339 as bad_timestamp and accepts the rest, on /v1 and Connect JSON", async () => {
+    const { publicKey } = await ingestOnly.createProject();
+    const body = {
+      events: [
+        { name: "ok", device_id: "d1" },
+        { name: "unreadable", device_id: "d1", timestamp: "yesterday" },
+        { name: "ok", device_id: "d2" },
+      ],
+    };
+    const connectJson = async (headers: Record<string, string>, bytes: Uint8Array<ArrayBuffer>) => {
+      const res = await fetch(`${ingestOnly.baseUrl}/platformapi.v1.EventService/Ingest`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": publicKey, ...headers },
+        body: bytes,
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    const json = new TextEncoder().encode(JSON.stringify(body));
+    for (const res of [
+      await ingestOnly.postJson("/v1/events", body, publicKey),
+      await connectJson({}, json),
+      await connectJson({ "content-encoding": "gzip" }, new Uint8Array(gzipSync(json))),
+    ]) {
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expect(res.body.accepted).toBe(2);
+      expect(res.body.rejected).toEqual([
+        {
+          index: 1,
+          code: "bad_timestamp",
+          message: 'timestamp: not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")',
+        },
+      ]);
+    }
   });
 
   it("answers hostile bodies with 4xx and queues nothing", async () => {

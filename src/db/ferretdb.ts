@@ -22,6 +22,9 @@ export interface RunningFerretDb {
  * driver reconnects by itself. Throws DatabaseInUseError when another process
  * runs FerretDB on `dataDir`.
  */
+/** The size SQLite cuts its write-ahead log back to once a checkpoint has copied it all (journal_size_limit). */
+export const WAL_SIZE_LIMIT_BYTES = 8 * 1024 * 1024;
+
 export async function startFerretDb(options: {
   dataDir: string;
   /** Where the binary is built once and kept. */
@@ -42,7 +45,8 @@ export async function startFerretDb(options: {
         "--handler=sqlite",
         // WAL (FerretDB's default) with synchronous=NORMAL: no fsync on each commit. A crash of the process loses
         // nothing; a power loss may lose the last commits, never the database. This is the development database.
-        `--sqlite-url=file:${dataDir}/?_pragma=synchronous(normal)`,
+        // SQLite never shrinks the log by itself: journal_size_limit cuts it back once a checkpoint has emptied it.
+        `--sqlite-url=file:${dataDir}/?_pragma=synchronous(normal)&_pragma=journal_size_limit(${WAL_SIZE_LIMIT_BYTES})`,
         "--telemetry=disable",
         "--log-level=error",
         `--lock-file=${lockFile}`,

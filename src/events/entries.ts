@@ -72,7 +72,10 @@ export function checkEvent(event: IncomingEvent, now: Date, oldest: Date): Resul
     return reject("bad_name", `name: 1 to ${MAX_NAME_CHARS} characters of letters, digits, _ - . :`);
   }
   const t = event.timestamp ?? now;
-  if (Number.isNaN(t.getTime()) || t.getTime() > now.getTime() + MAX_FUTURE_MS) {
+  if (Number.isNaN(t.getTime())) {
+    return reject("bad_timestamp", 'timestamp: not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")');
+  }
+  if (t.getTime() > now.getTime() + MAX_FUTURE_MS) {
     return reject("bad_timestamp", "timestamp: more than 5 minutes ahead of the server's time");
   }
   if (t.getTime() < oldest.getTime()) {

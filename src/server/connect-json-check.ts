@@ -1,6 +1,5 @@
 import type { JsonValue } from "@bufbuild/protobuf";
 import { Code, ConnectError, createContextValues } from "@connectrpc/connect";
-import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import {
   createAsyncIterable,
   readAllBytes,
@@ -8,24 +7,22 @@ import {
   type UniversalServerRequest,
   type UniversalServerResponse,
 } from "@connectrpc/connect/protocol";
+import { findCompression, isByteStream, withPlainBody } from "./body-bytes.js";
 import { errorResponse, wrapHandler } from "./handler-wrapper.js";
 import { inspectJsonBody } from "./json-request.js";
-import { protoKeyPaths } from "./protocol.js";
+import { protoKeyPaths, unreadableTimestamps } from "./protocol.js";
 import { decodeUtf8Body } from "./unicode.js";
 
 /** A Connect unary JSON request, as connect-es recognises one. */
 const CONNECT_UNARY_JSON = /^application\/json(?:; ?charset=utf-?8)?$/i;
-const COMPRESSIONS = [compressionGzip, compressionBrotli];
-
-const isByteStream = (body: UniversalServerRequest["body"]): body is AsyncIterable<Uint8Array> =>
-  typeof body === "object" && body !== null && Symbol.asyncIterator in body;
 
 /**
  * A Connect JSON request gets the checks of a /v1 body that protobuf-es's
  * JSON reader lacks (json-request.ts): a number not in decimal ("0x2a", which
  * the reader takes as 42) is invalid_argument, and the `__proto__` keys the
  * reader drops are reported beside the message, as the gateway reports them.
- * The body is read here and handed on unchanged; anything this check cannot
+ * The body is read here and handed on unchanged (but for the event
+ * timestamps the check removes, see BodyFindings); anything this check cannot
  * read (bad UTF-8, malformed JSON, an unknown encoding) is left to connect's
  * own reader and its error. /v1 requests arrive parsed and checked, and pass.
  */
@@ -44,24 +41,26 @@ export function checkConnectJson(handler: UniversalHandler, readMaxBytes: number
       return errorResponse(ConnectError.from(error));
     }
     const contextValues = req.contextValues ?? createContextValues();
-    if (json !== undefined) {
-      const inspected = inspectJsonBody(handler.method.input, json);
-      if (!inspected.ok) return errorResponse(new ConnectError(inspected.error, Code.InvalidArgument));
-      contextValues.set(protoKeyPaths, inspected.value);
+    if (json === undefined) return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
+    const inspected = inspectJsonBody(handler.method.input, json);
+    if (!inspected.ok) return errorResponse(new ConnectError(inspected.error, Code.InvalidArgument));
+    contextValues.set(protoKeyPaths, inspected.value.protoKeyPaths);
+    contextValues.set(unreadableTimestamps, inspected.value.unreadableTimestamps);
+    if (inspected.value.unreadableTimestamps.size === 0) {
+      return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
     }
-    return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
+    // The check removed the unreadable timestamps from the JSON: hand on that JSON, plain.
+    const rewritten = new TextEncoder().encode(JSON.stringify(json));
+    return handler({ ...withPlainBody(req, rewritten, "content-encoding"), contextValues });
   };
   return wrapHandler(handler, checked);
 }
 
 /** The body's JSON, or undefined when connect's reader should judge it. */
 async function readJson(bytes: Uint8Array, encoding: string | null, readMaxBytes: number) {
-  let plain = bytes;
-  if (encoding !== null && encoding !== "identity") {
-    const compression = COMPRESSIONS.find((c) => c.name === encoding);
-    if (compression === undefined) return undefined;
-    plain = await compression.decompress(bytes, readMaxBytes);
-  }
+  const compression = findCompression(encoding);
+  if (compression === undefined) return undefined;
+  const plain = compression ? await compression.decompress(bytes, readMaxBytes) : bytes;
   const text = decodeUtf8Body(plain);
   if (text === undefined || text.trim() === "") return undefined;
   try {

@@ -20,7 +20,7 @@ import { sendError } from "./http-errors.js";
 import { writeExplicitNulls } from "./json-nulls.js";
 import { parseJsonRequest } from "./json-request.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
-import { protoKeyPaths, viaHttpJson } from "./protocol.js";
+import { protoKeyPaths, unreadableTimestamps, viaHttpJson } from "./protocol.js";
 
 /** Largest /v1 request body accepted; larger ones get 413. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -98,6 +98,7 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
     }
     body = parsed.value.body;
     contextValues.set(protoKeyPaths, parsed.value.protoKeyPaths);
+    contextValues.set(unreadableTimestamps, parsed.value.unreadableTimestamps);
   }
   const original = universalRequestFromNodeRequest(req, res, body, contextValues);
   const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });

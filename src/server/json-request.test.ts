@@ -35,7 +35,10 @@ describe("parseJsonRequest", () => {
       error: { message: expect.stringMatching(/^malformed JSON/) },
     });
     expect(parse("[1]")).toMatchObject({ ok: false, error: { status: 400 } });
-    expect(parse("")).toEqual({ ok: true, value: { body: {}, protoKeyPaths: new Set() } });
+    expect(parse("")).toEqual({
+      ok: true,
+      value: { body: {}, protoKeyPaths: new Set(), unreadableTimestamps: new Set() },
+    });
   });
 
   it("lets numbers be decimal only, in strings too, naming the field", () => {

@@ -7,6 +7,7 @@ import {
   type JsonValue,
 } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
+import { EventSchema } from "../../gen/platformapi/v1/events_pb.js";
 import { fail, ok, type Result } from "../result.js";
 import { isNullWhenUnset } from "./json-nulls.js";
 import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
@@ -20,8 +21,8 @@ import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
  * field.
  */
 
-export interface JsonRequest {
-  body: JsonObject;
+/** What the walk over a body found that the message cannot carry, by path: the handlers get it beside the message. */
+export interface BodyFindings {
   /**
    * Map and Struct fields of the body with a `__proto__` key, by path
    * ("players[0].traits"). protobuf-es cannot hold that key (assigning it sets
@@ -29,6 +30,16 @@ export interface JsonRequest {
    * message and the handler can drop or refuse the key like any other.
    */
   protoKeyPaths: ReadonlySet<string>;
+  /**
+   * Event timestamps that are not RFC 3339 ("events[3].timestamp"): each is
+   * that event's bad_timestamp rejection, not a failed call, so the walk
+   * removes it from the body (which then decodes) and reports its path.
+   */
+  unreadableTimestamps: ReadonlySet<string>;
+}
+
+export interface JsonRequest extends BodyFindings {
+  body: JsonObject;
 }
 
 export interface JsonRequestError {
@@ -68,19 +79,23 @@ export function parseJsonRequest(
   }
   if (!isObject(body)) return fail({ status: 400, message: "request body must be a JSON object" });
   const inspected = inspectJsonBody(schema, body);
-  return inspected.ok ? ok({ body, protoKeyPaths: inspected.value }) : fail({ status: 400, message: inspected.error });
+  return inspected.ok ? ok({ body, ...inspected.value }) : fail({ status: 400, message: inspected.error });
 }
 
 /**
  * What protobuf-es's JSON reader would let through or lose in a message's
  * JSON: a number spelled other than in decimal ("page: ... is not a decimal
- * number"), or else the paths of the `__proto__` keys (JsonRequest.protoKeyPaths).
+ * number"), or else the paths of the `__proto__` keys and of the unreadable
+ * event timestamps, which it removes from `json` (BodyFindings).
  */
-export function inspectJsonBody(schema: DescMessage, json: JsonValue): Result<ReadonlySet<string>, string> {
-  const protoKeyPaths = new Set<string>();
-  const problem = walkMessage(schema, json, "", protoKeyPaths);
-  return problem === undefined ? ok(protoKeyPaths) : fail(problem);
+export function inspectJsonBody(schema: DescMessage, json: JsonValue): Result<BodyFindings, string> {
+  const found = { protoKeyPaths: new Set<string>(), unreadableTimestamps: new Set<string>() };
+  const problem = walkMessage(schema, json, "", found);
+  return problem === undefined ? ok(found) : fail(problem);
 }
+
+/** The messages whose timestamp is judged per item (an event's bad_timestamp) instead of failing the call. */
+const PER_ITEM_TIMESTAMPS: ReadonlySet<string> = new Set([EventSchema.typeName]);
 
 const isObject = (json: JsonValue): json is JsonObject =>
   typeof json === "object" && json !== null && !Array.isArray(json);
@@ -105,6 +120,9 @@ const INT32_RANGES = new Map<ScalarType, [number, number, string]>([
   [ScalarType.UINT32, [0, 2 ** 32 - 1, "uint32"]],
   [ScalarType.FIXED32, [0, 2 ** 32 - 1, "uint32"]],
 ]);
+
+/** The walk adds to the sets of BodyFindings as it goes. */
+type Findings = { [K in keyof BodyFindings]: Set<string> };
 
 /** Each walk function returns the problem it found ("field: ..."), or undefined. */
 function scalarProblem(type: ScalarType, json: JsonValue, path: string): string | undefined {
@@ -131,9 +149,9 @@ function timestampProblem(json: JsonValue, path: string): string | undefined {
   }
 }
 
-function walkMessage(schema: DescMessage, json: JsonValue, path: string, protoKeys: Set<string>): string | undefined {
+function walkMessage(schema: DescMessage, json: JsonValue, path: string, found: Findings): string | undefined {
   if (schema.typeName === "google.protobuf.Struct") {
-    if (isObject(json) && Object.hasOwn(json, "__proto__")) protoKeys.add(path);
+    if (isObject(json) && Object.hasOwn(json, "__proto__")) found.protoKeyPaths.add(path);
     return undefined;
   }
   if (WRAPPERS.test(schema.typeName)) return scalarProblem(schema.fields[0].scalar!, json, path);
@@ -149,18 +167,29 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, protoKe
       if (isNullWhenUnset(field)) continue;
       return `${at}: must not be null`;
     }
-    const problem = walkField(field, value, at, protoKeys);
+    if (isUnreadableTimestamp(schema, field, value)) {
+      found.unreadableTimestamps.add(at);
+      delete json[key];
+      continue;
+    }
+    const problem = walkField(field, value, at, found);
     if (problem !== undefined) return problem;
   }
   return undefined;
 }
 
-function walkField(field: DescField, json: JsonValue, path: string, protoKeys: Set<string>): string | undefined {
+const isUnreadableTimestamp = (schema: DescMessage, field: DescField, json: JsonValue) =>
+  PER_ITEM_TIMESTAMPS.has(schema.typeName) &&
+  field.fieldKind === "message" &&
+  field.message.typeName === TimestampSchema.typeName &&
+  timestampProblem(json, "") !== undefined;
+
+function walkField(field: DescField, json: JsonValue, path: string, found: Findings): string | undefined {
   switch (field.fieldKind) {
     case "scalar":
       return scalarProblem(field.scalar, json, path);
     case "message":
-      return walkMessage(field.message, json, path, protoKeys);
+      return walkMessage(field.message, json, path, found);
     case "list":
       if (!Array.isArray(json) || field.listKind === "enum") return undefined;
       for (const [index, item] of json.entries()) {
@@ -168,13 +197,13 @@ function walkField(field: DescField, json: JsonValue, path: string, protoKeys: S
         const problem =
           field.listKind === "scalar"
             ? scalarProblem(field.scalar, item, at)
-            : walkMessage(field.message, item, at, protoKeys);
+            : walkMessage(field.message, item, at, found);
         if (problem !== undefined) return problem;
       }
       return undefined;
     case "map":
       if (!isObject(json)) return undefined;
-      if (Object.hasOwn(json, "__proto__")) protoKeys.add(path);
+      if (Object.hasOwn(json, "__proto__")) found.protoKeyPaths.add(path);
       for (const [key, value] of Object.entries(json)) {
         const at = `${path}[${JSON.stringify(key)}]`;
         const problem =
@@ -182,7 +211,7 @@ function walkField(field: DescField, json: JsonValue, path: string, protoKeys: S
           (field.mapKind === "scalar"
             ? scalarProblem(field.scalar, value, at)
             : field.mapKind === "message"
-              ? walkMessage(field.message, value, at, protoKeys)
+              ? walkMessage(field.message, value, at, found)
               : undefined);
         if (problem !== undefined) return problem;
       }

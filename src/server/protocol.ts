@@ -19,6 +19,11 @@ export const protoKeyPaths = createContextKey<ReadonlySet<string>>(new Set(), {
   description: "map fields of a /v1 body with a __proto__ key",
 });
 
+/** Set with protoKeyPaths: the paths of event timestamps a JSON body gave that are not RFC 3339 (BodyFindings). */
+export const unreadableTimestamps = createContextKey<ReadonlySet<string>>(new Set(), {
+  description: "event timestamps of a JSON body that are not RFC 3339",
+});
+
 /** The protocol of an RPC, from its content type (Connect GET requests have none). */
 export function protocolOf(req: { header: Headers; contextValues: ContextValues }): Protocol {
   if (req.contextValues.get(viaHttpJson)) return "json";

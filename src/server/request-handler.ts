@@ -10,6 +10,7 @@ import { accessLogInterceptor } from "./access-log.js";
 import { authInterceptor } from "./auth.js";
 import type { Capabilities } from "./capabilities.js";
 import { clientContextValues } from "./client-address.js";
+import { checkBinaryBody, undecodableBodyInterceptor } from "./binary-body-check.js";
 import { checkConnectJson } from "./connect-json-check.js";
 import { withCors } from "./cors.js";
 import { isDashboardPath, serveDashboard } from "./dashboard.js";
@@ -75,6 +76,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
+      // Before authentication: a body that cannot be decoded is 400 whatever the key, as malformed JSON is.
+      undecodableBodyInterceptor(),
       authInterceptor({
         apiKeys: capabilities.apiKeys,
         failedAuthentications: new FailedAuthLimit({
@@ -95,7 +98,9 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
       router.handlers.forEach((handler, i) => {
-        router.handlers[i] = methodNotAllowedBody(sizeLimitAs413(checkConnectJson(handler, MAX_BODY_BYTES)));
+        router.handlers[i] = methodNotAllowedBody(
+          sizeLimitAs413(checkBinaryBody(checkConnectJson(handler, MAX_BODY_BYTES), MAX_BODY_BYTES)),
+        );
       });
       gateway = createHttpGateway(SERVICES, router.handlers, log);
       answerUnknownRpc = createUnknownRpcResponder(served);

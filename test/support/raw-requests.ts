@@ -1,3 +1,4 @@
+import http2 from "node:http2";
 import { expect } from "vitest";
 
 /** A raw POST: bytes and headers exactly as given (JSON.stringify would lose `__proto__` keys and bad bytes). */
@@ -15,4 +16,33 @@ export function expectError(res: { status: number; body: any }, status: number, 
   expect(Object.keys(res.body).sort()).toEqual(["code", "message"]);
   expect(res.body.code).toBe(code);
   if (field !== undefined) expect(res.body.message).toMatch(new RegExp(`^${field.replace(/[[\]]/g, "\\$&")}\\b`));
+}
+
+/** A raw unary gRPC call over cleartext HTTP/2: one message frame (uncompressed) around `message`; resolves to the trailers. */
+export async function rawGrpcCall(
+  baseUrl: string,
+  path: string,
+  message: Uint8Array,
+  headers: Record<string, string>,
+): Promise<http2.IncomingHttpHeaders> {
+  const session = http2.connect(baseUrl);
+  try {
+    const stream = session.request({
+      ":method": "POST",
+      ":path": path,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    });
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(message.length);
+    stream.end(Buffer.concat([Buffer.from([0]), length, message]));
+    stream.resume();
+    return await new Promise((resolve, reject) => {
+      stream.on("trailers", resolve);
+      stream.on("error", reject);
+    });
+  } finally {
+    session.close();
+  }
 }

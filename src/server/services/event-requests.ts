@@ -14,7 +14,7 @@ const invalid = (message: string) => new InvalidArgumentError(message);
  * not a flat object of strings, numbers and booleans with unreserved keys, is
  * malformed and fails whole; anything else is decided event by event.
  */
-export function incomingEvents(events: readonly Event[]): IncomingEvent[] {
+export function incomingEvents(events: readonly Event[], unreadableTimestamps: ReadonlySet<string>): IncomingEvent[] {
   if (events.length > MAX_EVENTS_PER_CALL) {
     throw invalid(`events: at most ${MAX_EVENTS_PER_CALL} a call, got ${events.length}`);
   }
@@ -22,7 +22,10 @@ export function incomingEvents(events: readonly Event[]): IncomingEvent[] {
     name: event.name,
     partnerUserId: event.partnerUserId,
     deviceId: event.deviceId,
-    timestamp: event.timestamp && timestampDate(event.timestamp),
+    // A timestamp the JSON gave but could not read is an invalid date, which the domain rejects as bad_timestamp.
+    timestamp: unreadableTimestamps.has(`events[${i}].timestamp`)
+      ? new Date(Number.NaN)
+      : event.timestamp && timestampDate(event.timestamp),
     eventId: event.eventId,
     properties: event.properties && flatProperties(`events[${i}].properties`, event.properties),
   }));

@@ -11,13 +11,17 @@ import {
 } from "../../../gen/platformapi/v1/events_pb.js";
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
+import { unreadableTimestamps } from "../protocol.js";
 import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
 
 /** EventService: queued ingestion, trends and event names. */
 export function createEventService({ events }: { events: Events }): ServiceImpl<typeof EventService> {
   return {
     async ingest(req, ctx) {
-      const outcome = await events.ingest(projectOf(ctx), incomingEvents(req.events));
+      const outcome = await events.ingest(
+        projectOf(ctx),
+        incomingEvents(req.events, ctx.values.get(unreadableTimestamps)),
+      );
       return create(IngestResponseSchema, {
         accepted: outcome.accepted,
         rejected: outcome.rejected.map((rejection) => create(RejectedEventSchema, rejection)),
