@@ -165,16 +165,18 @@ export class ApplyWorker {
     if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
       return this.applyAhead(seq, state, segment.projectId, now);
     }
-    return this.tryApply(seq, segment, true, now);
+    if (!(await this.tryApply(seq, segment, now))) return false;
+    await this.advance(seq, segment.count);
+    return true;
   }
 
   /**
    * Applies `segment`; on failure its project is set aside with backoff and
    * the failure reported, and the worker goes on with other projects'.
    */
-  private async tryApply(seq: number, segment: Segment, inOrder: boolean, now: Date): Promise<boolean> {
+  private async tryApply(seq: number, segment: Segment, now: Date): Promise<boolean> {
     try {
-      await this.apply(seq, segment, inOrder);
+      await this.apply(seq, segment);
     } catch (error) {
       if (segment.projectId === null) throw error;
       this.setAside.failed(segment.projectId, now.getTime());
@@ -205,7 +207,7 @@ export class ApplyWorker {
         continue;
       }
       const segment = await this.options.segments.find(next);
-      if (segment && (await this.tryApply(next, segment, false, now))) {
+      if (segment && (await this.tryApply(next, segment, now))) {
         await this.options.queue.markAhead(next);
         return true;
       }
@@ -222,8 +224,8 @@ export class ApplyWorker {
     this.cohortsCurrent = true;
   }
 
-  /** Writes segment `seq`; `inOrder`: it is the cursor's next, which then moves past it. */
-  private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
+  /** Writes segment `seq`; the caller moves the cursor past it, or marks it applied ahead. */
+  private async apply(seq: number, segment: Segment): Promise<void> {
     const { queue, plans, playerRollups, cohortRollups, retention, clock, onStep } = this.options;
     let plan = await plans.find(seq);
     let fresh = false;
@@ -250,7 +252,6 @@ export class ApplyWorker {
     if (segment.work?.kind === "resync" && segment.work.change) {
       await this.options.changes.settle(segment.projectId!, segment.work.change);
     }
-    if (inOrder) await this.advance(seq, segment.count);
   }
 
   private async advance(seq: number, events: number): Promise<void> {
