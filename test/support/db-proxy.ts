@@ -47,6 +47,11 @@ export class DbProxy {
   cut(): void {
     this.server?.close();
     this.server = undefined;
+    this.dropConnections();
+  }
+
+  /** Drops every open connection but takes new ones: a fault the driver reconnects from at once. */
+  dropConnections(): void {
     for (const socket of this.sockets) socket.destroy();
     this.sockets.clear();
   }
