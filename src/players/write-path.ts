@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { ContentionError } from "../errors.js";
 import {
@@ -25,6 +26,8 @@ import { sideBySide } from "../db/side-by-side.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
 const MAX_ROUNDS = 20;
+/** The wait before a round that lost runs again: full jitter, doubling up to 100 ms, so a burst elsewhere ends first. */
+const lostRoundBackoffMs = (round: number) => Math.random() * Math.min(100, 2 ** round);
 
 export interface WritePathOptions {
   stores: PlayerStores;
@@ -92,6 +95,7 @@ export class WritePath {
       }
       const { plan, lost } = await this.round(projectId, pending, redirects);
       this.contention.conflicts += lost.size;
+      if (lost.size > 0) await delay(lostRoundBackoffMs(round));
       const retry: RoundEntry[] = [];
       for (const entry of pending) {
         const decision = plan.decisions.get(entry.index)!;
