@@ -5,7 +5,14 @@
  * that does not verify, an entry that is rejected) are Results, not errors.
  */
 export type ErrorCode =
-  "invalid_argument" | "not_found" | "already_exists" | "permission_denied" | "aborted" | "unavailable" | "internal";
+  | "invalid_argument"
+  | "not_found"
+  | "already_exists"
+  | "permission_denied"
+  | "aborted"
+  | "resource_exhausted"
+  | "unavailable"
+  | "internal";
 
 export abstract class PlatformError extends Error {
   abstract readonly code: ErrorCode;
@@ -36,6 +43,18 @@ export class PermissionDeniedError extends PlatformError {
 /** Writers kept colliding on one document; the call changed nothing and may be retried. */
 export class ContentionError extends PlatformError {
   readonly code = "aborted";
+}
+
+/** The event queue is further behind than EVENT_MAX_LAG_SECONDS; the call accepted nothing. */
+export class QueueBehindError extends PlatformError {
+  readonly code = "resource_exhausted";
+
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(message);
+  }
 }
 
 /** The database is unreachable or missed its deadline; nothing was half-written. */

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import { AsOfNow } from "./as-of-now.js";
+import { Backpressure } from "./backpressure.js";
 import { ChangeRepair } from "./change-repair.js";
 import type { Engine } from "../db/engine.js";
 import { CohortRollupStore } from "./cohort-rollup-store.js";
@@ -23,6 +24,7 @@ import { ApplyWorker, type WorkerOptions } from "./worker.js";
 export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
+  backpressure: Backpressure;
 }
 
 export interface CreateEventsOptions {
@@ -32,6 +34,8 @@ export interface CreateEventsOptions {
   retentionDays: number;
   /** EVENT_NAME_LIMIT: distinct event names a project may use. */
   nameLimit: number;
+  /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses whole calls. */
+  maxLagSeconds: number;
   /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
   dbTimeoutMs: number;
   /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
@@ -78,6 +82,22 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow });
   const names = new EventNameStore(db, options.nameLimit, options.dbTimeoutMs);
-  const events = new Events({ writer, worker, reader, directory, traitCohorts, changes, retention, names, clock });
-  return { events, worker };
+  const backpressure = new Backpressure({
+    measureLag: () => worker.measureLag(),
+    clock,
+    maxLagSeconds: options.maxLagSeconds,
+  });
+  const events = new Events({
+    writer,
+    worker,
+    reader,
+    directory,
+    traitCohorts,
+    changes,
+    retention,
+    names,
+    backpressure,
+    clock,
+  });
+  return { events, worker, backpressure };
 }

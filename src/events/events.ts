@@ -1,3 +1,4 @@
+import type { Backpressure } from "./backpressure.js";
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { EventNameStore } from "./event-name-store.js";
@@ -50,6 +51,7 @@ export interface EventsOptions {
   changes: PlayerChangeStore;
   retention: Retention;
   names: EventNameStore;
+  backpressure: Backpressure;
   clock: Clock;
 }
 
@@ -61,9 +63,10 @@ export interface EventsOptions {
 export class Events {
   constructor(private readonly options: EventsOptions) {}
 
-  /** Accepts the valid events durably and answers at once; the worker applies them later. */
+  /** Accepts the valid events durably and answers at once (unless the queue is too far behind); the worker applies them later. */
   async ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
-    const { clock, retention, worker } = this.options;
+    const { clock, retention, worker, backpressure } = this.options;
+    await backpressure.admit();
     const now = clock.now();
     const oldest = retention.oldest(now);
     const valid = [];

@@ -65,6 +65,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     clock,
     retentionDays: config.eventRetentionDays,
     nameLimit: config.eventNameLimit,
+    maxLagSeconds: config.eventMaxLagSeconds,
     dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayersDirectory(players),
     worker: {

@@ -1,6 +1,6 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import { asUnavailable } from "../db/errors.js";
-import { PlatformError, type ErrorCode } from "../errors.js";
+import { PlatformError, QueueBehindError, type ErrorCode } from "../errors.js";
 import type { Logger } from "../log.js";
 
 /** The one mapping of domain error codes to RPC codes (and through them to HTTP statuses). */
@@ -10,6 +10,7 @@ const RPC_CODES: Readonly<Record<ErrorCode, Code>> = {
   already_exists: Code.AlreadyExists,
   permission_denied: Code.PermissionDenied,
   aborted: Code.Aborted,
+  resource_exhausted: Code.ResourceExhausted,
   unavailable: Code.Unavailable,
   internal: Code.Internal,
 };
@@ -32,7 +33,12 @@ export function errorInterceptor(log: Logger): Interceptor {
       const domainError = unavailable ?? error;
       if (domainError instanceof PlatformError) {
         if (domainError.code === "internal") log.error({ rpc, err: domainError }, "database refused a write");
-        throw new ConnectError(domainError.message, RPC_CODES[domainError.code], undefined, undefined, domainError);
+        // Retry-After, as the rate limit sends it: the 429 of a queue that is behind tells when to come back.
+        const headers =
+          domainError instanceof QueueBehindError
+            ? { "retry-after": String(domainError.retryAfterSeconds) }
+            : undefined;
+        throw new ConnectError(domainError.message, RPC_CODES[domainError.code], headers, undefined, domainError);
       }
       log.error({ rpc, err: error }, "unexpected error");
       throw new ConnectError("internal error", Code.Internal);

@@ -119,9 +119,15 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       } else if (path === "/readyz") {
         void readiness().then(async (r) => {
           if (!r.ready) return sendError(res, 503, "unavailable", r.reason);
-          // Detail for operators: how far the event apply worker is behind (not a readiness condition).
-          const lag = await capabilities.events.worker.measureLag().catch(() => undefined);
-          const events = lag && { lag_seconds: lag.seconds, queue_depth: lag.depth };
+          // Detail for operators: how far the event apply worker is behind, and whether ingestion pushes back for it
+          // (not a readiness condition: reads and player writes go on).
+          const { worker, backpressure } = capabilities.events;
+          const lag = await worker.measureLag().catch(() => undefined);
+          const events = lag && {
+            lag_seconds: lag.seconds,
+            queue_depth: lag.depth,
+            refusing_events: backpressure.refuses(lag),
+          };
           sendJson(res, 200, { status: "ok", ...(events && { events }) });
         });
       } else if (!gateway?.handle(req, res) && !answerUnknownRpc?.(req, res, path)) {

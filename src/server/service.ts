@@ -45,6 +45,11 @@ export async function startService({
     "Events accepted and not yet applied.",
     async () => (await worker.measureLag()).depth,
   );
+  metrics.gauge(
+    "platform_event_ingest_refused",
+    "1 while POST /v1/events answers 429: the queue's lag is past EVENT_MAX_LAG_SECONDS.",
+    async () => (capabilities.events.backpressure.refuses(await worker.measureLag()) ? 1 : 0),
+  );
   const { ownerMemory } = capabilities.engine;
   if (ownerMemory) {
     metrics.gauge(

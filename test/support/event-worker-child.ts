@@ -23,6 +23,7 @@ const { worker } = await createEvents({
   clock: systemClock,
   retentionDays: 400,
   nameLimit: 1000,
+  maxLagSeconds: 300,
   dbTimeoutMs: 2000,
   directory: new PlayersDirectory(
     new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
