@@ -1,6 +1,6 @@
-import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
+import { commandsOf } from "./support/commands.js";
 import { eventTimes, waitFor } from "./support/events.js";
 
 let svc: TestService;
@@ -8,26 +8,6 @@ beforeAll(async () => {
   svc = await startTestService();
 });
 afterAll(() => svc.stop());
-
-/** The queue's own traffic: the apply worker's polling and lease, which runs whatever the request. */
-const BACKGROUND = new Set(["event_queue", "event_segments", "event_plans", "instance_lease"]);
-
-/** Database commands the service sends during `call`, the worker's background left out. */
-async function commandsOf(call: () => Promise<unknown>): Promise<string[]> {
-  const commands: string[] = [];
-  const onStarted = (event: CommandStartedEvent) => {
-    const collection = String(event.command[event.commandName] ?? "");
-    if (BACKGROUND.has(collection) || ["hello", "isMaster", "ping", "endSessions"].includes(event.commandName)) return;
-    commands.push(`${event.commandName} ${collection}`);
-  };
-  svc.database.client.on("commandStarted", onStarted);
-  try {
-    await call();
-  } finally {
-    svc.database.client.off("commandStarted", onStarted);
-  }
-  return commands;
-}
 
 /** Budgets per request (docs/database.md, "Cohort reads"): the same however many players the cohort holds. */
 const TRENDS_TWO_TAGS = 25;
@@ -95,7 +75,7 @@ describe("database commands of cohort reads", () => {
     for (const [label, path, body, budget] of requests) {
       // The first read of a project fills the owner's memory; the budget is for every read after it.
       await post(path, body);
-      const commands = await commandsOf(() => post(path, body));
+      const commands = await commandsOf(svc, () => post(path, body));
       expect(commands.length, `${label}: ${commands.join(", ")}`).toBeLessThanOrEqual(budget);
     }
   });

@@ -28,7 +28,7 @@ async function commandsOf(call: () => Promise<unknown>): Promise<string[]> {
 }
 
 describe("players/update round trips", () => {
-  it("a write that changes no tag or trait reads and writes the profile, and no journal, registry or event queue", async () => {
+  it("a write that changes no tag or trait writes the profile (read from the owner's memory), and no journal, registry or event queue", async () => {
     const { publicKey } = await svc.createProject();
     const write = () =>
       svc.postJson(
@@ -39,7 +39,8 @@ describe("players/update round trips", () => {
     expect((await write()).status).toBe(200);
 
     const started = await commandsOf(async () => expect((await write()).status).toBe(200));
-    expect(started).toContain("find player_profiles");
+    // The embedded engine's owner filled its memory of the project's profiles at the first write.
+    expect(started.filter((name) => name.startsWith("find player_profiles"))).toEqual([]);
     expect(started).toContain("update player_profiles");
     expect(
       started.filter((name) => /journal|registry|player_tags|findAndModify|insert event_segments/.test(name)),

@@ -86,12 +86,16 @@ export class ProfileStore {
   }
 
   /**
-   * The profiles of `identityKeys`: from the owner's memory when it holds the
-   * project, else read by `_id` the engine's way (src/db/engine.ts).
+   * The profiles of `identityKeys`: from the owner's memory, filled by one scan
+   * of the project at its first read or write, when the project fits it; else
+   * read by `_id` the engine's way (src/db/engine.ts).
    */
   async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
-    if (this.memory?.whole(projectId)) return new Map(keys.map((key) => [key, this.memory!.slot(projectId, key)!]));
+    const memory = this.memory;
+    if (memory && (await memory.fill(projectId, () => this.scanSlots(projectId)))) {
+      return new Map(keys.map((key) => [key, memory.slot(projectId, key)!]));
+    }
     const ids = keys.map((key) => projectScopedId(projectId, key));
     const docs = await this.engine.readByIds(this.profiles, ids);
     return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));

@@ -1,0 +1,87 @@
+import { MongoClient } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { commandsOf } from "./support/commands.js";
+import { waitFor } from "./support/events.js";
+import { createLaunchFixture } from "./support/launch.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+/** `direct` watches the apply cursor around the service, so waiting for it sends no command of the service's. */
+let svc: TestService;
+let direct: MongoClient;
+beforeAll(async () => {
+  svc = await startTestService();
+  direct = new MongoClient(inject("mongodbUri"));
+});
+afterAll(async () => {
+  await svc.stop();
+  await direct.close();
+});
+
+/** Budgets on the embedded engine (docs/database.md, "Commands per request"): each request with what the worker applies for it. */
+const BUDGETS = {
+  newPlayers: 240,
+  existingPlayers: 11,
+  oneTag: 9,
+  tagListing: 3,
+  thousandEventsApplied: 40,
+  repeatVerify: 3,
+};
+
+/** Until the apply worker has applied every queued segment (events, and the resyncs player writes queue). */
+const applied = () =>
+  waitFor(
+    () =>
+      direct
+        .db(svc.config.dbName)
+        .collection<{ _id: string; seq?: number; applied?: number }>("event_queue")
+        .find()
+        .toArray(),
+    (docs) => docs.find((d) => d._id === "cursor")?.applied === (docs.find((d) => d._id === "counter")?.seq ?? 0),
+  );
+
+describe("database commands of writes", () => {
+  it("players/update, tag listing, events through apply and a repeat verify stay within their budgets", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const post = async (path: string, body: object, key = publicKey) => {
+      const res = await svc.postJson(path, body, key);
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const update = (players: object[]) => post("/v1/players/update", { players });
+    /**
+     * The commands of `call` and of the apply it queues; the queue's own polling and bookkeeping are left out but
+     * for events, where reading the queue is the apply's work.
+     */
+    const counted = async (call: () => Promise<unknown>, background = false) => {
+      await applied();
+      const during = async () => {
+        await call();
+        await applied();
+      };
+      return commandsOf(svc, during, { background });
+    };
+    // The project's first write: it registers the tags and fills the owner's memory of its profiles.
+    await update(Array.from({ length: 100 }, (_, i) => ({ partner_user_id: `w${i}`, tags_add: ["a", "b", "c", "d"] })));
+
+    const fresh = Array.from({ length: 100 }, (_, i) => ({ partner_user_id: `n${i}`, tags_add: ["a", "b", "c"] }));
+    const increments = fresh.map(({ partner_user_id }) => ({ partner_user_id, traits_increment: { visits: 1 } }));
+    const events = Array.from({ length: 1000 }, (_, i) => ({ name: "play", partner_user_id: `n${i % 100}` }));
+    const launch = await createLaunchFixture(svc);
+    const { token } = await launch.issue();
+    await launch.verify(token);
+    await update(increments.slice(0, 1)); // the trait key's registration is not the figure below
+    await post("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
+
+    const figures: [keyof typeof BUDGETS, string[]][] = [
+      ["newPlayers", await counted(() => update(fresh))],
+      ["existingPlayers", await counted(() => update(increments))],
+      ["oneTag", await counted(() => update([{ partner_user_id: "n1", tags_add: ["d"] }]))],
+      ["tagListing", await counted(() => post("/v1/players/tags", { page: 1, page_size: 100 }, privateKey))],
+      ["thousandEventsApplied", await counted(() => post("/v1/events", { events }), true)],
+      ["repeatVerify", await counted(() => launch.verify(token))],
+    ];
+    for (const [figure, commands] of figures) {
+      expect.soft(commands.length, `${figure}: ${commands.join(", ")}`).toBeLessThanOrEqual(BUDGETS[figure]);
+    }
+  });
+});
