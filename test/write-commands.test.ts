@@ -19,7 +19,7 @@ afterAll(async () => {
 
 /** Budgets on the embedded engine (docs/database.md, "Commands per request"): each request with what the worker applies for it. */
 const BUDGETS = {
-  newPlayers: 240,
+  newPlayers: 140,
   existingPlayers: 11,
   oneTag: 9,
   tagListing: 3,

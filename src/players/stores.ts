@@ -36,7 +36,7 @@ export function createPlayerStores(db: Db, isFerretDb: boolean, engine = engineO
     traitKeys: new TraitKeyStore(db),
     counters: new RegistryCounterStore(db),
     devices: new DeviceLinkStore(db),
-    accounts: new AccountLinkStore(db),
+    accounts: new AccountLinkStore(db, engine.ownerMemory),
     platformUsers: new PlatformUserStore(db),
   };
 }

@@ -1,0 +1,64 @@
+import { randomUUID } from "node:crypto";
+import { MongoClient, type CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { OwnerMemory } from "../db/owner-memory.js";
+import { AccountLinkStore } from "./account-link-store.js";
+
+let client: MongoClient;
+beforeAll(async () => {
+  client = new MongoClient(inject("mongodbUri"), { monitorCommands: true });
+  await client.connect();
+});
+afterAll(() => client.close());
+
+const db = () => client.db(`account-links-${randomUUID()}`);
+
+/** The account-link reads `call` sends. */
+async function readsOf(call: () => Promise<unknown>): Promise<number> {
+  let reads = 0;
+  const count = (event: CommandStartedEvent) => {
+    if (event.commandName === "find" && event.command.find === "player_accounts") reads++;
+  };
+  client.on("commandStarted", count);
+  try {
+    await call();
+  } finally {
+    client.off("commandStarted", count);
+  }
+  return reads;
+}
+
+describe("AccountLinkStore on the owner of its database", () => {
+  it("reads a project's links once, then answers lookups and its own links from memory", async () => {
+    const store = new AccountLinkStore(db(), new OwnerMemory(2 ** 20));
+    const now = new Date();
+    await store.link("p1", "alice", "user-a", now);
+    expect(await readsOf(() => store.findPlatformUser("p1", "alice"))).toBe(1);
+    expect(await readsOf(() => store.findPlatformUser("p1", "bob"))).toBe(0);
+    await store.link("p1", "bob", "user-b", now);
+    const found = await Promise.all(["alice", "bob", "carol"].map((p) => store.findPlatformUser("p1", p)));
+    expect(found).toEqual(["user-a", "user-b", null]);
+    expect(await store.findPlatformUser("p2", "alice")).toBeNull();
+  });
+
+  it("a first lookup racing a link answers before or after it, and every later lookup sees the link", async () => {
+    const store = new AccountLinkStore(db(), new OwnerMemory(2 ** 20));
+    // The fill's scan is sent first; the link is written while it runs.
+    const [during] = await Promise.all([
+      store.findPlatformUser("p1", "alice"),
+      store.link("p1", "alice", "user-a", new Date()),
+    ]);
+    expect([null, "user-a"]).toContain(during);
+    expect(await store.findPlatformUser("p1", "alice")).toBe("user-a");
+  });
+
+  it("reads each lookup from the database without memory, or when the project does not fit it", async () => {
+    const database = db();
+    await new AccountLinkStore(database).link("p1", "alice", "user-a", new Date());
+    for (const store of [new AccountLinkStore(database), new AccountLinkStore(database, new OwnerMemory(10))]) {
+      expect(await readsOf(() => store.findPlatformUser("p1", "alice"))).toBeGreaterThanOrEqual(1);
+      expect(await readsOf(() => store.findPlatformUser("p1", "alice"))).toBe(1);
+      expect(await store.findPlatformUser("p1", "alice")).toBe("user-a");
+    }
+  });
+});
