@@ -8,7 +8,9 @@ let svc: TestService;
 let players: Players;
 
 beforeAll(async () => {
-  svc = await startTestService();
+  // The test's own Players writes the service's database beside it, so the service keeps no owner's memory
+  // (OWNER_MEMORY_MB=0): that memory is only true while its instance is the one writer.
+  svc = await startTestService({ OWNER_MEMORY_MB: "0" });
   // The launch-verify hook, as the launch capability calls it, on the service's own database.
   players = new Players({ stores: createPlayerStores(svc.database.db, svc.database.isFerretDb), clock: svc.clock });
 });
