@@ -75,7 +75,7 @@ describe("database commands of cohort reads", () => {
     for (const [label, path, body, budget] of requests) {
       // The first read of a project fills the owner's memory; the budget is for every read after it.
       await post(path, body);
-      const commands = await commandsOf(svc, () => post(path, body));
+      const commands = await commandsOf(svc.database.client, () => post(path, body));
       expect(commands.length, `${label}: ${commands.join(", ")}`).toBeLessThanOrEqual(budget);
     }
   });

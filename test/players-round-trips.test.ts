@@ -1,5 +1,5 @@
-import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandsOf } from "./support/commands.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -9,23 +9,10 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 /** The players and event-queue commands the service starts during `call` (the worker's polling left out), in order. */
-async function commandsOf(call: () => Promise<unknown>): Promise<string[]> {
-  const started: string[] = [];
-  const { client } = svc.database;
-  const onStarted = (event: CommandStartedEvent) => {
-    const collection = String(event.command[event.commandName] ?? "");
-    if (!collection.startsWith("player_") && event.commandName !== "findAndModify" && collection !== "event_segments")
-      return;
-    started.push(`${event.commandName} ${collection}`);
-  };
-  client.on("commandStarted", onStarted);
-  try {
-    await call();
-  } finally {
-    client.off("commandStarted", onStarted);
-  }
-  return started;
-}
+const playerCommandsOf = async (call: () => Promise<unknown>) =>
+  (await commandsOf(svc.database.client, call, { background: true })).filter(
+    (name) => name.includes(" player_") || name.startsWith("findAndModify ") || name.endsWith(" event_segments"),
+  );
 
 describe("players/update round trips", () => {
   it("a write that changes no tag or trait writes the profile (read from the owner's memory), and no journal, registry or event queue", async () => {
@@ -38,7 +25,7 @@ describe("players/update round trips", () => {
       );
     expect((await write()).status).toBe(200);
 
-    const started = await commandsOf(async () => expect((await write()).status).toBe(200));
+    const started = await playerCommandsOf(async () => expect((await write()).status).toBe(200));
     // The embedded engine's owner filled its memory of the project's profiles at the first write.
     expect(started.filter((name) => name.startsWith("find player_profiles"))).toEqual([]);
     expect(started).toContain("update player_profiles");
@@ -53,7 +40,7 @@ describe("players/update round trips", () => {
       svc.postJson("/v1/players/update", { players: [{ partner_user_id, tags_add }] }, publicKey);
     expect((await update("someone", ["known"])).status).toBe(200);
 
-    const started = await commandsOf(async () => expect((await update("mover", ["known"])).status).toBe(200));
+    const started = await playerCommandsOf(async () => expect((await update("mover", ["known"])).status).toBe(200));
     expect(started.filter((name) => /registry|player_tags /.test(name))).toEqual([]);
     // Only the order each step waits for: the three after the commit point run side by side, in any order.
     const at = (name: string) => {

@@ -58,7 +58,7 @@ describe("database commands of writes", () => {
         await call();
         await applied();
       };
-      return commandsOf(svc, during, { background });
+      return commandsOf(svc.database.client, during, { background });
     };
     // The project's first write: it registers the tags and fills the owner's memory of its profiles.
     await update(Array.from({ length: 100 }, (_, i) => ({ partner_user_id: `w${i}`, tags_add: ["a", "b", "c", "d"] })));

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { MongoClient, type CommandStartedEvent } from "mongodb";
+import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { commandsOf } from "../../test/support/commands.js";
 import { OwnerMemory } from "../db/owner-memory.js";
 import { AccountLinkStore } from "./account-link-store.js";
 
@@ -14,19 +15,8 @@ afterAll(() => client.close());
 const db = () => client.db(`account-links-${randomUUID()}`);
 
 /** The account-link reads `call` sends. */
-async function readsOf(call: () => Promise<unknown>): Promise<number> {
-  let reads = 0;
-  const count = (event: CommandStartedEvent) => {
-    if (event.commandName === "find" && event.command.find === "player_accounts") reads++;
-  };
-  client.on("commandStarted", count);
-  try {
-    await call();
-  } finally {
-    client.off("commandStarted", count);
-  }
-  return reads;
-}
+const readsOf = async (call: () => Promise<unknown>) =>
+  (await commandsOf(client, call)).filter((name) => name === "find player_accounts").length;
 
 describe("AccountLinkStore on the owner of its database", () => {
   it("reads a project's links once, then answers lookups and its own links from memory", async () => {
