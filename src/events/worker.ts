@@ -107,13 +107,16 @@ export class ApplyWorker {
   }
 
   /**
-   * Measures the lag now from the segments waiting behind the cursor (a
-   * sequence number whose writer died holds no events; one not written yet
-   * holds none so far). Each segment's head is read once: segments never change.
+   * Measures the lag now from the segments waiting behind the cursor and not
+   * applied ahead of it (a sequence number whose writer died holds no events;
+   * one not written yet holds none so far). Each segment's head is read once: segments never change.
    */
   async measureLag(): Promise<Lag> {
     const state = await this.options.queue.read();
-    const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter((head) => head.count > 0);
+    // A segment applied ahead of the cursor waits no more: its events are counted already.
+    const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter(
+      (head) => head.count > 0 && !state.ahead.has(head.seq),
+    );
     const oldest = waiting.reduce((min, head) => Math.min(min, head.receivedAt.getTime()), Infinity);
     const seconds = waiting.length === 0 ? 0 : Math.max(0, (this.options.clock.now().getTime() - oldest) / 1000);
     this.lastLag = { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
