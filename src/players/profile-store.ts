@@ -86,16 +86,21 @@ export class ProfileStore {
   }
 
   /**
-   * The profiles of `identityKeys`: from the owner's memory, filled by one scan
-   * of the project at its first read or write, when the project fits it; else
-   * read by `_id` the engine's way (src/db/engine.ts).
+   * The profiles of `identityKeys`: from the owner's memory when it holds the
+   * project, else read by `_id` the engine's way (src/db/engine.ts). With
+   * `fillMemory` (the write path's rounds) the memory is first filled by one
+   * scan of the project when it fits, so every later round reads from it.
    */
-  async readSlots(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileSlot>> {
+  async readSlots(
+    projectId: string,
+    identityKeys: readonly string[],
+    { fillMemory = false } = {},
+  ): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
     const memory = this.memory;
-    if (memory && (await memory.fill(projectId, () => this.scanSlots(projectId)))) {
-      return new Map(keys.map((key) => [key, memory.slot(projectId, key)!]));
-    }
+    if (memory && fillMemory) await memory.fill(projectId, () => this.scanSlots(projectId));
+    // Checked after the fill, with no wait between: a write failing meanwhile may have forgotten the project.
+    if (memory?.whole(projectId)) return new Map(keys.map((key) => [key, memory.slot(projectId, key)!]));
     const ids = keys.map((key) => projectScopedId(projectId, key));
     const docs = await this.engine.readByIds(this.profiles, ids);
     return new Map(keys.map((key, i) => [key, slotOf(docs[i])]));

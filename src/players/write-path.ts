@@ -145,7 +145,7 @@ export class WritePath {
     return locks.run(
       keys.map((key) => profileLock(projectId, key)),
       async () => {
-        const slots = await stores.profiles.readSlots(projectId, keys);
+        const slots = await stores.profiles.readSlots(projectId, keys, { fillMemory: true });
         const accounts = await this.accountsOf(projectId, slots);
         const reads = { projectId, now: this.options.clock.now(), slots, links, accounts, redirects };
         let rejected = new Map<number, RejectCode>();
