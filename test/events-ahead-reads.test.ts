@@ -40,8 +40,11 @@ describe("read your writes while the worker applies other projects' segments ahe
       (got) => JSON.stringify([...got]) === JSON.stringify([...bruteForce(raw, days)]),
     );
     const queue = db.collection<{ _id: string; applied?: number; ahead?: number[]; seq?: number }>("event_queue");
-    const cursor = await queue.findOne({ _id: "cursor" });
-    expect(cursor?.ahead?.length).toBeGreaterThan(0);
+    // The worker writes a segment's rollups before it marks the segment ahead in the cursor: wait for the mark.
+    const cursor = await waitFor(
+      () => queue.findOne({ _id: "cursor" }),
+      (doc) => (doc?.ahead?.length ?? 0) > 0,
+    );
     // A sequence number reserved and never written: the look-ahead stops there, so the tag change's resync stays
     // unapplied and the change recorded (pending) while the charts are read.
     await queue.updateOne({ _id: "counter" }, { $inc: { seq: 1 } });
