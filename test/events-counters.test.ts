@@ -4,7 +4,7 @@ import { Planner } from "../src/events/plan.js";
 import { engineOf } from "../src/db/engine.js";
 import { PlayerRollupStore, type PlayerRollup } from "../src/events/player-rollup-store.js";
 import { startTestService, type TestService } from "./support/service.js";
-import { bruteForce, byName, queueOf, waitFor } from "./support/events.js";
+import { breakHistory, bruteForce, byName, queueOf, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -118,6 +118,7 @@ describe("counters that never wrap", () => {
   it("a database from before rebuilds its 32-bit packed cohort counts, wrapped ones too, at the next start", async () => {
     const before = await startTestService();
     const { publicKey, privateKey } = await before.createProject();
+    const damaged = await before.createProject();
     await before.postJson(
       "/v1/players/update",
       { players: [{ partner_user_id: "ann", tags_add: ["vip"] }] },
@@ -136,6 +137,8 @@ describe("counters that never wrap", () => {
     const rollups = before.database.db.collection<{ _id: string }>("event_cohort_rollups");
     await rollups.deleteOne({ _id: "layout" });
     await rollups.updateMany({}, { $unset: { counts: "" }, $set: { [`days.${day}._tap`]: -2147483616 } });
+    // Another project's damaged history (CI once saw one stop the rebuild, and with it every project's charts).
+    await breakHistory(before, damaged.projectId, "u:zed");
     await before.database.close();
     const later = await startTestService({ DB_NAME: before.config.dbName });
     try {

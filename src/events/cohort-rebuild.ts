@@ -18,9 +18,13 @@ export async function rebuildCohortsIfLegacy(
   if (await cohortRollups.isCurrent()) return false;
   const totals = new Map<string, CohortTotals>();
   await playerRollups.forEachHistory((projectId, { days, cohorts }) => {
+    // A damaged history (not of the shape this code writes) adds nothing: its project's own apply fails and is set
+    // aside, while a rebuild that threw would stop every project's charts.
+    if (!isObject(days) || !Array.isArray(cohorts)) return;
     for (const [day, names] of Object.entries(days)) {
+      if (!isObject(names)) continue;
       for (const [field, events] of Object.entries(names)) {
-        if (events <= 0) continue;
+        if (typeof events !== "number" || !(events > 0)) continue;
         for (const cohort of [EVERYONE, ...cohorts]) {
           const month = monthOf(day);
           const key = `${projectId}\u0000${cohort}\u0000${month}`;
@@ -36,3 +40,5 @@ export async function rebuildCohortsIfLegacy(
   await cohortRollups.replaceAll([...totals.values()], applied);
   return true;
 }
+
+const isObject = (value: unknown): value is object => typeof value === "object" && value !== null;
