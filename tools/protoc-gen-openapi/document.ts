@@ -2,7 +2,7 @@ import { getOption, hasOption, type DescMethod, type DescService } from "@bufbui
 import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { required_scope as requiredScope } from "../../gen/platformapi/v1/options_pb.js";
 import type { JsonSchema } from "./json-schema.js";
-import { describedBy, MessageSchemas } from "./schemas.js";
+import { acceptsEmptyObject, describedBy, MessageSchemas } from "./schemas.js";
 
 export interface DocumentInfo {
   title: string;
@@ -119,7 +119,7 @@ function operation(method: DescMethod, verb: "get" | "post", schemas: MessageSch
             description:
               "A JSON object in UTF-8, sent as application/json or with no Content-Type (any other type is " +
               "answered 415); an empty body is the same as {}.",
-            required: false,
+            required: !acceptsEmptyObject(method.input),
             content: { [JSON_TYPE]: { schema: schemas.ref(method.input, "input") } },
           },
         }

@@ -10,6 +10,7 @@ import {
   file_google_protobuf_timestamp,
   file_google_protobuf_wrappers,
   FileDescriptorProtoSchema,
+  MessageOptionsSchema,
   MethodOptionsSchema,
   type FieldDescriptorProto,
   type FileDescriptorProto,
@@ -18,12 +19,14 @@ import {
   field as fieldRules,
   FieldRulesSchema,
   file_buf_validate_validate,
+  message as messageRules,
+  MessageRulesSchema,
 } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { describe, expect, it } from "vitest";
 import { createSchemaChecker } from "../../test/support/openapi.js";
 import { file_google_api_annotations, http } from "../../gen/google/api/annotations_pb.js";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb.js";
-import { file_platformapi_v1_options, required_scope } from "../../gen/platformapi/v1/options_pb.js";
+import { file_platformapi_v1_options, flat_object_keys, required_scope } from "../../gen/platformapi/v1/options_pb.js";
 import { openapiPlugin } from "./plugin.js";
 
 type Field = Exclude<MessageInitShape<typeof FieldDescriptorProtoSchema>, FieldDescriptorProto>;
@@ -84,7 +87,34 @@ function sampleFields(): Field[] {
     field("blob", 14, Type.BYTES),
     field("count", 15, Type.UINT32),
     field("level", 16, Type.INT64, rules({ type: { case: "int64", value: { in: [1n, 2n] } } })),
+    field(
+      "page",
+      17,
+      Type.INT32,
+      rules({
+        type: {
+          case: "int32",
+          value: { greaterThan: { case: "gte", value: 1 }, lessThan: { case: "lte", value: 100 } },
+        },
+      }),
+    ),
+    field("filter", 18, Type.MESSAGE, { ...wkt("Struct"), options: flatObject("^[^$]") }),
+    field("first", 19, Type.STRING),
+    field("second", 20, Type.STRING),
   ];
+}
+
+function flatObject(keys: string) {
+  const options = create(FieldOptionsSchema);
+  setExtension(options, flat_object_keys, keys);
+  return options;
+}
+
+/** At most one of first and second. */
+function oneofRule() {
+  const options = create(MessageOptionsSchema);
+  setExtension(options, messageRules, create(MessageRulesSchema, { oneof: [{ fields: ["first", "second"] }] }));
+  return options;
 }
 
 /** A post, a get, and (with putPath) a verb the gateway does not serve. */
@@ -136,6 +166,7 @@ function sampleFile(putPath?: string): FileDescriptorProto {
         name: "Sample",
         field: sampleFields(),
         oneofDecl: [{ name: "choice" }, { name: "_ratio" }],
+        options: oneofRule(),
         nestedType: [
           {
             name: "ChildrenEntry",
@@ -223,6 +254,10 @@ describe("protoc-gen-openapi on a sample file", () => {
     blob: "",
     count: 4294967295,
     level: "1",
+    page: 1,
+    filter: null,
+    first: "",
+    second: "",
   };
   const written = {
     big: "5",
@@ -241,6 +276,10 @@ describe("protoc-gen-openapi on a sample file", () => {
     blob: "AAE=",
     count: 0,
     level: "2",
+    page: 100,
+    filter: { a: 1 },
+    first: "",
+    second: "",
   };
 
   it("routes each method as the gateway serves it, with its scope and comment", () => {
@@ -254,6 +293,8 @@ describe("protoc-gen-openapi on a sample file", () => {
       security: [{ ApiKey: ["events:read"] }],
     });
     expect(post.requestBody.content["application/json"].schema).toEqual(input);
+    // Sample has a required field, so {} (what an empty body reads as) is no Sample.
+    expect(post.requestBody.required).toBe(true);
     expect(post.responses["4XX"]).toEqual({ $ref: "#/components/responses/Error" });
     expect(doc.paths["/v1/peek"].get).toMatchObject({ security: [], description: "Needs no API key." });
     expect(doc.paths["/v1/peek"].get.requestBody).toBeUndefined();
@@ -301,6 +342,27 @@ describe("protoc-gen-openapi on a sample file", () => {
     expect(checker.check(output, { ...sample, level: 2 })).toMatch(/level must be string/);
     expect(checker.check(output, { ...sample, level: "3" })).toMatch(/level must be equal to one of/);
     expect(checker.check(input, { display_name: "abc", level: 2 })).toBeUndefined();
+  });
+
+  it("holds an integer sent as a string to its bounds, by a pattern of the range", () => {
+    const page = (value: unknown) => checker.check(input, { display_name: "abc", page: value });
+    for (const accepted of [1, "1", "007", "100", 100]) expect(page(accepted), String(accepted)).toBeUndefined();
+    for (const refused of [0, "0", "101", "-1", "1e2", 101]) expect(page(refused), String(refused)).toBeDefined();
+    const count = (value: unknown) => checker.check(input, { display_name: "abc", count: value });
+    expect(count("4294967295")).toBeUndefined();
+    expect(count("4294967296")).toMatch(/must match pattern/);
+  });
+
+  it("states a flat object's keys and values, a request's timestamp as any value, and a oneof rule", () => {
+    const sample = (extra: object) => checker.check(input, { display_name: "abc", ...extra });
+    expect(sample({ filter: { a: "x", b: 1, c: true } })).toBeUndefined();
+    expect(sample({ filter: { a: { nested: 1 } } })).toMatch(/must be string,number,boolean/);
+    expect(sample({ filter: { $a: 1 } })).toMatch(/property name/);
+    // An event's unreadable timestamp is that event's rejection, not a failed call.
+    expect(sample({ at: 5 })).toBeUndefined();
+    expect(checker.check(output, { ...written, at: 5 })).toMatch(/at must be string/);
+    expect(sample({ first: "x", second: "" })).toBeUndefined();
+    expect(sample({ first: "x", second: "y" })).toMatch(/must NOT be valid/);
   });
 
   it("refuses a route the gateway does not serve", () => {

@@ -1,10 +1,18 @@
-import { ScalarType, type AnyDesc, type DescEnum, type DescField, type DescMessage } from "@bufbuild/protobuf";
+import { flat_object_keys as flatObjectKeys } from "../../gen/platformapi/v1/options_pb.js";
+import {
+  getOption,
+  ScalarType,
+  type AnyDesc,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+} from "@bufbuild/protobuf";
 import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
 import { isNullWhenUnset } from "../../src/server/json-nulls.js";
 import { orNull, type JsonSchema } from "./json-schema.js";
-import type { FieldRules } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
-import { constraintsOf, fieldRulesOf, itemRulesOf } from "./validate-rules.js";
+import { boundedStrings, constrained, nonZero } from "./constrained.js";
+import { fieldRulesOf, itemRulesOf, oneofRulesOf } from "./validate-rules.js";
 
 /**
  * What a request may carry ("input": proto or JSON field names, numbers also
@@ -64,6 +72,7 @@ export class MessageSchemas {
         else required.push(field.name);
       }
     }
+    if (direction === "input") allOf.push(...oneofSchemas(message));
     return {
       type: "object",
       ...describedBy(message),
@@ -94,8 +103,13 @@ export class MessageSchemas {
       default:
         schema = this.valueSchema(elementType(field), direction);
     }
+    const flatKeys = getOption(field, flatObjectKeys);
+    if (flatKeys !== "") {
+      schema = { type: "object", propertyNames: { pattern: flatKeys }, additionalProperties: { type: FLAT_VALUES } };
+    }
     if (rules) schema = constrained(schema, rules);
     if (rules?.required && field.fieldKind === "scalar") schema = nonZero(schema);
+    schema = boundedStrings(schema);
     if (isNullWhenUnset(field)) schema = orNull(schema);
     return { ...describedBy(field), ...schema };
   }
@@ -111,6 +125,45 @@ export class MessageSchemas {
   }
 }
 
+/** Whether `{}` (and so an empty body) is a valid `message`: none of its fields or oneofs is required. */
+export function acceptsEmptyObject(message: DescMessage): boolean {
+  return (
+    !message.fields.some((field) => fieldRulesOf(field)?.required) && !oneofRulesOf(message).some((r) => r.required)
+  );
+}
+
+/**
+ * The message's oneof rules as schemas: a field counts as set when sent by
+ * either name with a value other than its zero value (protovalidate's reading
+ * for a field without presence), and `required` asks for one of them.
+ */
+function oneofSchemas(message: DescMessage): JsonSchema[] {
+  const schemas: JsonSchema[] = [];
+  for (const rule of oneofRulesOf(message)) {
+    const fields = rule.fields.map((name) => message.fields.find((f) => f.name === name)!);
+    const sets = fields.map(setSchema);
+    for (let i = 0; i < sets.length; i++) {
+      for (let j = i + 1; j < sets.length; j++) schemas.push({ not: { allOf: [sets[i], sets[j]] } });
+    }
+    if (rule.required) schemas.push({ anyOf: sets });
+  }
+  return schemas;
+}
+
+function setSchema(field: DescField): JsonSchema {
+  const nonZero: JsonSchema =
+    field.fieldKind !== "scalar"
+      ? {}
+      : field.scalar === ScalarType.STRING
+        ? { type: "string", minLength: 1 }
+        : field.scalar === ScalarType.BOOL
+          ? { const: true }
+          : { not: { enum: [0, "0"] } };
+  const names = [...new Set([field.name, field.jsonName])];
+  const sent = names.map((name) => ({ required: [name], properties: { [name]: nonZero } }));
+  return sent.length === 1 ? sent[0] : { anyOf: sent };
+}
+
 /** Messages with fields of their own reachable from `roots`; well-known types with a JSON form of their own are inlined. */
 function reachable(roots: Iterable<DescMessage>): Set<DescMessage> {
   const seen = new Set<DescMessage>();
@@ -123,69 +176,13 @@ function reachable(roots: Iterable<DescMessage>): Set<DescMessage> {
   return seen;
 }
 
-const NUMBER = ["number", "integer"];
-/** The JSON types each constraint keyword applies to (const and enum apply to all). */
-const KEYWORD_TYPES: Record<string, string[]> = {
-  minimum: NUMBER,
-  maximum: NUMBER,
-  exclusiveMinimum: NUMBER,
-  exclusiveMaximum: NUMBER,
-  minLength: ["string"],
-  maxLength: ["string"],
-  pattern: ["string"],
-  format: ["string"],
-  minItems: ["array"],
-  maxItems: ["array"],
-  uniqueItems: ["array"],
-  minProperties: ["object"],
-  maxProperties: ["object"],
-};
-
-/**
- * `schema` with the constraints of `rules` that apply to its JSON types: the
- * bounds of a 64-bit integer written as a string are left out, and numbers
- * in const/in are matched in each form the value may take ("5" or 5).
- */
-function constrained(schema: JsonSchema, rules: FieldRules): JsonSchema {
-  const types = [schema.type ?? []].flat();
-  const out: JsonSchema = { ...schema };
-  for (const [keyword, value] of Object.entries(constraintsOf(rules))) {
-    if (keyword === "const" || keyword === "enum") {
-      const values = keyword === "const" ? [value] : (value as unknown[]);
-      const forms = values.flatMap((v) => (typeof v === "number" ? numberForms(v, types) : [v]));
-      if (forms.length === 1) out.const = forms[0];
-      else out.enum = forms;
-    } else if (KEYWORD_TYPES[keyword]?.some((type) => types.includes(type)) ?? true) {
-      out[keyword] = value;
-    }
-  }
-  return out;
-}
-
-/**
- * A required scalar (buf.validate `required`: not its zero value): a string of
- * at least one character, an integer of at least 1, also when sent as a string.
- */
-function nonZero(schema: JsonSchema): JsonSchema {
-  const types = [schema.type ?? []].flat();
-  if (types.includes("integer")) {
-    const minimum = Math.max(Number(schema.minimum ?? 1), 1);
-    return { ...schema, minimum, ...(types.includes("string") ? { pattern: "^0*[1-9][0-9]*$" } : {}) };
-  }
-  if (types.includes("string")) return { ...schema, minLength: Math.max(Number(schema.minLength ?? 1), 1) };
-  return schema;
-}
-
-function numberForms(value: number, types: string[]): unknown[] {
-  const asNumber = types.some((type) => NUMBER.includes(type)) ? [value] : [];
-  return types.includes("string") ? [...asNumber, String(value)] : asNumber;
-}
-
 function elementType(field: DescField): ValueType {
   if (field.message) return { message: field.message };
   if (field.enum) return { enum: field.enum };
   return { scalar: field.scalar! };
 }
+
+const FLAT_VALUES = ["string", "number", "boolean"];
 
 const WELL_KNOWN: Record<string, JsonSchema> = {
   "google.protobuf.Timestamp": { type: "string", format: "date-time" },
@@ -198,6 +195,11 @@ const WELL_KNOWN: Record<string, JsonSchema> = {
 };
 
 function wellKnownSchema(message: DescMessage, direction: Direction): JsonSchema | undefined {
+  // A request's only Timestamp is an event's, and any value but an RFC 3339 string is that event's rejection, not a
+  // failed call: the call accepts every JSON value there.
+  if (message.typeName === "google.protobuf.Timestamp" && direction === "input") {
+    return { description: "An RFC 3339 string; any other value is the event's bad_timestamp rejection." };
+  }
   if (isWrapperDesc(message)) return scalarSchema(message.fields[0].scalar!, direction);
   const schema = WELL_KNOWN[message.typeName];
   return schema && structuredClone(schema);

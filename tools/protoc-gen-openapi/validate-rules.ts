@@ -4,7 +4,9 @@ import {
   field as fieldRules,
   file_buf_validate_validate,
   Ignore,
+  message as messageRules,
   type FieldRules,
+  type MessageOneofRule,
 } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import type { JsonSchema } from "./json-schema.js";
 
@@ -14,6 +16,11 @@ export function fieldRulesOf(field: DescField): FieldRules | undefined {
   const rules = getOption(field, fieldRules);
   // Rules skipped for some values make no constraint a schema can state simply; leave the schema looser.
   return rules.ignore === Ignore.ALWAYS || rules.ignore === Ignore.IF_ZERO_VALUE ? undefined : rules;
+}
+
+/** The message's buf.validate oneof rules: at most one of `fields` set, exactly one when `required`. */
+export function oneofRulesOf(message: DescMessage): MessageOneofRule[] {
+  return hasOption(message, messageRules) ? getOption(message, messageRules).oneof : [];
 }
 
 /**

@@ -4,14 +4,14 @@
 
 import type { GenExtension, GenFile } from "@bufbuild/protobuf/codegenv2";
 import { extDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
-import type { MethodOptions } from "@bufbuild/protobuf/wkt";
+import type { FieldOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 
 /**
  * Describes the file platformapi/v1/options.proto.
  */
 export const file_platformapi_v1_options: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9vcHRpb25zLnByb3RvEg5wbGF0Zm9ybWFwaS52MTpHCg5yZXF1aXJlZF9zY29wZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAlSDXJlcXVpcmVkU2NvcGVCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9vcHRpb25zLnByb3RvEg5wbGF0Zm9ybWFwaS52MTpHCg5yZXF1aXJlZF9zY29wZRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGLmOAyABKAlSDXJlcXVpcmVkU2NvcGU6SQoQZmxhdF9vYmplY3Rfa2V5cxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMYuo4DIAEoCVIOZmxhdE9iamVjdEtleXNCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_google_protobuf_descriptor]);
 
 /**
  * The API key scope a caller needs for this method, one of "launch:issue",
@@ -23,4 +23,15 @@ export const file_platformapi_v1_options: GenFile = /*@__PURE__*/
  */
 export const required_scope: GenExtension<MethodOptions, string> = /*@__PURE__*/
   extDesc(file_platformapi_v1_options, 0);
+
+/**
+ * On a google.protobuf.Struct of a request: the service refuses the call
+ * unless the object is flat, its keys matching this pattern and its values
+ * strings, numbers or booleans. The OpenAPI document states it; the
+ * service's own checks decide.
+ *
+ * @generated from extension: string flat_object_keys = 51002;
+ */
+export const flat_object_keys: GenExtension<FieldOptions, string> = /*@__PURE__*/
+  extDesc(file_platformapi_v1_options, 1);
 
