@@ -1,12 +1,12 @@
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readdir, rename, rm } from "node:fs/promises";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { pythonVenv, type Python } from "./support/python-venv.js";
 import { clientEnv, createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { startTestService, type TestService } from "./support/service.js";
 
@@ -15,51 +15,6 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const CLIENT_SCRIPT = fileURLToPath(new URL("./support/python/launch_client.py", import.meta.url));
 /** Pinned from PyPI: grpcio-tools carries protoc and its plugin; protobuf is the runtime of the generated code. */
 const PACKAGES = ["grpcio==1.76.0", "grpcio-tools==1.76.0", "protobuf==6.33.6"];
-
-type Python = { python: string } | { skip: string };
-
-function firstLine(error: unknown): string {
-  const { stderr, message } = error as { stderr?: string; message: string };
-  return (stderr?.trim() || message).split("\n").slice(-1)[0];
-}
-
-/**
- * A venv with PACKAGES, made once per machine in the project's cache folder
- * (built aside and renamed, so no run sees a half-made one), or why there can
- * be none here.
- */
-async function pythonWithGrpc(): Promise<Python> {
-  try {
-    await run("python3", ["--version"]);
-  } catch {
-    return { skip: "python3 is not installed" };
-  }
-  const cacheRoot = process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), ".cache");
-  const key = createHash("sha256").update(PACKAGES.join(" ")).digest("hex").slice(0, 12);
-  const dir = path.join(cacheRoot, "platform-backend", `python-grpc-${key}`);
-  const python = path.join(dir, "bin", "python");
-  if (existsSync(python)) return { python };
-
-  const work = `${dir}.build-${process.pid}`;
-  await mkdir(path.dirname(dir), { recursive: true });
-  await rm(work, { recursive: true, force: true });
-  try {
-    await run("python3", ["-m", "venv", work]);
-  } catch (error) {
-    await rm(work, { recursive: true, force: true });
-    return { skip: `python3 cannot make a venv (${firstLine(error)})` };
-  }
-  try {
-    const pip = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check", ...PACKAGES];
-    await run(path.join(work, "bin", "python"), pip, { timeout: 300_000 });
-  } catch (error) {
-    await rm(work, { recursive: true, force: true });
-    return { skip: `pip could not install ${PACKAGES.join(" ")} (${firstLine(error)})` };
-  }
-  // Another run may have finished first; then its venv is as good as ours.
-  await rename(work, dir).catch(() => rm(work, { recursive: true, force: true }));
-  return { python };
-}
 
 /** Every .proto of the API and of the vendored google.api and buf.validate, relative to proto/. */
 async function protoFiles(): Promise<string[]> {
@@ -75,7 +30,7 @@ let setup: Python;
 let test: TestService;
 let launch: LaunchFixture;
 beforeAll(async () => {
-  setup = await pythonWithGrpc();
+  setup = await pythonVenv("python-grpc", PACKAGES);
   if ("skip" in setup) {
     process.stderr.write(`python-client.test.ts skipped: ${setup.skip}\n`);
     return;
