@@ -10,14 +10,14 @@ import type { PlayerRollupStore } from "./player-rollup-store.js";
 import type { QueueWriter } from "./queue-writer.js";
 import type { Segment } from "./segment-store.js";
 import type { TraitCohorts } from "./trait-cohorts.js";
-import type { TraitKeyStore } from "./trait-key-store.js";
+import type { EventTraitKeyStore } from "./event-trait-key-store.js";
 
 export interface PlanningDeps {
   directory: PlayerDirectory;
   playerRollups: PlayerRollupStore;
   eventIds: EventIdStore;
   /** Which trait keys have materialised cohorts, per project (written here, in queue order). */
-  traitKeys: TraitKeyStore;
+  traitKeys: EventTraitKeyStore;
   /** Gathers the evidence of trait keys' cardinality from the profiles a plan reads. */
   traitCohorts: TraitCohorts;
   /** Queues the backfill of a key that proved low-cardinality. */

@@ -17,7 +17,7 @@ import { Retention } from "./retention.js";
 import { SegmentStore } from "./segment-store.js";
 import { QueueWriter } from "./queue-writer.js";
 import { TraitCohorts } from "./trait-cohorts.js";
-import { TraitKeyStore } from "./trait-key-store.js";
+import { EventTraitKeyStore } from "./event-trait-key-store.js";
 import { CohortReader } from "./trends.js";
 import { ApplyWorker, type WorkerOptions } from "./worker.js";
 
@@ -38,7 +38,7 @@ export interface CreateEventsOptions {
   maxLagSeconds: number;
   /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
   dbTimeoutMs: number;
-  /** The players side: profiles, device links, cohort members (see PlayersDirectory). */
+  /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
   directory: PlayerDirectory;
   /** Lease, polling and test hooks of the apply worker. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError" | "onRebuilt">;
@@ -56,7 +56,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const cohortRollups = new CohortRollupStore(db);
   const { directory } = options;
   const writer = new QueueWriter({ queue, segments, clock });
-  const traitKeys = new TraitKeyStore(db);
+  const traitKeys = new EventTraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
   const changes = new PlayerChangeStore(db, database.isFerretDb);
   const changeRepair = new ChangeRepair({ changes, directory, writer });

@@ -3,7 +3,7 @@ import type { TraitValue } from "../players/normalise.js";
 import { traitIndexEntry } from "../players/normalise.js";
 import type { PlayerCohorts } from "./player-directory.js";
 import type { QueueStateStore } from "./queue-state-store.js";
-import type { TraitKeyState, TraitKeyStore } from "./trait-key-store.js";
+import type { TraitKeyState, EventTraitKeyStore } from "./event-trait-key-store.js";
 
 /** A key whose values, among its first PROOF_HOLDERS players, number at most this many is low-cardinality. */
 export const MAX_COHORT_VALUES = 20;
@@ -37,7 +37,7 @@ export class TraitCohorts {
   /** What the worker has seen of each key, by project and key (the worker alone writes the evidence). */
   private readonly seen = new Map<string, TraitKeyState>();
 
-  constructor(private readonly options: { store: TraitKeyStore; queue: QueueStateStore }) {}
+  constructor(private readonly options: { store: EventTraitKeyStore; queue: QueueStateStore }) {}
 
   /**
    * The enabling call: answers whether the key's cohorts answer now, and

@@ -9,7 +9,7 @@ import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import { engineOf, type Engine } from "../db/engine.js";
 import { createEvents, type EventsCapability } from "../events/capability.js";
-import { PlayersDirectory } from "../events/players-directory.js";
+import { PlayerDirectoryOverPlayers } from "../events/player-directory-over-players.js";
 import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
 import { createPlayers } from "../players/capability.js";
@@ -67,7 +67,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     nameLimit: config.eventNameLimit,
     maxLagSeconds: config.eventMaxLagSeconds,
     dbTimeoutMs: config.dbTimeoutMs,
-    directory: new PlayersDirectory(players),
+    directory: new PlayerDirectoryOverPlayers(players),
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),
       onRebuilt: () => log.info("event cohort counts rebuilt in 64 bits from the players' histories"),

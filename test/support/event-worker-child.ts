@@ -8,7 +8,7 @@ import { systemClock } from "../../src/clock.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
 import { createEvents } from "../../src/events/capability.js";
-import { PlayersDirectory } from "../../src/events/players-directory.js";
+import { PlayerDirectoryOverPlayers } from "../../src/events/player-directory-over-players.js";
 import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/stores.js";
 import type { ApplyStep } from "../../src/events/worker.js";
@@ -25,7 +25,7 @@ const { worker } = await createEvents({
   nameLimit: 1000,
   maxLagSeconds: 300,
   dbTimeoutMs: 2000,
-  directory: new PlayersDirectory(
+  directory: new PlayerDirectoryOverPlayers(
     new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
   ),
   worker: {

@@ -38,7 +38,7 @@ const materialisedId = (projectId: string) => projectScopedId(projectId, "_mater
  * its cardinality and whether its cohorts are materialised; per project, the
  * keys the apply worker places players in cohorts by. Every read is by `_id`.
  */
-export class TraitKeyStore {
+export class EventTraitKeyStore {
   private readonly keys;
   private readonly materialised;
   private readonly locks = new KeyedLock();

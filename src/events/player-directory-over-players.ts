@@ -15,7 +15,7 @@ const MAX_PROJECT_TAGS = 500;
  * by `_id`; a cohort's members from the tag membership search reads (traits
  * checked on the candidates' profiles).
  */
-export class PlayersDirectory implements PlayerDirectory {
+export class PlayerDirectoryOverPlayers implements PlayerDirectory {
   constructor(private readonly players: Players) {}
 
   async cohortsOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerCohorts>> {
