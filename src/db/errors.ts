@@ -79,3 +79,11 @@ export function asUnavailable(error: unknown): UnavailableError | undefined {
   if (!isDatabaseUnavailable(error)) return undefined;
   return new UnavailableError("database unavailable, try again later", { cause: error });
 }
+
+/**
+ * What a holder's failure tells those queued behind it (KeyedLock's `shed`): an UnavailableError when the database
+ * could not be reached or answer in time, else undefined (they run).
+ */
+export function unavailableOf(error: unknown): UnavailableError | undefined {
+  return error instanceof UnavailableError ? error : asUnavailable(error);
+}

@@ -60,3 +60,31 @@ describe("KeyedLock with a wait limit", () => {
     await expect(waiting).resolves.toBe("ran");
   });
 });
+
+describe("KeyedLock shedding its waiters", () => {
+  it("fails the callers waiting when a holder fails as `shed` says, and runs those that come after", async () => {
+    const shedError = new UnavailableError("database unavailable");
+    const lock = new KeyedLock((error) => (error instanceof Error && error.message === "down" ? shedError : undefined));
+    let fail!: (error: Error) => void;
+    const holder = lock.run(["k"], () => new Promise<void>((_, reject) => (fail = reject)));
+    const ran: string[] = [];
+    const waiters = [
+      lock.run(["k"], async () => void ran.push("a")),
+      lock.run(["j", "k"], async () => void ran.push("b")),
+    ];
+    while (fail === undefined) await new Promise((resolve) => setImmediate(resolve));
+    fail(new Error("down"));
+    await expect(holder).rejects.toThrow("down");
+    for (const waiter of waiters) await expect(waiter).rejects.toBe(shedError);
+    expect(ran).toEqual([]);
+    await expect(lock.run(["k", "j"], async () => "after")).resolves.toBe("after");
+  });
+
+  it("lets waiters run when a holder fails otherwise", async () => {
+    const lock = new KeyedLock(() => undefined);
+    const holder = lock.run(["k"], async () => Promise.reject(new Error("invalid")));
+    const waiter = lock.run(["k"], async () => "ran");
+    await expect(holder).rejects.toThrow("invalid");
+    await expect(waiter).resolves.toBe("ran");
+  });
+});

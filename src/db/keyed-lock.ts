@@ -10,6 +10,16 @@ import { waitedTooLong, type WaitOptions } from "./gate.js";
  */
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<void>>();
+  /** Per key while callers queue on it: how many holders shed their waiters, and the error the last one gave them. */
+  private readonly sheds = new Map<string, { count: number; error: unknown }>();
+
+  /**
+   * `shed`, as in Gate: maps a holder's failure to the error every caller
+   * then waiting on one of its keys gets when its turn comes, instead of
+   * running (a database that did not answer the holder will not answer them
+   * within their deadline either); undefined: they run.
+   */
+  constructor(private readonly shed: (error: unknown) => unknown = () => undefined) {}
 
   /**
    * Runs `fn` holding every key; keys are taken in sorted order so two callers
@@ -19,9 +29,21 @@ export class KeyedLock {
   async run<T>(keys: readonly string[], fn: () => Promise<T>, { waitLimitMs }: WaitOptions = {}): Promise<T> {
     const releases: (() => void)[] = [];
     const deadline = waitLimitMs === undefined ? undefined : Date.now() + waitLimitMs;
+    const unique = [...new Set(keys)].sort();
+    const shedBefore = new Map(unique.map((key) => [key, this.sheds.get(key)?.count ?? 0]));
     try {
-      for (const key of [...new Set(keys)].sort()) releases.push(await this.acquire(key, deadline, waitLimitMs));
-      return await fn();
+      for (const key of unique) {
+        releases.push(await this.acquire(key, deadline, waitLimitMs));
+        const shed = this.sheds.get(key);
+        if (shed && shed.count > shedBefore.get(key)!) throw shed.error;
+      }
+      return await fn().catch((error: unknown) => {
+        const shed = this.shed(error);
+        if (shed !== undefined) {
+          for (const key of unique) this.sheds.set(key, { count: (this.sheds.get(key)?.count ?? 0) + 1, error: shed });
+        }
+        throw error;
+      });
     } finally {
       for (const release of releases.reverse()) release();
     }
@@ -38,7 +60,9 @@ export class KeyedLock {
     const letGo = () => {
       release();
       void tail.then(() => {
-        if (this.tails.get(key) === tail) this.tails.delete(key);
+        if (this.tails.get(key) !== tail) return;
+        this.tails.delete(key);
+        this.sheds.delete(key);
       });
     };
     if (deadline === undefined) {

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db } from "mongodb";
+import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 
 /** What a players round changes in event histories: players whose cohorts moved, and folds. */
@@ -38,13 +39,14 @@ export class PlayerChangeStore {
   private readonly docs;
   /**
    * FerretDB loses concurrent updates of one document (one process owns a FerretDB database), so there its
-   * writes run one at a time; MongoDB isolates each update, and the fields written differ.
+   * writes run one at a time; MongoDB isolates each update, and the fields written differ. A write that finds the
+   * database unavailable fails those queued behind it at once.
    */
   private readonly locks: KeyedLock | null;
 
   constructor(db: Db, isFerretDb: boolean) {
     this.docs = db.collection<ChangesDoc>("event_player_changes");
-    this.locks = isFerretDb ? new KeyedLock() : null;
+    this.locks = isFerretDb ? new KeyedLock(unavailableOf) : null;
   }
 
   private serialised<T>(projectId: string, write: () => Promise<T>): Promise<T> {

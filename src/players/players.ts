@@ -5,6 +5,7 @@ import type { Logger } from "../log.js";
 import { foldEntry, type RejectCode } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
 import { sortKeys } from "./key-order.js";
+import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 import {
   MAX_TAGS_PER_PLAYER,
@@ -77,7 +78,8 @@ const MAX_FOLD_HOPS = 8;
  * version guards); reads of cohorts go through tag membership (Search).
  */
 export class Players {
-  private readonly locks = new KeyedLock();
+  /** A round that found the database unavailable fails the calls then queued on its players at once. */
+  private readonly locks = new KeyedLock(unavailableOf);
   private readonly stores: PlayerStores;
   private readonly clock: Clock;
   private readonly writes: WritePath;
