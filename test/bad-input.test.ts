@@ -71,15 +71,22 @@ describe("trait keys that name an object's built-in properties", () => {
     expect((await getPlayer(id)).profile.traits).toEqual({ kept: 1 });
   });
 
-  it("make a search filter unusable: 400 naming traits, never an answer with everyone", async () => {
+  it("make a search or chart filter unusable: 400 naming traits, never an answer with everyone", async () => {
     await svc.postJson(
       "/v1/players/update",
       { players: [{ partner_user_id: player(), tags_add: ["x"] }] },
       project.publicKey,
     );
+    const range = `"from": "2026-01-01", "to": "2026-01-02"`;
     for (const key of RESERVED) {
-      for (const path of ["/v1/players/search", "/platformapi.v1.PlayerService/Search"]) {
-        const res = await raw(path, `{"traits": {"${key}": "x"}}`, asJson(project.privateKey));
+      for (const [path, body] of [
+        ["/v1/players/search", `{"traits": {"${key}": "x"}}`],
+        ["/platformapi.v1.PlayerService/Search", `{"traits": {"${key}": "x"}}`],
+        ["/v1/events/trends", `{${range}, "traits": {"${key}": "x"}}`],
+        ["/platformapi.v1.EventService/Trends", `{${range}, "traits": {"${key}": "x"}}`],
+        ["/v1/events/names", `{${range}, "traits": {"${key}": "x"}}`],
+      ]) {
+        const res = await raw(path, body, asJson(project.privateKey));
         expectError(res, 400, "invalid_argument", "traits");
       }
     }

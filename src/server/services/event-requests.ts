@@ -4,6 +4,7 @@ import type { Event } from "../../../gen/platformapi/v1/events_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/entries.js";
 import { eventQuery, type EventQuery } from "../../events/query.js";
+import { withProtoKey } from "./proto-keys.js";
 
 /** Validation of EventService requests: proto messages in, domain values out, invalid_argument naming the field. */
 
@@ -44,15 +45,11 @@ function flatProperties(field: string, properties: JsonObject): Record<string, s
 }
 
 /** The date range and cohort filters of Trends and ListNames: the one shared reading (src/events/query.ts). */
-export function readQuery(req: {
-  from: string;
-  to: string;
-  tags: string[];
-  tagsMatch: string;
-  traits?: JsonObject;
-  tagsNone: string[];
-}): EventQuery {
-  return eventQuery(req);
+export function readQuery(
+  req: { from: string; to: string; tags: string[]; tagsMatch: string; traits?: JsonObject; tagsNone: string[] },
+  protoKeys: ReadonlySet<string>,
+): EventQuery {
+  return eventQuery({ ...req, traits: req.traits && withProtoKey(req.traits, "traits", protoKeys, null) });
 }
 
 export function trendsOptions(req: { interval: string; splitBy: string; names: string[] }): {

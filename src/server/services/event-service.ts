@@ -11,7 +11,7 @@ import {
 } from "../../../gen/platformapi/v1/events_pb.js";
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
-import { unreadableTimestamps } from "../protocol.js";
+import { protoKeyPaths, unreadableTimestamps } from "../protocol.js";
 import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
 
 /** EventService: queued ingestion, trends and event names. */
@@ -32,12 +32,15 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
 
     async trends(req, ctx) {
       const projectId = projectOf(ctx);
-      const { series, freshness } = await events.trends(projectId, { query: readQuery(req), ...trendsOptions(req) });
+      const { series, freshness } = await events.trends(projectId, {
+        query: readQuery(req, ctx.values.get(protoKeyPaths)),
+        ...trendsOptions(req),
+      });
       return create(TrendsResponseSchema, { series, ...freshnessOf(freshness) });
     },
 
     async listNames(req, ctx) {
-      const { names, freshness } = await events.names(projectOf(ctx), readQuery(req));
+      const { names, freshness } = await events.names(projectOf(ctx), readQuery(req, ctx.values.get(protoKeyPaths)));
       return create(ListNamesResponseSchema, {
         names: names.map(({ name, events }) => create(EventNameCountSchema, { name, events: BigInt(events) })),
         ...freshnessOf(freshness),

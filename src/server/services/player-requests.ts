@@ -14,6 +14,7 @@ import { escapeRegex, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } 
 import type { UpdateEntry } from "../../players/players.js";
 import type { ProfileQuery } from "../../players/profile-store.js";
 import type { TagMetadata } from "../../players/tag-store.js";
+import { withProtoKey } from "./proto-keys.js";
 
 /**
  * PlayerService requests into domain values. The proto's buf.validate rules
@@ -39,28 +40,6 @@ function listItems(list: ListValue): unknown[] {
       return String(value.kind.value);
     }
   });
-}
-
-/**
- * `object` with the `__proto__` key that protobuf-es could not hold put back
- * (see protoKeyPaths), so that normalisation drops or refuses it like any
- * other reserved key. Its value is lost; the key alone decides.
- */
-function withProtoKey<V>(
-  object: Readonly<Record<string, V>>,
-  path: string,
-  protoKeys: ReadonlySet<string>,
-  placeholder: V,
-): Readonly<Record<string, V>> {
-  if (!protoKeys.has(path)) return object;
-  const copy = Object.assign(Object.create(null) as Record<string, V>, object);
-  Object.defineProperty(copy, "__proto__", {
-    value: placeholder,
-    enumerable: true,
-    writable: true,
-    configurable: true,
-  });
-  return copy;
 }
 
 export function updateEntries(players: readonly PlayerUpdate[], protoKeys: ReadonlySet<string>): UpdateEntry[] {
