@@ -45,6 +45,7 @@ export default defineConfig({
             "test/events-counters.test.ts",
             "test/events-limits.test.ts",
             "test/events-ahead-reads.test.ts",
+            "test/players-request-id.test.ts",
             ...ISOLATION_ONLY,
           ],
           globalSetup: ["test/support/mongo-java-server-setup.ts"],

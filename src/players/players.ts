@@ -20,6 +20,7 @@ import { Search, type TagRecord } from "./search.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagMetadata } from "./tag-store.js";
 import { registryLock } from "./round-locks.js";
+import { UpdateReplays } from "./update-replays.js";
 import { WritePath, type WritePathOptions } from "./write-path.js";
 
 export type { RejectCode } from "./decide.js";
@@ -84,6 +85,8 @@ export class Players {
   private readonly clock: Clock;
   private readonly writes: WritePath;
   private readonly reads: Search;
+  /** players/update calls with a request_id: each answered once, its retries with the same answer. */
+  readonly replays: UpdateReplays;
 
   constructor({ stores, clock, ...options }: PlayersOptions) {
     this.stores = stores;
@@ -91,6 +94,7 @@ export class Players {
     const registration = new Registration(stores);
     this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);
+    this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
   }
 
   /**

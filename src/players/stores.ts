@@ -10,6 +10,7 @@ import { RegistryCounterStore } from "./registry-counter-store.js";
 import { TagStatsStore } from "./tag-stats-store.js";
 import { TagStore } from "./tag-store.js";
 import { TraitKeyStore } from "./trait-key-store.js";
+import { UpdateRequestStore } from "./update-request-store.js";
 
 /** The store of each players collection. */
 export interface PlayerStores {
@@ -23,6 +24,7 @@ export interface PlayerStores {
   devices: DeviceLinkStore;
   accounts: AccountLinkStore;
   platformUsers: PlatformUserStore;
+  updateRequests: UpdateRequestStore;
 }
 
 /** `engine`: how many profiles are read, and the owner's memory where profiles are kept (none by default). */
@@ -38,6 +40,7 @@ export function createPlayerStores(db: Db, isFerretDb: boolean, engine = engineO
     devices: new DeviceLinkStore(db),
     accounts: new AccountLinkStore(db, engine.ownerMemory),
     platformUsers: new PlatformUserStore(db),
+    updateRequests: new UpdateRequestStore(db, isFerretDb),
   };
 }
 
@@ -46,4 +49,5 @@ export async function createPlayerIndexes(stores: PlayerStores): Promise<void> {
   await stores.profiles.createIndexes();
   await stores.tags.createIndexes();
   await stores.traitKeys.createIndexes();
+  await stores.updateRequests.createIndexes();
 }

@@ -1,4 +1,5 @@
-import { create } from "@bufbuild/protobuf";
+import { createHash } from "node:crypto";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
@@ -13,6 +14,7 @@ import {
   TagRecordSchema,
   TraitRecordSchema,
   UpdatedPlayerSchema,
+  UpdateRequestSchema,
   UpdateResponseSchema,
   UpdateTagResponseSchema,
   UpdateTraitResponseSchema,
@@ -116,9 +118,17 @@ export function createPlayerService({
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
+      const projectId = projectOf(ctx);
       const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
-      const outcomes = await players.update(projectOf(ctx), entries);
-      return updateResponse(entries, outcomes, clock.now());
+      const apply = async () => updateResponse(entries, await players.update(projectId, entries), clock.now());
+      if (req.requestId === "") return apply();
+      const fingerprint = createHash("sha256")
+        .update(toBinary(UpdateRequestSchema, create(UpdateRequestSchema, { players: req.players })))
+        .digest("base64url");
+      const answer = await players.replays.once(projectId, req.requestId, fingerprint, async () =>
+        toBinary(UpdateResponseSchema, await apply()),
+      );
+      return fromBinary(UpdateResponseSchema, answer);
     },
 
     async get(req, ctx) {

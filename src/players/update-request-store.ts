@@ -1,0 +1,92 @@
+import { Binary, type Db } from "mongodb";
+import { isDuplicateKey } from "../db/errors.js";
+import { projectScopedId } from "../db/ids.js";
+
+/** A players/update call's `request_id`, kept while its answer may be asked for again. */
+interface UpdateRequestDoc {
+  _id: string;
+  project_id: string;
+  /** A hash of the call's players: a retry sends the same ones. */
+  fingerprint: string;
+  state: "running" | "done";
+  /** The call's answer, encoded by the caller; set when done. */
+  answer?: Binary;
+  /** Past this the id is free again: a day after the answer, or soon after a start whose call never finished. */
+  expires_at: Date;
+}
+
+/** What a call finds under its `request_id`. */
+export type UpdateClaim =
+  { kind: "mine" } | { kind: "answered"; answer: Uint8Array } | { kind: "running" } | { kind: "other_players" };
+
+/** The player_update_requests collection: `_id` `<project>/<request_id>`. */
+export class UpdateRequestStore {
+  private readonly requests;
+  /** MongoDB removes expired ids itself (a TTL index); FerretDB has none, so `deleteExpired` does. */
+  readonly ttl: boolean;
+
+  constructor(db: Db, isFerretDb: boolean) {
+    this.requests = db.collection<UpdateRequestDoc>("player_update_requests");
+    this.ttl = !isFerretDb;
+  }
+
+  async createIndexes(): Promise<void> {
+    if (this.ttl) await this.requests.createIndex({ expires_at: 1 }, { expireAfterSeconds: 0 });
+  }
+
+  /**
+   * Claims `requestId` for a call that runs until `runningUntil`, or says who
+   * has it: an expired claim is taken over. Callers serialise claims of one id
+   * in the process (FerretDB loses concurrent updates of one document); between
+   * processes the insert's `_id` and the update's filter decide.
+   */
+  async claim(
+    projectId: string,
+    requestId: string,
+    fingerprint: string,
+    now: Date,
+    runningUntil: Date,
+  ): Promise<UpdateClaim> {
+    const _id = projectScopedId(projectId, requestId);
+    const running = { project_id: projectId, fingerprint, state: "running" as const, expires_at: runningUntil };
+    for (;;) {
+      try {
+        await this.requests.insertOne({ _id, ...running });
+        return { kind: "mine" };
+      } catch (error) {
+        if (!isDuplicateKey(error)) throw error;
+      }
+      const doc = await this.requests.findOne({ _id });
+      if (!doc) continue;
+      if (doc.expires_at <= now) {
+        const taken = await this.requests.updateOne(
+          { _id, expires_at: doc.expires_at },
+          { $set: running, $unset: { answer: "" } },
+        );
+        if (taken.matchedCount === 1) return { kind: "mine" };
+        continue;
+      }
+      if (doc.fingerprint !== fingerprint) return { kind: "other_players" };
+      if (doc.state === "running" || !doc.answer) return { kind: "running" };
+      return { kind: "answered", answer: doc.answer.buffer };
+    }
+  }
+
+  /** Keeps the call's answer until `keepUntil`. */
+  async complete(projectId: string, requestId: string, answer: Uint8Array, keepUntil: Date): Promise<void> {
+    await this.requests.updateOne(
+      { _id: projectScopedId(projectId, requestId) },
+      { $set: { state: "done", answer: new Binary(answer), expires_at: keepUntil } },
+    );
+  }
+
+  /** Frees the id of a call that failed, so that its retry runs. */
+  async release(projectId: string, requestId: string): Promise<void> {
+    await this.requests.deleteOne({ _id: projectScopedId(projectId, requestId), state: "running" });
+  }
+
+  /** Removes the ids expired at `now` (a scan on FerretDB, which has no TTL index). */
+  async deleteExpired(now: Date): Promise<void> {
+    await this.requests.deleteMany({ expires_at: { $lte: now } });
+  }
+}
