@@ -5,7 +5,7 @@ import type { Logger } from "../log.js";
 import type { UpdateRequestStore } from "./update-request-store.js";
 
 /** How long a call's answer is kept for its retries. */
-export const ANSWER_KEPT_MS = 24 * 60 * 60_000;
+const ANSWER_KEPT_MS = 24 * 60 * 60_000;
 /** A claim whose call never finished (its process died) frees the id after this. */
 const RUNNING_MS = 2 * 60_000;
 /** How often the calls that carry a request_id remove expired ones, where the engine does not (FerretDB). */

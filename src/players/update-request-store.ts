@@ -15,6 +15,8 @@ interface UpdateRequestDoc {
   expires_at: Date;
 }
 
+const CLAIM_ATTEMPTS = 5;
+
 /** What a call finds under its `request_id`. */
 export type UpdateClaim =
   { kind: "mine" } | { kind: "answered"; answer: Uint8Array } | { kind: "running" } | { kind: "other_players" };
@@ -49,7 +51,8 @@ export class UpdateRequestStore {
   ): Promise<UpdateClaim> {
     const _id = projectScopedId(projectId, requestId);
     const running = { project_id: projectId, fingerprint, state: "running" as const, expires_at: runningUntil };
-    for (;;) {
+    // Each pass meets a state another call changed since the last; a few passes settle it.
+    for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
       try {
         await this.requests.insertOne({ _id, ...running });
         return { kind: "mine" };
@@ -70,6 +73,7 @@ export class UpdateRequestStore {
       if (doc.state === "running" || !doc.answer) return { kind: "running" };
       return { kind: "answered", answer: doc.answer.buffer };
     }
+    return { kind: "running" };
   }
 
   /** Keeps the call's answer until `keepUntil`. */
