@@ -28,10 +28,10 @@ export class Backpressure {
     return lag.seconds > this.options.maxLagSeconds;
   }
 
-  /** Throws QueueBehindError, with a time to wait, while the queue refuses events. */
-  async admit(): Promise<void> {
+  /** The queue's lag, measured within the last second; throws QueueBehindError, with a time to wait, while it refuses events. */
+  async admit(): Promise<Lag> {
     const lag = await this.recentLag();
-    if (!this.refuses(lag)) return;
+    if (!this.refuses(lag)) return lag;
     const { maxLagSeconds } = this.options;
     // A hint, not a promise: how far past the limit the lag is, kept between 5 s and a minute.
     const retryAfterSeconds = Math.min(60, Math.max(5, Math.ceil(lag.seconds - maxLagSeconds)));

@@ -65,8 +65,8 @@ export class Events {
 
   /** Accepts the valid events durably and answers at once (unless the queue is too far behind); the worker applies them later. */
   async ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
-    const { clock, retention, worker, backpressure } = this.options;
-    await backpressure.admit();
+    const { clock, retention, backpressure } = this.options;
+    const lag = await backpressure.admit();
     const now = clock.now();
     const oldest = retention.oldest(now);
     const valid = [];
@@ -92,7 +92,7 @@ export class Events {
       const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
       await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now);
     }
-    return { accepted: accepted.length, rejected, lag: worker.lag(), serverTime: now };
+    return { accepted: accepted.length, rejected, lag, serverTime: now };
   }
 
   /**

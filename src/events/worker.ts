@@ -72,7 +72,7 @@ export class ApplyWorker {
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
-  private lastLag: Lag = { seconds: 0, depth: 0 };
+  private measuring: Promise<Lag> | undefined;
   /** The heads of segments behind the cursor, read once each (a segment is large; its head never changes). */
   private readonly heads = new Map<number, SegmentHead>();
   private readonly setAside = new SetAsideProjects();
@@ -101,17 +101,18 @@ export class ApplyWorker {
     this.wakeUp?.();
   }
 
-  /** The lag as last measured (each pass of the loop measures it). */
-  lag(): Lag {
-    return this.lastLag;
-  }
-
   /**
    * Measures the lag now from the segments waiting behind the cursor and not
    * applied ahead of it (a sequence number whose writer died holds no events;
    * one not written yet holds none so far). Each segment's head is read once: segments never change.
+   * Calls made while a measurement runs share it (a /metrics scrape asks three gauges at once).
    */
-  async measureLag(): Promise<Lag> {
+  measureLag(): Promise<Lag> {
+    this.measuring ??= this.measure().finally(() => (this.measuring = undefined));
+    return this.measuring;
+  }
+
+  private async measure(): Promise<Lag> {
     const state = await this.options.queue.read();
     // A segment applied ahead of the cursor waits no more: its events are counted already.
     const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter(
@@ -119,8 +120,7 @@ export class ApplyWorker {
     );
     const oldest = waiting.reduce((min, head) => Math.min(min, head.receivedAt.getTime()), Infinity);
     const seconds = waiting.length === 0 ? 0 : Math.max(0, (this.options.clock.now().getTime() - oldest) / 1000);
-    this.lastLag = { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
-    return this.lastLag;
+    return { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
   }
 
   private async waitingHeads(applied: number, reserved: number): Promise<SegmentHead[]> {
@@ -141,8 +141,6 @@ export class ApplyWorker {
       } catch (error) {
         this.options.onError?.(error);
       }
-      // Measured whether or not the pass failed: a stalled queue shows its growing lag.
-      await this.measureLag().catch(() => undefined);
       if (!worked) await this.idle();
     }
   }
