@@ -80,11 +80,7 @@ async function run(steps: readonly { op: Op; read: ModelFilter | "split" | undef
   const { privateKey, publicKey } = await svc.createProject();
   const days = [3, 2, 1, 0].map((ago) => past(ago).day);
   const range = { from: days[0], to: days[3] };
-  const post = async (path: string, body: object, key = privateKey) => {
-    const res = await svc.postJson(path, body, key);
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
+  const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
   const model = new CohortModel();
   await post("/v1/players/update", { players: [{ partner_user_id: "ann", traits: { lvl: "1" } }] }, publicKey);
   model.trait("ann", "lvl", "1");

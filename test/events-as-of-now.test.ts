@@ -23,11 +23,7 @@ function pastDay(daysAgo: number) {
 async function project(keys: { publicKey: string; privateKey: string }) {
   const days = [3, 2, 1, 0].map((ago) => pastDay(ago).day);
   const range = { from: days[0], to: days[3] };
-  const post = async (path: string, body: object, key = keys.privateKey) => {
-    const res = await svc.postJson(path, body, key);
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
+  const post = (path: string, body: object, key = keys.privateKey) => svc.postOk(path, body, key);
   return {
     days,
     post,

@@ -14,11 +14,7 @@ async function project() {
   const times = eventTimes(svc, 3);
   const days = times.map((t) => t.day);
   const range = { from: days[0], to: days[2] };
-  const post = async (path: string, body: object, key = privateKey) => {
-    const res = await svc.postJson(path, body, key);
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
+  const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
   return {
     times,
     days,
@@ -91,11 +87,7 @@ describe("tag cohorts, as of now", () => {
   it("a verified launch folds the installation's history into the verified player", async () => {
     const launch = await createLaunchFixture(svc);
     await launch.setOwnership(true);
-    const post = async (path: string, body: object, key: string) => {
-      const res = await svc.postJson(path, body, key);
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
+    const post = (path: string, body: object, key: string) => svc.postOk(path, body, key);
     const link = { platform_user_id: launch.platformUserId, partner_user_id: "dana" };
     await post("/v1/players/link", link, launch.privateKey);
     await post("/v1/players/update", { players: [{ partner_user_id: "dana", tags: ["paying"] }] }, launch.publicKey);

@@ -19,11 +19,7 @@ async function cohortProject() {
   const { publicKey, privateKey } = await svc.createProject();
   const times = eventTimes(svc, 3);
   const days = times.map((time) => time.day);
-  const post = async (path: string, body: object, key = privateKey) => {
-    const res = await svc.postJson(path, body, key);
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
+  const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
   const players: Player[] = Array.from({ length: 30 }, (_, i) => ({
     id: `pl${String(i).padStart(2, "0")}`,
     tags: [...(i % 2 === 0 ? ["red"] : []), ...(i % 3 === 0 ? ["blue"] : []), ...(i % 5 === 0 ? ["green"] : [])],

@@ -14,11 +14,7 @@ async function project() {
   const { projectId, publicKey, privateKey } = await svc.createProject();
   const times = eventTimes(svc, 3);
   const days = times.map((t) => t.day);
-  const post = async (path: string, body: object, key = privateKey) => {
-    const res = await svc.postJson(path, body, key);
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-    return res.body;
-  };
+  const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
   const raw: Raw[] = [];
   /** `perPlayer` events a day for each player, names alternating. */
   const ingest = async (players: string[], perPlayer: number) => {

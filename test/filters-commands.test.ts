@@ -16,11 +16,7 @@ const SEARCH = 3;
 describe("database commands of cohort reads", () => {
   it("trends with two tags, and search by tags and a trait, stay within their budgets for a 200-player cohort", async () => {
     const { publicKey, privateKey } = await svc.createProject();
-    const post = async (path: string, body: object, key = privateKey) => {
-      const res = await svc.postJson(path, body, key);
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
+    const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
     // 400 players: "both" (every 2nd) is 200 of them, "some" every 4th; "tier" gold on every 3rd.
     const players = Array.from({ length: 400 }, (_, i) => ({
       partner_user_id: `p${i}`,

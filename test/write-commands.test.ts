@@ -42,11 +42,7 @@ const applied = () =>
 describe("database commands of writes", () => {
   it("players/update, tag listing, events through apply and a repeat verify stay within their budgets", async () => {
     const { publicKey, privateKey } = await svc.createProject();
-    const post = async (path: string, body: object, key = publicKey) => {
-      const res = await svc.postJson(path, body, key);
-      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-      return res.body;
-    };
+    const post = (path: string, body: object, key = publicKey) => svc.postOk(path, body, key);
     const update = (players: object[]) => post("/v1/players/update", { players });
     /**
      * The commands of `call` and of the apply it queues; the queue's own polling and bookkeeping are left out but

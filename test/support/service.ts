@@ -33,6 +33,8 @@ export interface TestService {
   clock: TestClock;
   /** POSTs `body` as JSON to a /v1 path with `fetch` over HTTP/1.1. */
   postJson(path: string, body: unknown, apiKey?: string): Promise<{ status: number; body: any; headers: Headers }>;
+  /** The same, for a call that must succeed: its body, or an error naming the path, status and answer. */
+  postOk(path: string, body: unknown, apiKey?: string): Promise<any>;
   /** A typed client over gRPC (HTTP/2), Connect (JSON over HTTP/1.1) or gRPC-Web. */
   client<T extends DescService>(service: T, protocol?: "grpc" | "connect" | "grpc-web"): Client<T>;
   /** Creates a project with a unique game id and returns its keys. */
@@ -106,6 +108,11 @@ export async function startTestService(
       });
       const text = await res.text();
       return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+    },
+    async postOk(path, body, apiKey) {
+      const res = await test.postJson(path, body, apiKey);
+      if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
     },
     client(service, protocol = "grpc") {
       return createClient(service, transport(protocol));
