@@ -151,7 +151,7 @@ function oneofSchemas(message: DescMessage): JsonSchema[] {
 }
 
 function setSchema(field: DescField): JsonSchema {
-  const nonZero: JsonSchema =
+  const value: JsonSchema =
     field.fieldKind !== "scalar"
       ? {}
       : field.scalar === ScalarType.STRING
@@ -160,7 +160,7 @@ function setSchema(field: DescField): JsonSchema {
           ? { const: true }
           : { not: { enum: [0, "0"] } };
   const names = [...new Set([field.name, field.jsonName])];
-  const sent = names.map((name) => ({ required: [name], properties: { [name]: nonZero } }));
+  const sent = names.map((name) => ({ required: [name], properties: { [name]: value } }));
   return sent.length === 1 ? sent[0] : { anyOf: sent };
 }
 
