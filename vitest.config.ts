@@ -44,6 +44,7 @@ export default defineConfig({
             "test/filters-commands.test.ts",
             "test/events-counters.test.ts",
             "test/events-limits.test.ts",
+            "test/events-names.test.ts",
             "test/events-ahead-reads.test.ts",
             "test/players-request-id.test.ts",
             ...ISOLATION_ONLY,

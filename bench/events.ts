@@ -11,7 +11,7 @@ import { SegmentStore } from "../src/events/segment-store.js";
 import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
 import { rawBaseline } from "./events-raw.js";
-import { round, startBenchService, type BenchService } from "./support.js";
+import { createBenchProject, postJson, queueOf, round, startBenchService, type BenchService } from "./support.js";
 
 /**
  * `npm run bench -- events`: ingestion and apply throughput with the lag under
@@ -43,35 +43,15 @@ export async function load(task: object): Promise<any> {
   return JSON.parse(out);
 }
 
-async function post(bench: BenchService, path: string, key: string, body: unknown): Promise<any> {
-  const res = await fetch(bench.baseUrl + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": key },
-    body: JSON.stringify(body),
-  });
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
-async function queue(bench: BenchService): Promise<{ lag_seconds: number; queue_depth: number }> {
-  const body = (await (await fetch(`${bench.baseUrl}/readyz`)).json()) as any;
-  return body.events ?? { lag_seconds: Number.NaN, queue_depth: Number.NaN };
-}
-
-async function project(bench: BenchService, gameId: number) {
-  const body = await post(bench, "/v1/admin/projects", bench.adminKey, { name: `bench ${gameId}`, game_id: gameId });
-  return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
-}
-
 /** Sustained ingestion from the load process while the bench samples the lag; then the time to drain. */
 async function ingestion(bench: BenchService) {
-  const p = await project(bench, 9_100_001);
-  const before = await queue(bench);
+  const p = await createBenchProject(bench, 9_100_001);
+  const before = await queueOf(bench);
   const lags: number[] = [];
   let sampling = true;
   const sampler = (async () => {
     while (sampling) {
-      const q = await queue(bench);
+      const q = await queueOf(bench);
       lags.push(q.lag_seconds);
       await new Promise((resolve) => setTimeout(resolve, 1000));
     }
@@ -86,9 +66,9 @@ async function ingestion(bench: BenchService) {
     batch: 500,
     players: 2_000,
   });
-  const atEnd = await queue(bench);
+  const atEnd = await queueOf(bench);
   // A /readyz that missed its deadline under load reports no depth (NaN): that is not drained.
-  while (!((await queue(bench)).queue_depth <= before.queue_depth)) await new Promise((r) => setTimeout(r, 200));
+  while (!((await queueOf(bench)).queue_depth <= before.queue_depth)) await new Promise((r) => setTimeout(r, 200));
   const drained = (performance.now() - started) / 1000;
   sampling = false;
   await sampler;
@@ -113,7 +93,7 @@ interface Generated {
 
 /** 1,000,000 events in their stored shapes: raw segments, player rollups, cohort rollups, profiles with tags. */
 export async function generate(bench: BenchService): Promise<Generated> {
-  const p = await project(bench, 9_100_002);
+  const p = await createBenchProject(bench, 9_100_002);
   const { db } = bench.database;
   const now = Date.now();
   const days = Array.from({ length: DAYS }, (_, d) => dayOf(new Date(now - (DAYS - d) * 86_400_000)));
@@ -122,7 +102,8 @@ export async function generate(bench: BenchService): Promise<Generated> {
   type Month = { cohort: string; month: string; days: Record<string, Record<string, { e: number; p: number }>> };
   const cohortDays = new Map<string, Month>();
   const count = (cohort: string, day: string, field: string, events: number) => {
-    const id = cohortMonthId(p.projectId, cohort, monthOf(day));
+    // The project's few names fit the month's first document.
+    const id = cohortMonthId(p.projectId, cohort, monthOf(day), 0);
     const doc = cohortDays.get(id) ?? { cohort, month: monthOf(day), days: {} };
     cohortDays.set(id, doc);
     const slot = ((doc.days[day] ??= {})[field] ??= { e: 0, p: 0 });
@@ -266,7 +247,7 @@ async function filteredTrends(common: object, range: object, tags: string[]) {
 async function materialise(bench: BenchService, g: Generated, key: string) {
   const started = performance.now();
   const body = { key, materialise: true };
-  while (!(await post(bench, "/v1/players/traits/update", g.privateKey, body)).ready) {
+  while (!(await postJson(bench, "/v1/players/traits/update", g.privateKey, body)).ready) {
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   return { seconds: round((performance.now() - started) / 1000) };
@@ -298,7 +279,11 @@ export default async function eventsBench() {
     log("trait materialised", backfill);
     const traitMaterialised = await load({ ...traitQuery, runs: 50 });
     log("trait filter, materialised", traitMaterialised);
-    const trends = await post(bench, "/v1/events/trends", g.privateKey, { ...range, split_by: "tags", tags: g.tags });
+    const trends = await postJson(bench, "/v1/events/trends", g.privateKey, {
+      ...range,
+      split_by: "tags",
+      tags: g.tags,
+    });
     const raw = await rawBaseline({ bench, query: g, trends });
     log("raw baseline", raw);
     const tagChange = await load({

@@ -118,3 +118,29 @@ export function round(value: number, digits = 1): number {
   const f = 10 ** digits;
   return Math.round(value * f) / f;
 }
+
+/** POSTs `body` as JSON to a /v1 path with `key`; the answer's body, or an error naming the path and status. */
+export async function postJson(bench: BenchService, path: string, key: string, body: unknown): Promise<any> {
+  const res = await fetch(bench.baseUrl + path, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": key },
+    body: JSON.stringify(body),
+  });
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** The event queue as /readyz reports it; NaN when it answers without (a deadline missed under load). */
+export async function queueOf(bench: BenchService): Promise<{ lag_seconds: number; queue_depth: number }> {
+  const body = (await (await fetch(`${bench.baseUrl}/readyz`)).json()) as any;
+  return body.events ?? { lag_seconds: Number.NaN, queue_depth: Number.NaN };
+}
+
+/** A project of the game `gameId`, created by the admin API, with its keys. */
+export async function createBenchProject(bench: BenchService, gameId: number) {
+  const body = await postJson(bench, "/v1/admin/projects", bench.adminKey, {
+    name: `bench ${gameId}`,
+    game_id: gameId,
+  });
+  return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
+}

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CohortRollupStore, tagCohort } from "../src/events/cohort-rollup-store.js";
+import { ProjectNames } from "../src/events/event-name-store.js";
 import { Planner } from "../src/events/plan.js";
 import { engineOf } from "../src/db/engine.js";
 import { PlayerRollupStore, type PlayerRollup } from "../src/events/player-rollup-store.js";
@@ -85,6 +86,7 @@ describe("counters that never wrap", () => {
           ["d:bot1", []],
         ]),
         traitKeysNow: new Map(),
+        names: new ProjectNames(["tap"]),
       });
     // Two devices fold into a tagged player: their histories (31 * 2^26 + 31 and 2^26 + 1 events of a name on a
     // day: the sum FerretDB 1.24 wraps in 32 bits) move into the player's and the tag's counts; then ten
@@ -112,7 +114,10 @@ describe("counters that never wrap", () => {
     const total = big[0] + big[1] + 10;
     expect(total).toBeGreaterThan(2 ** 31);
     expect(stored?.days[day]?._tap).toBe(total);
-    expect((await cohorts.read(projectId, tagCohort("vip"), [month]))[day]?._tap).toEqual({ e: total, p: 1 });
+    expect((await cohorts.read(projectId, tagCohort("vip"), [month], new ProjectNames(["tap"])))[day]?._tap).toEqual({
+      e: total,
+      p: 1,
+    });
   });
 
   it("a database from before rebuilds its 32-bit packed cohort counts, wrapped ones too, at the next start", async () => {

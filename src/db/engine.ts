@@ -18,6 +18,8 @@ export interface Engine {
   readByIds<D extends Document>(collection: Collection<D>, ids: readonly string[]): Promise<(WithId<D> | null)[]>;
   /** The owner's memory budget; null where other instances may write, or with a budget of 0. */
   ownerMemory: OwnerMemory | null;
+  /** Whether this instance is the only writer (an embedded database's owner): what it knows it wrote is all there is. */
+  soleWriter: boolean;
 }
 
 export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryBytes: number): Engine {
@@ -26,6 +28,7 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
       readByIds: <D extends Document>(collection: Collection<D>, ids: readonly string[]) =>
         sideBySide(ids, (_id) => collection.findOne({ _id } as Filter<D>)),
       ownerMemory: ownerMemoryBytes > 0 ? new OwnerMemory(ownerMemoryBytes) : null,
+      soleWriter: true,
     };
   }
   return {
@@ -39,5 +42,6 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
       return ids.map((id) => found.get(id) ?? null);
     },
     ownerMemory: null,
+    soleWriter: false,
   };
 }

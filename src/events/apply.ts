@@ -11,6 +11,7 @@ import type { QueueWriter } from "./queue-writer.js";
 import type { Segment } from "./segment-store.js";
 import type { TraitCohorts } from "./trait-cohorts.js";
 import type { EventTraitKeyStore } from "./event-trait-key-store.js";
+import type { EventNameStore } from "./event-name-store.js";
 
 export interface PlanningDeps {
   directory: PlayerDirectory;
@@ -22,6 +23,8 @@ export interface PlanningDeps {
   traitCohorts: TraitCohorts;
   /** Queues the backfill of a key that proved low-cardinality. */
   writer: QueueWriter;
+  /** The places of names, which decide the cohort document a count is in. */
+  names: EventNameStore;
 }
 
 /** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */
@@ -67,10 +70,12 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   }
 
   const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
-  const [rollups, profiles, materialised] = await Promise.all([
+  // Every name the plan counts is registered (`names`): the events' at ingestion, the histories' earlier or by the rebuild.
+  const [rollups, profiles, materialised, names] = await Promise.all([
     deps.playerRollups.read(projectId, keys),
     deps.directory.cohortsOf(projectId, keys),
     deps.traitKeys.materialisedKeys(projectId),
+    deps.names.current(projectId),
   ]);
   for (const key of await deps.traitCohorts.observe(projectId, profiles, materialised)) {
     await deps.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
@@ -78,7 +83,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   }
   const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
   const traitKeysNow = new Map(keys.map((key) => [key, [...(profiles.get(key)?.traits.keys() ?? [])]]));
-  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow });
+  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow, names });
   for (const [device, owner] of folds) planner.fold(device, owner);
   for (const key of resyncs) planner.resync(key);
   for (const [key, events] of byPlayer) planner.addEvents(key, events);

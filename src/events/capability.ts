@@ -60,6 +60,11 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
   const changes = new PlayerChangeStore(db, database.isFerretDb);
   const changeRepair = new ChangeRepair({ changes, directory, writer });
+  const names = new EventNameStore(db, {
+    limit: options.nameLimit,
+    waitLimitMs: options.dbTimeoutMs,
+    soleWriter: options.engine.soleWriter,
+  });
   const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({
     ...options.worker,
@@ -78,10 +83,10 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     traitKeys,
     traitCohorts,
     writer,
+    names,
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
-  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow });
-  const names = new EventNameStore(db, options.nameLimit, options.dbTimeoutMs);
+  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });
   const backpressure = new Backpressure({
     measureLag: () => worker.measureLag(),
     clock,

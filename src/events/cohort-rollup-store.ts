@@ -2,6 +2,8 @@ import { Long, type Db } from "mongodb";
 import { batchedWrite } from "../db/batched-write.js";
 import { projectScopedId } from "../db/ids.js";
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
+import type { ProjectNames } from "./event-name-store.js";
+import { nameOfField } from "./names.js";
 
 /** The whole project: every player. */
 export const EVERYONE = "*";
@@ -62,8 +64,11 @@ export interface CohortTotals {
 
 /** Its `_id` is no cohort month's (those are project-scoped: `<project>/...`). */
 const LAYOUT_ID = "layout";
-/** 2: 64-bit counts under `counts`. Absent: a database from before, packed in 32 bits under `days`. */
-const LAYOUT_VERSION = 2;
+/**
+ * 3: a month's names in blocks of NAMES_PER_DOCUMENT. 2: 64-bit counts under
+ * `counts`, one document a month. Absent: packed in 32 bits under `days`.
+ */
+const LAYOUT_VERSION = 3;
 
 interface LayoutDoc {
   _id: string;
@@ -72,8 +77,21 @@ interface LayoutDoc {
 
 const packDays = (days: CohortDays) => mapValues(days, (names) => mapValues(names, ({ e, p }) => countsChange(e, p)));
 
-export const cohortMonthId = (projectId: string, cohort: string, month: string): string =>
-  projectScopedId(projectId, `${cohort}/${month}`);
+/**
+ * A cohort month is kept in documents of this many names each (the names in
+ * the order the project first used them, ProjectNames): a document holds at
+ * most 31 × 16 counts however many names the project uses, and FerretDB's cost
+ * of a read grows with the fields (at 1,000 names in one document, 1.36 s).
+ */
+const NAMES_PER_DOCUMENT = 16;
+
+/** The document a name's counts are in; a name not registered (none should be) reads and writes in the first. */
+export const nameBlockOf = (names: ProjectNames, name: string): number =>
+  Math.floor((names.placeOf(name) ?? 0) / NAMES_PER_DOCUMENT);
+
+/** The first block keeps the id of the days when a month was one document. */
+export const cohortMonthId = (projectId: string, cohort: string, month: string, block: number): string =>
+  projectScopedId(projectId, block === 0 ? `${cohort}/${month}` : `${cohort}/${month}/${block}`);
 
 /**
  * The event_cohort_rollups collection: per project, cohort (everyone, a tag,
@@ -93,24 +111,32 @@ export class CohortRollupStore {
     this.layout = db.collection<LayoutDoc>("event_cohort_rollups");
   }
 
-  /** The days of each (cohort, month), read side by side by `_id`; missing documents read as empty. */
-  async read(projectId: string, cohort: string, months: readonly string[]): Promise<CohortDays> {
+  /**
+   * The days of each (cohort, month) over every block of `names`, read side by
+   * side by `_id`; missing documents read as empty. A block counts only its own
+   * names: until the rebuild of an older layout, the first holds them all.
+   */
+  async read(projectId: string, cohort: string, months: readonly string[], names: ProjectNames): Promise<CohortDays> {
+    const blocks = Array.from({ length: Math.max(1, Math.ceil(names.size / NAMES_PER_DOCUMENT)) }, (_, block) => block);
+    const wanted = months.flatMap((month) => blocks.map((block) => ({ month, block })));
     const docs = await Promise.all(
-      months.map((month) =>
+      wanted.map(({ month, block }) =>
         this.rollups.findOne(
-          { _id: cohortMonthId(projectId, cohort, month) },
+          { _id: cohortMonthId(projectId, cohort, month, block) },
           { projection: { counts: 1, days: 1 }, useBigInt64: true },
         ),
       ),
     );
     const counts: CohortDays = {};
-    for (const doc of docs) {
+    docs.forEach((doc, i) => {
+      const inBlock = (field: string) => nameBlockOf(names, nameOfField(field)) === wanted[i].block;
       if (doc?.counts) {
-        for (const [day, names] of Object.entries(doc.counts)) counts[day] = mapValues(names, unpackCounts);
+        for (const [day, fields] of Object.entries(doc.counts)) addFields(counts, day, fields, inBlock, unpackCounts);
       } else {
-        for (const [day, names] of Object.entries(doc?.days ?? {})) counts[day] = mapValues(names, unpackLegacy);
+        for (const [day, fields] of Object.entries(doc?.days ?? {}))
+          addFields(counts, day, fields, inBlock, unpackLegacy);
       }
-    }
+    });
     return counts;
   }
 
@@ -125,20 +151,27 @@ export class CohortRollupStore {
   }
 
   /**
-   * Replaces the counts of `totals`' documents with theirs, drops every
-   * legacy packed count left, then records the layout (cohort-rebuild.ts).
+   * Replaces the counts of `totals`' documents with theirs, in blocks of each
+   * project's `names`, drops every legacy packed count left, then records the
+   * layout (cohort-rebuild.ts).
    */
-  async replaceAll(totals: readonly CohortTotals[], hw: number): Promise<void> {
-    const operations = totals.map(({ projectId, cohort, month, days }) => ({
-      updateOne: {
-        filter: { _id: cohortMonthId(projectId, cohort, month) },
-        update: {
-          $set: { project_id: projectId, cohort, month, hw, counts: packDays(days) },
-          $unset: { days: "" },
+  async replaceAll(
+    totals: readonly CohortTotals[],
+    names: ReadonlyMap<string, ProjectNames>,
+    hw: number,
+  ): Promise<void> {
+    const operations = totals.flatMap(({ projectId, cohort, month, days }) =>
+      [...inBlocks(days, names.get(projectId)!)].map(([block, blockDays]) => ({
+        updateOne: {
+          filter: { _id: cohortMonthId(projectId, cohort, month, block) },
+          update: {
+            $set: { project_id: projectId, cohort, month, hw, counts: packDays(blockDays) },
+            $unset: { days: "" },
+          },
+          upsert: true,
         },
-        upsert: true,
-      },
-    }));
+      })),
+    );
     const failures = await batchedWrite(this.writes, operations);
     if (failures.length > 0) throw new Error(`cohort rebuild write failed with code ${failures[0].code}`);
     // Documents no player history counts in any more: a scan, once.
@@ -150,6 +183,30 @@ export class CohortRollupStore {
   async deleteBefore(beforeMonth: string): Promise<number> {
     return (await this.rollups.deleteMany({ month: { $lt: beforeMonth } })).deletedCount;
   }
+}
+
+/** `days` split by the block of each name; the first block always, so that it replaces what an older layout kept. */
+function inBlocks(days: CohortDays, names: ProjectNames): Map<number, CohortDays> {
+  const blocks = new Map<number, CohortDays>([[0, {}]]);
+  for (const [day, fields] of Object.entries(days)) {
+    for (const [field, slot] of Object.entries(fields)) {
+      const block = nameBlockOf(names, nameOfField(field));
+      if (!blocks.has(block)) blocks.set(block, {});
+      (blocks.get(block)![day] ??= {})[field] = slot;
+    }
+  }
+  return blocks;
+}
+
+function addFields<T>(
+  counts: CohortDays,
+  day: string,
+  fields: Record<string, T>,
+  inBlock: (field: string) => boolean,
+  unpack: (stored: T) => { e: number; p: number },
+): void {
+  for (const [field, stored] of Object.entries(fields))
+    if (inBlock(field)) (counts[day] ??= {})[field] = unpack(stored);
 }
 
 const mapValues = <T, U>(record: Record<string, T>, f: (value: T) => U): Record<string, U> =>

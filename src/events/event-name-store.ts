@@ -15,37 +15,77 @@ interface EventNamesDoc {
 /** Attempts of a guarded write before giving up to the caller's retry (another instance kept winning). */
 const ATTEMPTS = 10;
 
+/** A project's event names in the order they came: a name's place never changes (cohort-rollup-store.ts). */
+export class ProjectNames {
+  private readonly places: ReadonlyMap<string, number>;
+
+  constructor(readonly list: readonly string[]) {
+    this.places = new Map(list.map((name, place) => [name, place]));
+  }
+
+  has(name: string): boolean {
+    return this.places.has(name);
+  }
+
+  placeOf(name: string): number | undefined {
+    return this.places.get(name);
+  }
+
+  get size(): number {
+    return this.list.length;
+  }
+}
+
 /**
  * The event_names collection: per project, the distinct event names it has
- * used, at most `limit` (EVENT_NAME_LIMIT). A name once registered stays; so
- * this process keeps the names it has seen and asks the database only about
- * a name it has not.
+ * used, at most `limit` (EVENT_NAME_LIMIT) from ingestion. A name once
+ * registered stays in its place; so this process keeps the names it has seen
+ * and asks the database only about a name it has not.
  */
 export class EventNameStore {
   private readonly docs;
   private readonly locks = new KeyedLock();
-  private readonly known = new Map<string, Set<string>>();
+  private readonly known = new Map<string, ProjectNames>();
 
+  /** `soleWriter`: no other instance registers names (an embedded database's owner), so what is known is all. */
   constructor(
     db: Db,
-    private readonly limit: number,
-    private readonly waitLimitMs: number,
+    private readonly options: { limit: number; waitLimitMs: number; soleWriter: boolean },
   ) {
     this.docs = db.collection<EventNamesDoc>("event_names");
   }
 
-  /** Registers what room allows of `names`; answers every name of `names` the project has, old or new. */
-  async admit(projectId: string, names: readonly string[]): Promise<Set<string>> {
-    const known = this.known.get(projectId);
-    if (known && names.every((name) => known.has(name))) return known;
-    return this.locks.run([projectId], () => this.register(projectId, names), { waitLimitMs: this.waitLimitMs });
+  /** Registers what room allows of `names` (ingestion); answers every name the project has, old or new. */
+  admit(projectId: string, names: readonly string[]): Promise<ProjectNames> {
+    return this.ensure(projectId, names, this.options.limit);
   }
 
-  private async register(projectId: string, names: readonly string[]): Promise<Set<string>> {
+  /** Registers `names` whatever the limit: names already counted (histories from before the registry). */
+  include(projectId: string, names: readonly string[]): Promise<ProjectNames> {
+    return this.ensure(projectId, names, Infinity);
+  }
+
+  /** Every name of the project now: another instance may have registered some unless this one is the sole writer. */
+  async current(projectId: string): Promise<ProjectNames> {
+    const known = this.known.get(projectId);
+    if (known && this.options.soleWriter) return known;
+    return this.remember(projectId, (await this.docs.findOne({ _id: projectId }))?.names ?? []);
+  }
+
+  private async ensure(projectId: string, names: readonly string[], limit: number): Promise<ProjectNames> {
+    const known = this.known.get(projectId);
+    if (known && names.every((name) => known.has(name))) return known;
+    return this.locks.run([projectId], () => this.register(projectId, names, limit), {
+      waitLimitMs: this.options.waitLimitMs,
+    });
+  }
+
+  private async register(projectId: string, names: readonly string[], limit: number): Promise<ProjectNames> {
     for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
       const doc = await this.docs.findOne({ _id: projectId });
-      const have = new Set(doc?.names ?? []);
-      const added = [...new Set(names.filter((name) => !have.has(name)))].slice(0, this.limit - have.size);
+      const have = doc?.names ?? [];
+      const had = new Set(have);
+      const added = [...new Set(names.filter((name) => !had.has(name)))].slice(0, Math.max(0, limit - have.length));
       if (added.length > 0) {
         // Guarded by the version read: on MongoDB another instance's write makes this one match nothing.
         try {
@@ -59,11 +99,15 @@ export class EventNameStore {
           if (isDuplicateKey(error)) continue;
           throw error;
         }
-        for (const name of added) have.add(name);
       }
-      this.known.set(projectId, have);
-      return have;
+      return this.remember(projectId, [...have, ...added]);
     }
     throw new ContentionError(`event names of the project: ${ATTEMPTS} writes lost to other instances; retry`);
+  }
+
+  private remember(projectId: string, list: readonly string[]): ProjectNames {
+    const names = new ProjectNames(list);
+    this.known.set(projectId, names);
+    return names;
   }
 }

@@ -1,8 +1,9 @@
 import type { DocumentChange } from "./absorb.js";
-import { cohortMonthId, countsChange, EVERYONE } from "./cohort-rollup-store.js";
+import { cohortMonthId, countsChange, EVERYONE, nameBlockOf } from "./cohort-rollup-store.js";
 import { dayOf, monthOf } from "./days.js";
 import type { QueuedEvent } from "./entries.js";
-import { nameField } from "./names.js";
+import type { ProjectNames } from "./event-name-store.js";
+import { nameField, nameOfField } from "./names.js";
 import { playerRollupId, type DayCounts, type PlayerRollup } from "./player-rollup-store.js";
 
 /** What one segment changes: exactly what the worker writes, recorded before any of it is written. */
@@ -24,6 +25,8 @@ export interface PlanReads {
   cohortsNow: ReadonlyMap<string, readonly string[]>;
   /** The trait keys of every player the segment touches, as of now (a backfill finds a key's holders by them). */
   traitKeysNow: ReadonlyMap<string, readonly string[]>;
+  /** The project's names, every name of the segment and of the histories it touches among them. */
+  names: ProjectNames;
 }
 
 interface PlayerState {
@@ -45,10 +48,10 @@ interface PlayerState {
  */
 export class Planner {
   private readonly players = new Map<string, PlayerState>();
-  /** Per cohort and month, per counts path: the events and players it moves by. */
+  /** Per cohort, month and block of names, per counts path: the events and players it moves by. */
   private readonly cohortIncs = new Map<
     string,
-    { cohort: string; month: string; moves: Map<string, { e: number; p: number }> }
+    { cohort: string; month: string; block: number; moves: Map<string, { e: number; p: number }> }
   >();
 
   constructor(private readonly reads: PlanReads) {}
@@ -119,8 +122,8 @@ export class Planner {
         init: { project_id: projectId, identity_key: identityKey },
       });
     }
-    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, moves }) => ({
-      id: cohortMonthId(projectId, cohort, month),
+    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, block, moves }) => ({
+      id: cohortMonthId(projectId, cohort, month, block),
       inc: Object.fromEntries([...moves].map(([path, { e, p }]) => [path, countsChange(e, p)])),
       init: { project_id: projectId, cohort, month },
     }));
@@ -173,9 +176,10 @@ export class Planner {
   private count(cohort: string, day: string, field: string, events: number, players: number): void {
     if (events === 0 && players === 0) return;
     const month = monthOf(day);
-    const key = `${cohort}\u0000${month}`;
+    const block = nameBlockOf(this.reads.names, nameOfField(field));
+    const key = `${cohort}\u0000${month}\u0000${block}`;
     let doc = this.cohortIncs.get(key);
-    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, moves: new Map() }));
+    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, block, moves: new Map() }));
     const path = `counts.${day}.${field}`;
     const move = doc.moves.get(path) ?? { e: 0, p: 0 };
     doc.moves.set(path, { e: move.e + events, p: move.p + players });

@@ -6,6 +6,7 @@ import type { PlayerRollupStore } from "./player-rollup-store.js";
 import { isEveryone, type CohortFilter, type EventQuery } from "./query.js";
 import { traitKeyOf, type TraitCohorts } from "./trait-cohorts.js";
 import type { AsOfNow, BaseCounts } from "./as-of-now.js";
+import type { EventNameStore, ProjectNames } from "./event-name-store.js";
 
 export interface TrendPoint {
   date: string;
@@ -29,6 +30,8 @@ export interface ReadOptions {
   directory: PlayerDirectory;
   traitCohorts: TraitCohorts;
   asOfNow: AsOfNow;
+  /** The project's names, whose places say which cohort documents hold them. */
+  names: EventNameStore;
 }
 
 /**
@@ -55,8 +58,9 @@ export class CohortReader {
     cohorts: readonly CohortFilter[],
   ): Promise<Counts[]> {
     const months = [...new Set(query.days.map(monthOf))];
+    const names = await this.options.names.current(projectId);
     const all = await this.options.asOfNow.counts(projectId, cohorts, (cohort, excluded) =>
-      this.stored(projectId, query.days, months, cohort, excluded),
+      this.stored(projectId, { days: query.days, months, names }, cohort, excluded),
     );
     return all.map((counts) => {
       const inRange: Counts = {};
@@ -68,14 +72,14 @@ export class CohortReader {
   /** What the rollups hold for `cohort`, leaving `excluded` players out where it reads members. */
   private async stored(
     projectId: string,
-    days: readonly string[],
-    months: readonly string[],
+    { days, months, names }: { days: readonly string[]; months: readonly string[]; names: ProjectNames },
     cohort: CohortFilter,
     excluded: ReadonlySet<string>,
   ): Promise<BaseCounts> {
     const materialised = await this.materialisedCohort(projectId, cohort);
     if (materialised !== null) {
-      return { counts: await this.options.cohortRollups.read(projectId, materialised, months), cohort: materialised };
+      const counts = await this.options.cohortRollups.read(projectId, materialised, months, names);
+      return { counts, cohort: materialised };
     }
     return { counts: await this.exact(projectId, days, cohort, excluded), cohort: null };
   }

@@ -220,8 +220,8 @@ export class ApplyWorker {
   /** Rebuilds legacy cohort counts once, before `seq` is applied: never while a segment is half-written. */
   private async upgradeCohorts(seq: number): Promise<void> {
     if (this.cohortsCurrent || (await this.options.plans.find(seq))) return;
-    const { playerRollups, cohortRollups, onRebuilt } = this.options;
-    if (await rebuildCohortsIfLegacy(playerRollups, cohortRollups, seq - 1)) onRebuilt?.();
+    const { playerRollups, cohortRollups, names, onRebuilt } = this.options;
+    if (await rebuildCohortsIfLegacy(playerRollups, cohortRollups, names, seq - 1)) onRebuilt?.();
     this.cohortsCurrent = true;
   }
 
