@@ -112,15 +112,24 @@ export class CohortRollupStore {
   }
 
   /**
-   * The days of each (cohort, month) over every block of `names`, read side by
-   * side by `_id`; missing documents read as empty. A block counts only its own
-   * names: until the rebuild of an older layout, the first holds them all.
+   * The days of each (cohort, month) over the blocks of `wanted` names (every
+   * block of `names` when absent), read side by side by `_id`; missing
+   * documents read as empty. A block counts only its own names: until the
+   * rebuild of an older layout, the first holds them all.
    */
-  async read(projectId: string, cohort: string, months: readonly string[], names: ProjectNames): Promise<CohortDays> {
-    const blocks = Array.from({ length: Math.max(1, Math.ceil(names.size / NAMES_PER_DOCUMENT)) }, (_, block) => block);
-    const wanted = months.flatMap((month) => blocks.map((block) => ({ month, block })));
+  async read(
+    projectId: string,
+    cohort: string,
+    months: readonly string[],
+    names: ProjectNames,
+    wanted?: readonly string[],
+  ): Promise<CohortDays> {
+    const blocks = wanted
+      ? [...new Set(wanted.map((name) => nameBlockOf(names, name)))]
+      : Array.from({ length: Math.max(1, Math.ceil(names.size / NAMES_PER_DOCUMENT)) }, (_, block) => block);
+    const documents = months.flatMap((month) => blocks.map((block) => ({ month, block })));
     const docs = await Promise.all(
-      wanted.map(({ month, block }) =>
+      documents.map(({ month, block }) =>
         this.rollups.findOne(
           { _id: cohortMonthId(projectId, cohort, month, block) },
           { projection: { counts: 1, days: 1 }, useBigInt64: true },
@@ -129,7 +138,7 @@ export class CohortRollupStore {
     );
     const counts: CohortDays = {};
     docs.forEach((doc, i) => {
-      const inBlock = (field: string) => nameBlockOf(names, nameOfField(field)) === wanted[i].block;
+      const inBlock = (field: string) => nameBlockOf(names, nameOfField(field)) === documents[i].block;
       if (doc?.counts) {
         for (const [day, fields] of Object.entries(doc.counts)) addFields(counts, day, fields, inBlock, unpackCounts);
       } else {

@@ -153,12 +153,13 @@ export class Events {
     const freshness = await this.freshness();
     const firstDay = retention.firstDay(clock.now());
     if (!splitByTags) {
-      return { series: seriesOf(query.days, await reader.counts(projectId, query, firstDay), names), freshness };
+      const counts = await reader.counts(projectId, query, firstDay, names?.length ? names : undefined);
+      return { series: seriesOf(query.days, counts, names), freshness };
     }
     const { traits, tagsNone } = query.cohort;
     const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await this.topTags(projectId, tagsNone);
     const cohorts = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits, tagsNone }));
-    const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts);
+    const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts, names?.length ? names : undefined);
     const series = tags.flatMap((tag, i) => seriesOf(query.days, perTag[i], names).map((one) => ({ ...one, tag })));
     return { series, freshness };
   }

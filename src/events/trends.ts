@@ -24,6 +24,14 @@ export interface TrendSeries {
 /** Per day, per name field: events and distinct players, of one cohort over a range. */
 type Counts = CohortDays;
 
+/** What a chart reads: its days and their months, the project's names and those it shows (all when absent). */
+interface StoredRange {
+  days: readonly string[];
+  months: readonly string[];
+  names: ProjectNames;
+  wanted?: readonly string[];
+}
+
 export interface ReadOptions {
   cohortRollups: CohortRollupStore;
   playerRollups: PlayerRollupStore;
@@ -45,9 +53,12 @@ export interface ReadOptions {
 export class CohortReader {
   constructor(private readonly options: ReadOptions) {}
 
-  /** Days before `firstDay` (out of the retention window) count nothing. */
-  async counts(projectId: string, query: EventQuery, firstDay: string, cohort = query.cohort): Promise<Counts> {
-    return (await this.countsOfEach(projectId, query, firstDay, [cohort]))[0];
+  /**
+   * Days before `firstDay` (out of the retention window) count nothing.
+   * `wanted`: the names the caller will show (all when absent); others may be counted too.
+   */
+  async counts(projectId: string, query: EventQuery, firstDay: string, wanted?: readonly string[]): Promise<Counts> {
+    return (await this.countsOfEach(projectId, query, firstDay, [query.cohort], wanted))[0];
   }
 
   /** The counts of each cohort, all read at one queue state (a split chart). */
@@ -56,11 +67,12 @@ export class CohortReader {
     query: EventQuery,
     firstDay: string,
     cohorts: readonly CohortFilter[],
+    wanted?: readonly string[],
   ): Promise<Counts[]> {
     const months = [...new Set(query.days.map(monthOf))];
     const names = await this.options.names.current(projectId);
     const all = await this.options.asOfNow.counts(projectId, cohorts, (cohort, excluded) =>
-      this.stored(projectId, { days: query.days, months, names }, cohort, excluded),
+      this.stored(projectId, { days: query.days, months, names, wanted }, cohort, excluded),
     );
     return all.map((counts) => {
       const inRange: Counts = {};
@@ -72,13 +84,13 @@ export class CohortReader {
   /** What the rollups hold for `cohort`, leaving `excluded` players out where it reads members. */
   private async stored(
     projectId: string,
-    { days, months, names }: { days: readonly string[]; months: readonly string[]; names: ProjectNames },
+    { days, months, names, wanted }: StoredRange,
     cohort: CohortFilter,
     excluded: ReadonlySet<string>,
   ): Promise<BaseCounts> {
     const materialised = await this.materialisedCohort(projectId, cohort);
     if (materialised !== null) {
-      const counts = await this.options.cohortRollups.read(projectId, materialised, months, names);
+      const counts = await this.options.cohortRollups.read(projectId, materialised, months, names, wanted);
       return { counts, cohort: materialised };
     }
     return { counts: await this.exact(projectId, days, cohort, excluded), cohort: null };
