@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { performance } from "node:perf_hooks";
 import { batchedWrite } from "../src/db/batched-write.js";
 import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/cohort-rollup-store.js";
@@ -11,7 +9,15 @@ import { SegmentStore } from "../src/events/segment-store.js";
 import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
 import { rawBaseline } from "./events-raw.js";
-import { createBenchProject, postJson, queueOf, round, startBenchService, type BenchService } from "./support.js";
+import {
+  createBenchProject,
+  postJson,
+  queueOf,
+  round,
+  runLoadProcess,
+  startBenchService,
+  type BenchService,
+} from "./support.js";
 
 /**
  * `npm run bench -- events`: ingestion and apply throughput with the lag under
@@ -32,16 +38,8 @@ function log(step: string, value?: unknown): void {
   process.stderr.write(`events bench: ${step}${value === undefined ? "" : ` ${JSON.stringify(value)}`}\n`);
 }
 
-export async function load(task: object): Promise<any> {
-  const child = spawn(process.execPath, ["--import", "tsx", "bench/events-load.ts", JSON.stringify(task)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let out = "";
-  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number];
-  if (code !== 0) throw new Error(`load generator exited with ${code}`);
-  return JSON.parse(out);
-}
+/** A task of the load generator (events-load.ts), run in a process of its own: its result. */
+export const load = (task: object): Promise<any> => runLoadProcess("bench/events-load.ts", task);
 
 /** Sustained ingestion from the load process while the bench samples the lag; then the time to drain. */
 async function ingestion(bench: BenchService) {

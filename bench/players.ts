@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
@@ -7,7 +6,7 @@ import { rebuildMembership } from "../src/players/membership-repair.js";
 import { PLAYER_PROFILES, profileDocument, type ProfileDoc } from "../src/players/profile-store.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/tag-store.js";
-import { round, startBenchService, type BenchService } from "./support.js";
+import { round, runLoadProcess, startBenchService, type BenchService } from "./support.js";
 
 /**
  * players/update throughput (100-entry calls, 8 in flight, new then existing
@@ -106,20 +105,8 @@ async function generate(bench: BenchService, projectId: string) {
   };
 }
 
-/** Runs the load generator to its end and parses what it printed. */
-function load(task: object): Promise<any> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", LOAD, JSON.stringify(task)], {
-      stdio: ["ignore", "pipe", "inherit"],
-    });
-    let out = "";
-    child.stdout.on("data", (chunk) => (out += chunk));
-    child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited with ${code}`)),
-    );
-  });
-}
+/** Runs the load generator (players-load.ts) to its end: what it printed. */
+const load = (task: object): Promise<any> => runLoadProcess(LOAD, task);
 
 /**
  * What the service sends while the load runs: write commands and statements (what an update costs the

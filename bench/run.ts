@@ -1,12 +1,13 @@
 import { readdirSync } from "node:fs";
 
 // `npm run bench -- <name>` runs bench/<name>.ts; without a name, every benchmark in turn.
-// The other files are parts of benchmarks: this runner, shared support, and verify's load generator, bare handler, figures and profiler.
+// The other files are parts of benchmarks: this runner, shared support, the load generators, and verify's bare handler, figures and profiler.
 const PARTS = [
   "run.ts",
   "support.ts",
   "events-load.ts",
   "events-raw.ts",
+  "soak-load.ts",
   "verify-load.ts",
   "verify-bare.ts",
   "verify-figures.ts",

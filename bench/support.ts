@@ -1,3 +1,5 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -143,4 +145,16 @@ export async function createBenchProject(bench: BenchService, gameId: number) {
     game_id: gameId,
   });
   return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
+}
+
+/** Runs a load generator (`file`, given `task` as JSON in argv) in a process of its own: its one JSON line of result. */
+export async function runLoadProcess(file: string, task: object): Promise<any> {
+  const child = spawn(process.execPath, ["--import", "tsx", file, JSON.stringify(task)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let out = "";
+  child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number];
+  if (code !== 0) throw new Error(`load generator ${file} exited with ${code}`);
+  return JSON.parse(out);
 }
