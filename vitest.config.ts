@@ -9,6 +9,28 @@ const ISOLATION_ONLY = [
   "test/launch-two-instances.test.ts",
 ];
 
+/** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */
+const EMBEDDED_ONLY = [
+  // Its engine process of their own: supervision, stalls and kills, the write-ahead log, the lease and the lock.
+  "test/db-faults.test.ts",
+  "test/db-ownership.test.ts",
+  "test/embedded-mongod.test.ts",
+  "test/engine-wal.test.ts",
+  "test/events-freeze.test.ts",
+  "test/lease.test.ts",
+  "test/start.test.ts",
+  // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
+  "test/players-crash.test.ts",
+  "test/players-registry-faults.test.ts",
+  "test/players-round-trips.test.ts",
+  "test/owner-memory.test.ts",
+  // FerretDB's command budgets (docs/database.md, "Commands per request").
+  "test/write-commands.test.ts",
+  // No database.
+  "test/date-sensitive.test.ts",
+  "test/vendored-proto.test.ts",
+];
+
 export default defineConfig({
   // Workspace packages (packages/*) are tested from their TypeScript source, as tsc checks them (tsconfig.json).
   ssr: { resolve: { conditions: ["@platformapi/source", ...defaultServerConditions] } },
@@ -30,31 +52,13 @@ export default defineConfig({
         },
       },
       {
-        // The concurrency suites on mongo-java-server, where the version and count guards decide races; and the
-        // read-your-writes suites, whose correction races the apply worker on both engines.
+        // Every suite again on mongo-java-server, whose updates are isolated per document as MongoDB's are (the
+        // engine seam's other side), but those of the embedded engine's own behaviour.
         extends: true,
         test: {
           name: "mongo-java-server",
-          include: [
-            "test/players-concurrency.test.ts",
-            "test/events-as-of-now.test.ts",
-            "test/events-as-of-now-property.test.ts",
-            "test/events-history-faults.test.ts",
-            "test/events-filters.test.ts",
-            "test/filters-commands.test.ts",
-            "test/events-counters.test.ts",
-            "test/events-limits.test.ts",
-            "test/events-names.test.ts",
-            "test/events-backpressure.test.ts",
-            "test/events-cohorts.test.ts",
-            "test/events-crash.test.ts",
-            "test/events-ingest.test.ts",
-            "test/events-queue-state.test.ts",
-            "test/events-traits.test.ts",
-            "test/events-ahead-reads.test.ts",
-            "test/players-request-id.test.ts",
-            ...ISOLATION_ONLY,
-          ],
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
           globalSetup: ["test/support/mongo-java-server-setup.ts"],
         },
       },

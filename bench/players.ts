@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { batchedWrite } from "../src/db/batched-write.js";
@@ -95,7 +96,7 @@ async function generate(bench: BenchService, projectId: string) {
       "player_registry_counters",
     )
     .insertOne({ _id: projectId, tag_count: tags.length, trait_key_count: 0, last_tag_id: tags.length });
-  const stores = createPlayerStores(db, bench.database.isFerretDb);
+  const stores = createPlayerStores(db, engineOf(bench.database, 0));
   await stores.tags.rewriteList(projectId);
   const inserted = performance.now();
   await rebuildMembership(stores);

@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from "./config.js";
 import { ensureDashboardBuilt } from "./dashboard/build.js";
 import { connectDatabase, type Database } from "./db/database.js";
 import { startEmbeddedDb, type EmbeddedDb } from "./db/embedded.js";
+import { needsOwner } from "./db/engine.js";
 import { acquireLease, LeaseHeldError, type HeldLease } from "./db/lease.js";
 import { DatabaseInUseError, NoDatabaseError } from "./db/process.js";
 import { createLogger } from "./log.js";
@@ -62,7 +63,7 @@ try {
     uri = embedded.uri;
   }
   database = await connectDatabase(uri, config.dbName, { timeoutMs: config.dbTimeoutMs, log });
-  if (database.isFerretDb) {
+  if (needsOwner(database)) {
     // One instance owns a FerretDB database: it does not isolate concurrent updates between processes.
     lease = await acquireLease({
       db: database.db,

@@ -1,4 +1,5 @@
 import type { CommandStartedEvent, CommandSucceededEvent } from "mongodb";
+import { engineOf } from "../src/db/engine.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   batchedWrite,
@@ -109,7 +110,7 @@ describe("multi-statement writes side by side stay within the statements measure
 
 describe("a statement the database refuses", () => {
   it("fails the write with a WriteRefusedError keeping what the database answered", async () => {
-    const members = new MembershipStore(svc.database.db, svc.database.isFerretDb);
+    const members = new MembershipStore(svc.database.db, engineOf(svc.database, 0));
     const bucket = svc.database.db.collection<{ _id: string; members: string; version: unknown }>("player_tag_members");
     // A bucket whose version is not a number: the write's $inc on it is refused statement by statement.
     await bucket.insertOne({ _id: projectScopedId("refused", `t/${bucketOf("k")}`), members: "[]", version: "x" });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { connectDatabase } from "../src/db/database.js";
 import { UnavailableError } from "../src/errors.js";
 import { Players, type UpdateEntry } from "../src/players/players.js";
@@ -26,7 +27,7 @@ const entry = (ops: Partial<UpdateEntry>): UpdateEntry => ({
 function failingOnce(point: "afterProfileWrites" | "afterTombstones") {
   let fired = false;
   return new Players({
-    stores: createPlayerStores(svc.database.db, svc.database.isFerretDb),
+    stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
     clock: svc.clock,
     [point]: () => {
       if (fired) return;
@@ -42,7 +43,7 @@ async function throughProxy(point: "afterProfileWrites" | "afterTombstones", fau
   const database = await connectDatabase(proxy.uri, svc.config.dbName, { timeoutMs: 1_000 });
   let fired = false;
   const players = new Players({
-    stores: createPlayerStores(database.db, database.isFerretDb),
+    stores: createPlayerStores(database.db, engineOf(database, 0)),
     clock: svc.clock,
     [point]: () => {
       if (!fired) fault(proxy);

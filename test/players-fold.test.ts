@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { repairMembership } from "../src/players/membership-repair.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
@@ -12,7 +13,7 @@ beforeAll(async () => {
   // (OWNER_MEMORY_MB=0): that memory is only true while its instance is the one writer.
   svc = await startTestService({ OWNER_MEMORY_MB: "0" });
   // The launch-verify hook, as the launch capability calls it, on the service's own database.
-  players = new Players({ stores: createPlayerStores(svc.database.db, svc.database.isFerretDb), clock: svc.clock });
+  players = new Players({ stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)), clock: svc.clock });
 });
 afterAll(() => svc.stop());
 
@@ -122,7 +123,7 @@ describe("a device profile left beside its link", () => {
     const p = await project();
     await p.update([{ partner_user_id: "frank", tags_add: ["own"], traits: { level: 3 } }]);
     await p.update([{ device_id: "inst-5", tags_add: ["stray"], traits: { late: true, level: 1 } }]);
-    const stores = createPlayerStores(svc.database.db, svc.database.isFerretDb);
+    const stores = createPlayerStores(svc.database.db, engineOf(svc.database, 0));
     const link = { partnerUserId: "frank", platformUserId: null };
     await stores.devices.linkMany(p.projectId, new Map([["inst-5", link]]), svc.clock.now());
     const liveDeviceProfiles = () =>
@@ -195,7 +196,7 @@ describe("a fold that stopped between the device's tombstone and the player's pr
     const p = await project();
     await p.update([{ partner_user_id: "gina", tags_add: ["own"], traits: { level: 1 } }]);
     await p.update([{ device_id: "inst-9", tags_add: ["stray"], traits: { visits: 2 } }]);
-    const stores = createPlayerStores(svc.database.db, svc.database.isFerretDb);
+    const stores = createPlayerStores(svc.database.db, engineOf(svc.database, 0));
     const stopping = new Players({
       stores,
       clock: svc.clock,

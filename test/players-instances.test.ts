@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { systemClock } from "../src/clock.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
@@ -165,7 +166,7 @@ describe("players/update from two instances on one database", () => {
   // player loses to the other instance, the read was superseded and the entry is checked again.
   it("an entry rejected on a read another instance superseded runs again with the applied ones", async () => {
     const { projectId } = await a.createProject();
-    const stores = () => createPlayerStores(a.database.db, a.database.isFerretDb);
+    const stores = () => createPlayerStores(a.database.db, engineOf(a.database, 0));
     const tags = range(49).map((i) => `t${i}`);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { UnavailableError } from "../src/errors.js";
 import { Players, type UpdateEntry } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
@@ -27,7 +28,7 @@ describe("a players round waiting on its players' locks", () => {
     const holding = new Promise<void>((resolve) => (reached = resolve));
     let first = true;
     const players = new Players({
-      stores: createPlayerStores(svc.database.db, svc.database.isFerretDb),
+      stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
       clock: svc.clock,
       lockWaitLimitMs: 200,
       // The first round holds the player's lock until the test lets it go.

@@ -1,4 +1,5 @@
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
+import { engineOf } from "../src/db/engine.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateApiKey, hashApiKey } from "../src/admin/api-keys.js";
 import { READS_IN_FLIGHT } from "../src/db/side-by-side.js";
@@ -305,7 +306,7 @@ describe("players/tags from the project's tag list", () => {
     expect(await listed()).toEqual(["alpha", "beta", "gamma"]);
 
     await repairRegistryCounters({
-      stores: createPlayerStores(svc.database.db, svc.database.isFerretDb),
+      stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
       lower: false,
     });
     expect(JSON.parse((await lists.findOne({ _id: project.projectId }))!.tags)).toHaveLength(3);

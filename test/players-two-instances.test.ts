@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { systemClock } from "../src/clock.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
@@ -22,7 +23,7 @@ const entry = (partnerUserId: string, ops: { tagsAdd?: string[]; tagsRemove?: st
 describe("two instances writing one player", () => {
   it("membership follows the last profile even when the earlier round's membership write lands last", async () => {
     const { projectId, privateKey } = await svc.createProject();
-    const stores = () => createPlayerStores(svc.database.db, svc.database.isFerretDb);
+    const stores = () => createPlayerStores(svc.database.db, engineOf(svc.database, 0));
     let release!: () => void;
     const paused = new Promise<void>((resolve) => (release = resolve));
     let reachedPause!: () => void;

@@ -7,11 +7,12 @@ import { sideBySide } from "./side-by-side.js";
 const IDS_PER_COMMAND = 1000;
 
 /**
- * What the stores do differently per engine, decided here and nowhere else.
- * FerretDB 1.24 (embedded): `$in` scans, so many documents are read by point
- * reads side by side; one instance owns the database, so it may remember what
- * it wrote (`ownerMemory`). MongoDB: `$in` over `_id` uses the index, and other
- * instances write too, so nothing they can change is remembered.
+ * What the stores do differently per engine, decided here and nowhere else
+ * (docs/database.md measures each). FerretDB 1.24 (embedded): `$in` scans, so
+ * many documents are read by point reads side by side; one instance owns the
+ * database, so it may remember what it wrote (`ownerMemory`). MongoDB: `$in`
+ * over `_id` uses the index, and other instances write too, so nothing they can
+ * change is remembered.
  */
 export interface Engine {
   /** The documents of `ids`, in that order (null where there is none). */
@@ -20,15 +21,29 @@ export interface Engine {
   ownerMemory: OwnerMemory | null;
   /** Whether this instance is the only writer (an embedded database's owner): what it knows it wrote is all there is. */
   soleWriter: boolean;
+  /**
+   * Whether an update applies its filter atomically with its write, so a
+   * version or high-water guard in the filter decides races. FerretDB 1.24
+   * does not (measured), and scans for an `_id` filter with more in it; there
+   * the one owner serialises its writes and guards by reading.
+   */
+  isolatesUpdates: boolean;
+  /** Whether TTL indexes remove expired documents; otherwise the service sweeps them. */
+  ttlIndexes: boolean;
 }
 
+/** Whether one instance must own the database (src/db/lease.ts): true of FerretDB, for what `Engine` lists. */
+export const needsOwner = (database: Pick<Database, "isFerretDb">): boolean => database.isFerretDb;
+
 export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryBytes: number): Engine {
-  if (database.isFerretDb) {
+  if (needsOwner(database)) {
     return {
       readByIds: <D extends Document>(collection: Collection<D>, ids: readonly string[]) =>
         sideBySide(ids, (_id) => collection.findOne({ _id } as Filter<D>)),
       ownerMemory: ownerMemoryBytes > 0 ? new OwnerMemory(ownerMemoryBytes) : null,
       soleWriter: true,
+      isolatesUpdates: false,
+      ttlIndexes: false,
     };
   }
   return {
@@ -43,5 +58,7 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
     },
     ownerMemory: null,
     soleWriter: false,
+    isolatesUpdates: true,
+    ttlIndexes: true,
   };
 }

@@ -58,7 +58,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new EventTraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
-  const changes = new PlayerChangeStore(db, database.isFerretDb);
+  const changes = new PlayerChangeStore(db, options.engine);
   const changeRepair = new ChangeRepair({ changes, directory, writer });
   const names = new EventNameStore(db, {
     limit: options.nameLimit,
@@ -79,7 +79,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     directory,
     retention,
     clock,
-    isFerretDb: database.isFerretDb,
+    isolatesUpdates: options.engine.isolatesUpdates,
     traitKeys,
     traitCohorts,
     writer,

@@ -1,3 +1,4 @@
+import type { Engine } from "../db/engine.js";
 import { randomUUID } from "node:crypto";
 import type { Db } from "mongodb";
 import { unavailableOf } from "../db/errors.js";
@@ -38,15 +39,15 @@ interface ChangesDoc {
 export class PlayerChangeStore {
   private readonly docs;
   /**
-   * FerretDB loses concurrent updates of one document (one process owns a FerretDB database), so there its
-   * writes run one at a time; MongoDB isolates each update, and the fields written differ. A write that finds the
-   * database unavailable fails those queued behind it at once.
+   * An engine that does not isolate updates (FerretDB 1.24, one process its owner) loses concurrent updates of
+   * one document, so there its writes run one at a time; elsewhere each update is isolated, and the fields written
+   * differ. A write that finds the database unavailable fails those queued behind it at once.
    */
   private readonly locks: KeyedLock | null;
 
-  constructor(db: Db, isFerretDb: boolean) {
+  constructor(db: Db, engine: Engine) {
     this.docs = db.collection<ChangesDoc>("event_player_changes");
-    this.locks = isFerretDb ? new KeyedLock(unavailableOf) : null;
+    this.locks = engine.isolatesUpdates ? null : new KeyedLock(unavailableOf);
   }
 
   private serialised<T>(projectId: string, write: () => Promise<T>): Promise<T> {

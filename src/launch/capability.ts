@@ -3,6 +3,7 @@ import type { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
+import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
 import { FollowUps, type LaunchVerified } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
@@ -22,6 +23,7 @@ export interface Launch {
 export interface LaunchOptions {
   config: Config;
   database: Database;
+  engine: Engine;
   projectStore: ProjectStore;
   entitlementStore: EntitlementStore;
   clock: Clock;
@@ -35,9 +37,9 @@ export interface LaunchOptions {
  * TTL indexes are missing, removes expired tokens.
  */
 export async function createLaunch(options: LaunchOptions): Promise<Launch> {
-  const { config, database, projectStore, entitlementStore, clock, log } = options;
+  const { config, database, engine, projectStore, entitlementStore, clock, log } = options;
   const store = new LaunchStore(database.db);
-  await store.createIndexes({ ttl: !database.isFerretDb });
+  await store.createIndexes({ ttl: engine.ttlIndexes });
   await migrateLaunchRecords({ db: database.db, projectStore, entitlementStore });
   const keyring = new Keyring({ store, tokenTtlMs: config.launchTokenTtlSeconds * 1000, clock });
   await keyring.start();
@@ -49,8 +51,8 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
     log,
     onLaunchVerified: options.onLaunchVerified,
   });
-  // One instance owns a FerretDB database (src/db/lease.ts): its spends are the only ones.
-  const spendsInDoubt = new SpendsInDoubt(database.isFerretDb);
+  // The sole writer's spends are the only ones (src/db/lease.ts).
+  const spendsInDoubt = new SpendsInDoubt(engine.soleWriter);
   const tokens = new LaunchTokens({
     store,
     followUps,
@@ -68,7 +70,7 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
     if (sweeping) return;
     sweeping = true;
     spendsInDoubt.prune(clock.now());
-    sweep({ followUps, store, clock, ttl: !database.isFerretDb })
+    sweep({ followUps, store, clock, ttl: engine.ttlIndexes })
       .catch((err: unknown) => log.warn({ err }, "sweeping launch tokens failed"))
       .finally(() => (sweeping = false));
   }, config.launchSweepSeconds * 1000);

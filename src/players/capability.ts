@@ -37,14 +37,15 @@ export async function createPlayers({
   log?: Logger;
   histories?: PlayersOptions["histories"];
 }): Promise<Players> {
-  const stores = createPlayerStores(database.db, database.isFerretDb, engine);
+  const stores = createPlayerStores(database.db, engine);
   await createPlayerIndexes(stores);
-  await repairMembership({ stores, now: clock.now(), graceMs: database.isFerretDb ? 0 : REPAIR_GRACE_MS, log });
-  await repairRegistryCounters({ stores, lower: database.isFerretDb, log });
+  // The sole writer has no other instance mid-write: what the repairs find is no one's work in progress.
+  await repairMembership({ stores, now: clock.now(), graceMs: engine.soleWriter ? 0 : REPAIR_GRACE_MS, log });
+  await repairRegistryCounters({ stores, lower: engine.soleWriter, log });
   return new Players({
     stores,
     clock,
-    sharedDatabase: !database.isFerretDb,
+    sharedDatabase: !engine.soleWriter,
     histories,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,

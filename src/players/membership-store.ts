@@ -1,3 +1,4 @@
+import type { Engine } from "../db/engine.js";
 import type { Db } from "mongodb";
 import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
@@ -65,7 +66,7 @@ export class MembershipStore {
 
   constructor(
     db: Db,
-    private readonly isFerretDb: boolean,
+    private readonly engine: Engine,
   ) {
     this.members = db.collection<MembershipDoc>("player_tag_members");
     this.layout = db.collection<LayoutDoc>("player_tag_members_layout");
@@ -98,7 +99,7 @@ export class MembershipStore {
         for (const key of removed) after.delete(key);
         if (after.size === before.length && before.every((key) => after.has(key))) return [];
         const version = docs[i]?.version ?? 0;
-        const filter = this.isFerretDb ? { _id } : { _id, version };
+        const filter = this.engine.isolatesUpdates ? { _id, version } : { _id };
         const members = JSON.stringify(sortKeys([...after]));
         return [
           { _id, filter, update: { $set: { project_id: projectId, tag, bucket, members }, $inc: { version: 1 } } },

@@ -59,16 +59,15 @@ export const PLAYER_PROFILES = "player_profiles";
 export class ProfileStore {
   private readonly profiles;
 
-  /**
-   * `isFerretDb`: FerretDB 1.24 does not apply an update's filter atomically
-   * with its write (measured), so the version guard there buys nothing and costs
-   * a slower replace; writes to a profile are serialised in-process instead.
-   */
   private readonly memory: ProfileMemory | null;
 
+  /**
+   * Where the engine does not isolate updates (FerretDB 1.24), the version
+   * guard buys nothing and costs a slower replace; writes to a profile are
+   * serialised in-process instead.
+   */
   constructor(
     db: Db,
-    private readonly isFerretDb: boolean,
     private readonly engine: Engine,
   ) {
     this.profiles = db.collection<ProfileDoc>(PLAYER_PROFILES);
@@ -133,7 +132,7 @@ export class ProfileStore {
   async writeSlots(projectId: string, writes: readonly SlotWrite[]): Promise<Set<number>> {
     const operations = writes.map(({ identityKey, readVersion, next }) => {
       const { _id, ...doc } = slotDocument(projectId, identityKey, next, readVersion + 1);
-      const filter = this.isFerretDb ? { _id } : { _id, version: readVersion };
+      const filter = this.engine.isolatesUpdates ? { _id, version: readVersion } : { _id };
       return { replaceOne: { filter, replacement: doc, upsert: true } };
     });
     let lost: Set<number>;

@@ -4,7 +4,7 @@ import { DeviceLinkStore } from "./device-link-store.js";
 import { MembershipJournalStore } from "./membership-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
-import { engineOf } from "../db/engine.js";
+import type { Engine } from "../db/engine.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
 import { TagStatsStore } from "./tag-stats-store.js";
@@ -27,20 +27,20 @@ export interface PlayerStores {
   updateRequests: UpdateRequestStore;
 }
 
-/** `engine`: how many profiles are read, and the owner's memory where profiles are kept (none by default). */
-export function createPlayerStores(db: Db, isFerretDb: boolean, engine = engineOf({ isFerretDb }, 0)): PlayerStores {
+/** `engine`: how the stores read and guard their writes, and the owner's memory where profiles are kept. */
+export function createPlayerStores(db: Db, engine: Engine): PlayerStores {
   return {
-    profiles: new ProfileStore(db, isFerretDb, engine),
-    tags: new TagStore(db, isFerretDb),
+    profiles: new ProfileStore(db, engine),
+    tags: new TagStore(db, engine),
     tagStats: new TagStatsStore(db),
-    membership: new MembershipStore(db, isFerretDb),
+    membership: new MembershipStore(db, engine),
     journal: new MembershipJournalStore(db),
     traitKeys: new TraitKeyStore(db),
     counters: new RegistryCounterStore(db),
     devices: new DeviceLinkStore(db),
     accounts: new AccountLinkStore(db, engine.ownerMemory),
     platformUsers: new PlatformUserStore(db),
-    updateRequests: new UpdateRequestStore(db, isFerretDb),
+    updateRequests: new UpdateRequestStore(db, engine),
   };
 }
 

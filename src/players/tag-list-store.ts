@@ -1,3 +1,4 @@
+import type { Engine } from "../db/engine.js";
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
 import { ContentionError } from "../errors.js";
@@ -29,7 +30,7 @@ export class TagListStore {
 
   constructor(
     db: Db,
-    private readonly isFerretDb: boolean,
+    private readonly engine: Engine,
   ) {
     this.lists = db.collection<TagListDoc>("player_tag_lists");
   }
@@ -54,7 +55,7 @@ export class TagListStore {
       const doc = await this.lists.findOne({ _id: projectId });
       const next = (await change(doc ? parseTags(doc.tags) : [])).sort((a, b) => a.id - b.id);
       const version = doc?.version ?? 0;
-      const filter = this.isFerretDb ? { _id: projectId } : { _id: projectId, version };
+      const filter = this.engine.isolatesUpdates ? { _id: projectId, version } : { _id: projectId };
       const update = { $set: { tags: JSON.stringify(next) }, $inc: { version: 1 } };
       try {
         await this.lists.updateOne(filter, update, { upsert: true });

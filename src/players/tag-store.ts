@@ -1,3 +1,4 @@
+import type { Engine } from "../db/engine.js";
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
@@ -46,9 +47,9 @@ export class TagStore {
   private readonly tags;
   private readonly list;
 
-  constructor(db: Db, isFerretDb: boolean) {
+  constructor(db: Db, engine: Engine) {
     this.tags = db.collection<TagDoc>(PLAYER_TAGS);
-    this.list = new TagListStore(db, isFerretDb);
+    this.list = new TagListStore(db, engine);
   }
 
   async createIndexes(): Promise<void> {

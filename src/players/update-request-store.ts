@@ -1,3 +1,4 @@
+import type { Engine } from "../db/engine.js";
 import { Binary, type Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
@@ -24,12 +25,12 @@ export type UpdateClaim =
 /** The player_update_requests collection: `_id` `<project>/<request_id>`. */
 export class UpdateRequestStore {
   private readonly requests;
-  /** MongoDB removes expired ids itself (a TTL index); FerretDB has none, so `deleteExpired` does. */
+  /** A TTL index removes expired ids where the engine has them; elsewhere `deleteExpired` does. */
   readonly ttl: boolean;
 
-  constructor(db: Db, isFerretDb: boolean) {
+  constructor(db: Db, engine: Engine) {
     this.requests = db.collection<UpdateRequestDoc>("player_update_requests");
-    this.ttl = !isFerretDb;
+    this.ttl = engine.ttlIndexes;
   }
 
   async createIndexes(): Promise<void> {

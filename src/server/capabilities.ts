@@ -76,6 +76,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   const launch = await createLaunch({
     config,
     database,
+    engine,
     projectStore,
     entitlementStore,
     clock,

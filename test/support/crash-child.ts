@@ -1,6 +1,7 @@
 // Applies one players/update and dies by SIGKILL right after its profiles are written, before their tag
 // membership and counts are: the crash the membership repair pass must heal. Args: <mongodb uri> <db name> <project id>.
 import { connectDatabase } from "../../src/db/database.js";
+import { engineOf } from "../../src/db/engine.js";
 import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/stores.js";
 import { systemClock } from "../../src/clock.js";
@@ -8,7 +9,7 @@ import { systemClock } from "../../src/clock.js";
 const [uri, dbName, projectId] = process.argv.slice(2);
 const database = await connectDatabase(uri, dbName);
 const players = new Players({
-  stores: createPlayerStores(database.db, database.isFerretDb),
+  stores: createPlayerStores(database.db, engineOf(database, 0)),
   clock: systemClock,
   afterProfileWrites: () => void process.kill(process.pid, "SIGKILL"),
 });

@@ -26,7 +26,7 @@ const { worker } = await createEvents({
   maxLagSeconds: 300,
   dbTimeoutMs: 2000,
   directory: new PlayerDirectoryOverPlayers(
-    new Players({ stores: createPlayerStores(database.db, database.isFerretDb), clock: systemClock }),
+    new Players({ stores: createPlayerStores(database.db, engineOf(database, 0)), clock: systemClock }),
   ),
   worker: {
     // Short, so a restarted worker takes over from the killed one quickly.
