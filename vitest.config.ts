@@ -24,8 +24,8 @@ const EMBEDDED_ONLY = [
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
   "test/owner-memory.test.ts",
-  // FerretDB's command budgets (docs/database.md, "Commands per request").
-  "test/write-commands.test.ts",
+  // FerretDB's limit of statements a command.
+  "test/batched-write.test.ts",
   // No database.
   "test/date-sensitive.test.ts",
   "test/vendored-proto.test.ts",

@@ -64,12 +64,12 @@ describe("counters that never wrap", () => {
   }, 300_000);
 
   it("keeps cohort and player counts past 2^31 exact", async () => {
-    const cohorts = new CohortRollupStore(svc.database.db);
+    const cohorts = new CohortRollupStore(svc.database.db, engineOf(svc.database, 0));
     const playerRollups = new PlayerRollupStore(svc.database.db, engineOf(svc.database, 0));
     const { projectId } = await svc.createProject();
     const { timestamp, day } = pastEvent(60);
     const month = day.slice(0, 7);
-    const absorbing = { fresh: true, guardInFilter: false };
+    const absorbing = { fresh: true };
     const write = async (seq: number, planner: Planner) => {
       const plan = planner.plan();
       await playerRollups.absorb(seq, plan.players, absorbing);

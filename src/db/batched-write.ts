@@ -31,12 +31,11 @@ export interface StatementFailure {
 }
 
 /**
- * Every multi-statement write of the service goes through here: `operations`
+ * The embedded engine's multi-statement writes (Engine.writeAll): `operations`
  * are sent unordered, STATEMENTS_PER_COMMAND a command (never more than
- * MAX_STATEMENTS_PER_COMMAND), one
- * command after another. A statement the server refuses (a duplicate key, a
- * guard that did not match on an upsert) is reported by index and does not
- * stop the others; any other error is thrown.
+ * MAX_STATEMENTS_PER_COMMAND), one command after another. A statement the
+ * server refuses (a duplicate key, a guard that did not match on an upsert) is
+ * reported by index and does not stop the others; any other error is thrown.
  */
 export async function batchedWrite<T extends Document>(
   collection: Collection<T>,
@@ -45,17 +44,35 @@ export async function batchedWrite<T extends Document>(
   const failures: StatementFailure[] = [];
   for (let from = 0; from < operations.length; from += STATEMENTS_PER_COMMAND) {
     const batch = operations.slice(from, from + STATEMENTS_PER_COMMAND);
-    try {
-      await commands.run(() => collection.bulkWrite(batch as AnyBulkWriteOperation<T>[], { ordered: false }));
-    } catch (error) {
-      if (!(error instanceof MongoBulkWriteError) || error.writeErrors === undefined) throw error;
-      const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-      // No statement failed: the command did (a timeout, a lost connection); throw that, so it maps to unavailable.
-      if (errors.length === 0) throw error.errorResponse instanceof Error ? error.errorResponse : error;
-      for (const e of errors) failures.push({ index: from + e.index, code: e.code });
-    }
+    failures.push(...(await commands.run(() => writeUnordered(collection, batch, from))));
   }
   return failures;
+}
+
+/** MongoDB's (Engine.writeAll): every statement in one unordered write, which the driver splits past the server's batch size. */
+export async function bulkWrite<T extends Document>(
+  collection: Collection<T>,
+  operations: readonly AnyBulkWriteOperation<T>[],
+): Promise<StatementFailure[]> {
+  return operations.length === 0 ? [] : writeUnordered(collection, operations, 0);
+}
+
+/** One unordered write of `batch`, the statements at `offset` of the caller's; the statements refused. */
+async function writeUnordered<T extends Document>(
+  collection: Collection<T>,
+  batch: readonly AnyBulkWriteOperation<T>[],
+  offset: number,
+): Promise<StatementFailure[]> {
+  try {
+    await collection.bulkWrite(batch as AnyBulkWriteOperation<T>[], { ordered: false });
+    return [];
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || error.writeErrors === undefined) throw error;
+    const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    // No statement failed: the command did (a timeout, a lost connection); throw that, so it maps to unavailable.
+    if (errors.length === 0) throw error.errorResponse instanceof Error ? error.errorResponse : error;
+    return errors.map((e) => ({ index: offset + e.index, code: e.code }));
+  }
 }
 
 /** Throws when the database refused any of `failures` (those a caller handles filtered out first); they become the `cause`. */

@@ -1,4 +1,5 @@
-import type { Collection, Document, Filter, WithId } from "mongodb";
+import type { AnyBulkWriteOperation, Collection, Document, Filter, WithId } from "mongodb";
+import { batchedWrite, bulkWrite, type StatementFailure } from "./batched-write.js";
 import type { Database } from "./database.js";
 import { OwnerMemory } from "./owner-memory.js";
 import { sideBySide } from "./side-by-side.js";
@@ -17,6 +18,11 @@ const IDS_PER_COMMAND = 1000;
 export interface Engine {
   /** The documents of `ids`, in that order (null where there is none). */
   readByIds<D extends Document>(collection: Collection<D>, ids: readonly string[]): Promise<(WithId<D> | null)[]>;
+  /** Writes `operations` unordered; answers the statements refused (a duplicate key, a guard), by index. */
+  writeAll<D extends Document>(
+    collection: Collection<D>,
+    operations: readonly AnyBulkWriteOperation<D>[],
+  ): Promise<StatementFailure[]>;
   /** The owner's memory budget; null where other instances may write, or with a budget of 0. */
   ownerMemory: OwnerMemory | null;
   /** Whether this instance is the only writer (an embedded database's owner): what it knows it wrote is all there is. */
@@ -40,6 +46,8 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
     return {
       readByIds: <D extends Document>(collection: Collection<D>, ids: readonly string[]) =>
         sideBySide(ids, (_id) => collection.findOne({ _id } as Filter<D>)),
+      // A command of 100 statements, or two of 50 side by side, deadlock it (batched-write.ts).
+      writeAll: batchedWrite,
       ownerMemory: ownerMemoryBytes > 0 ? new OwnerMemory(ownerMemoryBytes) : null,
       soleWriter: true,
       isolatesUpdates: false,
@@ -56,6 +64,7 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
       }
       return ids.map((id) => found.get(id) ?? null);
     },
+    writeAll: bulkWrite,
     ownerMemory: null,
     soleWriter: false,
     isolatesUpdates: true,

@@ -1,13 +1,15 @@
 import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
-import { batchedWrite, throwIfRefused } from "./batched-write.js";
+import { throwIfRefused } from "./batched-write.js";
+import type { Engine } from "./engine.js";
 import { isDuplicateKeyCode } from "./errors.js";
 
 /** Inserts every document it can (in batches the engine takes); returns the indexes of those refused as duplicates. */
 export async function insertAllNew<T extends Document & { _id: string }>(
+  engine: Engine,
   collection: Collection<T>,
   docs: T[],
 ): Promise<Set<number>> {
-  const failures = await batchedWrite(
+  const failures = await engine.writeAll(
     collection,
     docs.map((document) => ({ insertOne: { document } }) as AnyBulkWriteOperation<T>),
   );

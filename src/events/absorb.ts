@@ -5,8 +5,7 @@ export interface RollupDoc extends Document {
   _id: string;
   hw: number;
 }
-import { batchedWrite } from "../db/batched-write.js";
-import { sideBySide } from "../db/side-by-side.js";
+import type { Engine } from "../db/engine.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -27,15 +26,6 @@ export interface AbsorbOptions {
    * stored by this worker, before any write): the high-water marks need no read.
    */
   fresh: boolean;
-  /**
-   * Whether the filter itself carries the high-water guard. MongoDB applies it
-   * atomically with the write, which keeps two workers on one segment exact.
-   * FerretDB does not push such a filter down to the `_id` index (it scans the
-   * collection for each statement: measured 20 ms a statement over 99
-   * documents), and one instance owns a FerretDB database, so there the guard
-   * is the read alone.
-   */
-  guardInFilter: boolean;
 }
 
 /**
@@ -48,18 +38,23 @@ export interface AbsorbOptions {
  * written before.
  */
 export async function absorb(
+  engine: Engine,
   collection: Collection<RollupDoc>,
   seq: number,
   changes: readonly DocumentChange[],
-  { fresh, guardInFilter }: AbsorbOptions,
+  { fresh }: AbsorbOptions,
 ): Promise<void> {
   let pending = changes;
   if (!fresh) {
-    const marks = await sideBySide(changes, (change) =>
-      collection.findOne({ _id: change.id }, { projection: { hw: 1 } }),
+    const marks = await engine.readByIds(
+      collection,
+      changes.map((change) => change.id),
     );
     pending = changes.filter((_, i) => (marks[i]?.hw ?? -1) < seq);
   }
+  // Where the engine isolates updates the filter carries the guard, which keeps two workers on one segment exact;
+  // FerretDB scans for such a filter (20 ms a statement over 99 documents), and its one owner guards by the read.
+  const guardInFilter = engine.isolatesUpdates;
   const operations: AnyBulkWriteOperation<RollupDoc>[] = pending.map((change) => {
     const update: Document = { $set: { ...change.set, hw: seq }, $setOnInsert: change.init };
     if (Object.keys(change.inc).length > 0) update.$inc = mapInt64(change.inc);
@@ -67,7 +62,7 @@ export async function absorb(
     const filter = guardInFilter ? { _id: change.id, hw: { $lt: seq } } : { _id: change.id };
     return { updateOne: { filter, update, upsert: true } };
   });
-  const failures = await batchedWrite(collection, operations);
+  const failures = await engine.writeAll(collection, operations);
   const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
   if (other) throw new Error(`rollup write failed with code ${other.code}`);
 }

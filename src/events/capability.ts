@@ -51,9 +51,9 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const queue = new QueueStateStore(db, database.timeoutMs);
   await queue.ensure();
   const segments = new SegmentStore(db);
-  const eventIds = new EventIdStore(db);
+  const eventIds = new EventIdStore(db, options.engine);
   const playerRollups = new PlayerRollupStore(db, options.engine);
-  const cohortRollups = new CohortRollupStore(db);
+  const cohortRollups = new CohortRollupStore(db, options.engine);
   const { directory } = options;
   const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new EventTraitKeyStore(db);
@@ -79,7 +79,6 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     directory,
     retention,
     clock,
-    isolatesUpdates: options.engine.isolatesUpdates,
     traitKeys,
     traitCohorts,
     writer,

@@ -1,5 +1,5 @@
 import { Long, type Db } from "mongodb";
-import { batchedWrite } from "../db/batched-write.js";
+import type { Engine } from "../db/engine.js";
 import { projectScopedId } from "../db/ids.js";
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 import type { ProjectNames } from "./event-name-store.js";
@@ -105,7 +105,10 @@ export class CohortRollupStore {
   /** The same collection: the one document recording the counts' layout. */
   private readonly layout;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.rollups = db.collection<CohortMonthDoc>("event_cohort_rollups");
     this.writes = db.collection<RollupDoc>("event_cohort_rollups");
     this.layout = db.collection<LayoutDoc>("event_cohort_rollups");
@@ -151,7 +154,7 @@ export class CohortRollupStore {
 
   /** Cohort counts are always written under `counts` (see PLAYERS_SPAN). */
   absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
-    return absorb(this.writes, seq, changes, options);
+    return absorb(this.engine, this.writes, seq, changes, options);
   }
 
   /** Whether the counts are all in the 64-bit layout (false on a database from before it). */
@@ -181,7 +184,7 @@ export class CohortRollupStore {
         },
       })),
     );
-    const failures = await batchedWrite(this.writes, operations);
+    const failures = await this.engine.writeAll(this.writes, operations);
     if (failures.length > 0) throw new Error(`cohort rebuild write failed with code ${failures[0].code}`);
     // Documents no player history counts in any more: a scan, once.
     await this.rollups.updateMany({ days: { $exists: true } }, { $unset: { days: "" } });

@@ -1,7 +1,6 @@
 import type { Db } from "mongodb";
-import { batchedWrite } from "../db/batched-write.js";
+import type { Engine } from "../db/engine.js";
 import { projectScopedId } from "../db/ids.js";
-import { sideBySide } from "../db/side-by-side.js";
 
 const DUPLICATE_KEY = 11000;
 
@@ -24,7 +23,10 @@ export interface EventIdClaim {
 export class EventIdStore {
   private readonly ids;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.ids = db.collection<EventIdDoc>("event_ids");
   }
 
@@ -34,7 +36,7 @@ export class EventIdStore {
    * again for the same event (a replayed segment) keeps it counted.
    */
   async claim(projectId: string, seq: number, claims: readonly EventIdClaim[]): Promise<Set<number>> {
-    const failures = await batchedWrite(
+    const failures = await this.engine.writeAll(
       this.ids,
       claims.map(({ eventId, index, t }) => ({
         insertOne: { document: { _id: projectScopedId(projectId, eventId), seq, index, t } },
@@ -45,8 +47,9 @@ export class EventIdStore {
       if (failure.code !== DUPLICATE_KEY) throw new Error(`event id claim failed with code ${failure.code}`);
       return claims[failure.index];
     });
-    const holders = await sideBySide(taken, (claim) =>
-      this.ids.findOne({ _id: projectScopedId(projectId, claim.eventId) }),
+    const holders = await this.engine.readByIds(
+      this.ids,
+      taken.map((claim) => projectScopedId(projectId, claim.eventId)),
     );
     taken.forEach((claim, i) => {
       const holder = holders[i];

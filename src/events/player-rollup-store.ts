@@ -105,7 +105,7 @@ export class PlayerRollupStore {
 
   async absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
     try {
-      await absorb(this.writes, seq, changes, options);
+      await absorb(this.engine, this.writes, seq, changes, options);
     } catch (error) {
       this.memory?.forget(changes);
       throw error;

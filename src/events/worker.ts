@@ -33,8 +33,6 @@ export interface WorkerOptions extends PlanningDeps {
   changeRepair: ChangeRepair;
   retention: Retention;
   clock: Clock;
-  /** Engine.isolatesUpdates: rollup guards are filtered; else read (see absorb.ts). */
-  isolatesUpdates: boolean;
   /** How long the lease on the queue lasts without renewal; another worker takes over after that. */
   leaseMs?: number;
   /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
@@ -243,7 +241,7 @@ export class ApplyWorker {
       plan = settled.plan;
       fresh = settled.mine;
     }
-    const absorbing = { fresh, guardInFilter: this.options.isolatesUpdates };
+    const absorbing = { fresh };
     await onStep?.(seq, "planned");
     await playerRollups.absorb(seq, plan.players, absorbing);
     await onStep?.(seq, "players-written");

@@ -1,4 +1,5 @@
 import type { Db } from "mongodb";
+import type { Engine } from "../db/engine.js";
 import { projectScopedId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 
@@ -33,18 +34,26 @@ export class AccountLinkStore {
   /** Projects whose links did not fit, with the bytes they needed: not scanned again until that much is free. */
   private readonly tooLarge = new Map<string, number>();
 
+  private readonly memory: OwnerMemory | null;
+
   constructor(
     db: Db,
-    private readonly memory: OwnerMemory | null = null,
+    private readonly engine: Engine,
   ) {
     this.accounts = db.collection<AccountLinkDoc>("player_accounts");
+    this.memory = engine.ownerMemory;
   }
 
   async findPlatformUser(projectId: string, partnerUserId: string): Promise<string | null> {
+    return (await this.findPlatformUsers(projectId, [partnerUserId]))[0];
+  }
+
+  /** The platform user linked to each of `partnerUserIds`, in order (null where none). */
+  async findPlatformUsers(projectId: string, partnerUserIds: readonly string[]): Promise<(string | null)[]> {
     const known = await this.projectLinks(projectId);
-    if (known) return known.links.get(partnerUserId) ?? null;
-    const doc = await this.accounts.findOne({ _id: projectScopedId(projectId, partnerUserId) });
-    return doc?.platform_user_id ?? null;
+    if (known) return partnerUserIds.map((partner) => known.links.get(partner) ?? null);
+    const ids = partnerUserIds.map((partner) => projectScopedId(projectId, partner));
+    return (await this.engine.readByIds(this.accounts, ids)).map((doc) => doc?.platform_user_id ?? null);
   }
 
   async link(projectId: string, partnerUserId: string, platformUserId: string, now: Date): Promise<void> {

@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
-import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
+import { throwIfRefused } from "../db/batched-write.js";
+import type { Engine } from "../db/engine.js";
 import { projectScopedId } from "../db/ids.js";
-import { sideBySide } from "../db/side-by-side.js";
 
 interface DeviceLinkDoc {
   _id: string;
@@ -23,20 +23,25 @@ export interface DeviceLink {
 export class DeviceLinkStore {
   private readonly devices;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.devices = db.collection<DeviceLinkDoc>("player_devices");
   }
 
-  /** The links of `deviceIds` (null where unlinked), read side by side by `_id`. */
+  /** The links of `deviceIds` (null where unlinked), read by `_id`. */
   async findMany(projectId: string, deviceIds: readonly string[]): Promise<Map<string, DeviceLink | null>> {
     const ids = [...new Set(deviceIds)];
-    const links = await sideBySide(ids, (deviceId) => this.find(projectId, deviceId));
-    return new Map(ids.map((deviceId, i) => [deviceId, links[i]]));
+    const docs = await this.engine.readByIds(
+      this.devices,
+      ids.map((deviceId) => projectScopedId(projectId, deviceId)),
+    );
+    return new Map(ids.map((deviceId, i) => [deviceId, linkOf(docs[i])]));
   }
 
   async find(projectId: string, deviceId: string): Promise<DeviceLink | null> {
-    const doc = await this.devices.findOne({ _id: projectScopedId(projectId, deviceId) });
-    return doc && { partnerUserId: doc.partner_user_id, platformUserId: doc.platform_user_id ?? null };
+    return linkOf(await this.devices.findOne({ _id: projectScopedId(projectId, deviceId) }));
   }
 
   async linkMany(projectId: string, links: ReadonlyMap<string, DeviceLink>, now: Date): Promise<void> {
@@ -55,7 +60,10 @@ export class DeviceLinkStore {
         upsert: true,
       },
     }));
-    const failures = await batchedWrite(this.devices, operations);
+    const failures = await this.engine.writeAll(this.devices, operations);
     throwIfRefused("device link write", failures);
   }
 }
+
+const linkOf = (doc: DeviceLinkDoc | null): DeviceLink | null =>
+  doc && { partnerUserId: doc.partner_user_id, platformUserId: doc.platform_user_id ?? null };

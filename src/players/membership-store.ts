@@ -1,9 +1,8 @@
 import type { Engine } from "../db/engine.js";
 import type { Db } from "mongodb";
-import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
+import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
-import { sideBySide } from "../db/side-by-side.js";
 import { ContentionError } from "../errors.js";
 import { sortKeys } from "./key-order.js";
 
@@ -88,9 +87,7 @@ export class MembershipStore {
     for (let attempt = 1; pending.size > 0; attempt++) {
       if (attempt > WRITE_ATTEMPTS) throw new ContentionError("tag membership: buckets kept changing under the write");
       const ids = [...pending.keys()];
-      const docs = await sideBySide(ids, (_id) =>
-        this.members.findOne({ _id }, { projection: { members: 1, version: 1 } }),
-      );
+      const docs = await this.engine.readByIds(this.members, ids);
       const writes = ids.flatMap((_id, i) => {
         const { tag, bucket, added, removed } = pending.get(_id)!;
         const before = parseMembers(docs[i]?.members);
@@ -105,7 +102,7 @@ export class MembershipStore {
           { _id, filter, update: { $set: { project_id: projectId, tag, bucket, members }, $inc: { version: 1 } } },
         ];
       });
-      const failures = await batchedWrite(
+      const failures = await this.engine.writeAll(
         this.members,
         writes.map(({ filter, update }) => ({ updateOne: { filter, update, upsert: true } })),
       );
@@ -124,7 +121,7 @@ export class MembershipStore {
     const ids = tags.flatMap((tag) =>
       Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket)),
     );
-    const docs = await sideBySide(ids, (_id) => this.members.findOne({ _id }, { projection: { members: 1 } }));
+    const docs = await this.engine.readByIds(this.members, ids);
     return tags.map((_, t) =>
       docs.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS).map((doc) => parseMembers(doc?.members)),
     );
@@ -143,7 +140,7 @@ export class MembershipStore {
         upsert: true,
       },
     }));
-    const failures = await batchedWrite(this.members, operations);
+    const failures = await this.engine.writeAll(this.members, operations);
     throwIfRefused("membership write", failures);
   }
 

@@ -1,5 +1,5 @@
 import type { Db, Filter } from "mongodb";
-import { batchedWrite, throwIfRefused } from "../db/batched-write.js";
+import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
@@ -137,7 +137,7 @@ export class ProfileStore {
     });
     let lost: Set<number>;
     try {
-      const failures = await batchedWrite(this.profiles, operations);
+      const failures = await this.engine.writeAll(this.profiles, operations);
       throwIfRefused(
         "profile write",
         failures.filter((failure) => !isDuplicateKeyCode(failure.code)),

@@ -35,10 +35,10 @@ export function createPlayerStores(db: Db, engine: Engine): PlayerStores {
     tagStats: new TagStatsStore(db),
     membership: new MembershipStore(db, engine),
     journal: new MembershipJournalStore(db),
-    traitKeys: new TraitKeyStore(db),
+    traitKeys: new TraitKeyStore(db, engine),
     counters: new RegistryCounterStore(db),
-    devices: new DeviceLinkStore(db),
-    accounts: new AccountLinkStore(db, engine.ownerMemory),
+    devices: new DeviceLinkStore(db, engine),
+    accounts: new AccountLinkStore(db, engine),
     platformUsers: new PlatformUserStore(db),
     updateRequests: new UpdateRequestStore(db, engine),
   };

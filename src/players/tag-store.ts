@@ -47,7 +47,10 @@ export class TagStore {
   private readonly tags;
   private readonly list;
 
-  constructor(db: Db, engine: Engine) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.tags = db.collection<TagDoc>(PLAYER_TAGS);
     this.list = new TagListStore(db, engine);
   }
@@ -89,7 +92,7 @@ export class TagStore {
         lastSeenAt: now,
       }),
     );
-    const failed = await insertAllNew(this.tags, docs);
+    const failed = await insertAllNew(this.engine, this.tags, docs);
     const inserted = tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
     if (inserted.length > 0) await this.copyToList(projectId, inserted);
     return inserted;

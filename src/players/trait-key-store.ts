@@ -1,3 +1,4 @@
+import type { Engine } from "../db/engine.js";
 import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
@@ -14,7 +15,10 @@ interface TraitKeyDoc {
 export class TraitKeyStore {
   private readonly traitKeys;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly engine: Engine,
+  ) {
     this.traitKeys = db.collection<TraitKeyDoc>("player_trait_keys");
   }
 
@@ -49,7 +53,7 @@ export class TraitKeyStore {
       key,
       first_seen_at: now,
     }));
-    const failed = await insertAllNew(this.traitKeys, docs);
+    const failed = await insertAllNew(this.engine, this.traitKeys, docs);
     return keys.filter((_, i) => !failed.has(i));
   }
 }

@@ -22,7 +22,6 @@ import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
 import { writtenProfiles, type HistoryFollower } from "./written-profiles.js";
-import { sideBySide } from "../db/side-by-side.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
 const MAX_ROUNDS = 20;
@@ -172,7 +171,7 @@ export class WritePath {
       const partner = partnerOf(key);
       return partner !== null && !slot.profile && slot.foldedInto === null ? [partner] : [];
     });
-    const found = await sideBySide(partners, (p) => this.options.stores.accounts.findPlatformUser(projectId, p));
+    const found = await this.options.stores.accounts.findPlatformUsers(projectId, partners);
     return new Map(partners.map((partner, i) => [partner, found[i]]));
   }
 
