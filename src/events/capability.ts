@@ -10,6 +10,7 @@ import { EventNameStore } from "./event-name-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
 import { PlayerChangeStore } from "./player-change-store.js";
+import { PlayerHistoryQueue } from "./player-history-queue.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import { PlayerRollupStore } from "./player-rollup-store.js";
 import { QueueStateStore } from "./queue-state-store.js";
@@ -27,10 +28,38 @@ export interface EventsCapability {
   backpressure: Backpressure;
 }
 
+/** The event queue and how player writes reach it: made before the players, whose write path it follows. */
+export interface EventQueue {
+  queue: QueueStateStore;
+  segments: SegmentStore;
+  writer: QueueWriter;
+  changes: PlayerChangeStore;
+  /** The players write path's HistoryFollower. */
+  histories: PlayerHistoryQueue;
+}
+
+export async function createEventQueue({
+  database,
+  engine,
+  clock,
+}: {
+  database: Database;
+  engine: Engine;
+  clock: Clock;
+}): Promise<EventQueue> {
+  const queue = new QueueStateStore(database.db, database.timeoutMs);
+  await queue.ensure();
+  const segments = new SegmentStore(database.db);
+  const writer = new QueueWriter({ queue, segments, clock });
+  const changes = new PlayerChangeStore(database.db, engine);
+  return { queue, segments, writer, changes, histories: new PlayerHistoryQueue({ changes, writer, clock }) };
+}
+
 export interface CreateEventsOptions {
   database: Database;
   engine: Engine;
   clock: Clock;
+  eventQueue: EventQueue;
   retentionDays: number;
   /** EVENT_NAME_LIMIT: distinct event names a project may use. */
   nameLimit: number;
@@ -48,17 +77,13 @@ export interface CreateEventsOptions {
 export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
   const { database, clock, retentionDays } = options;
   const { db } = database;
-  const queue = new QueueStateStore(db, database.timeoutMs);
-  await queue.ensure();
-  const segments = new SegmentStore(db);
+  const { queue, segments, writer, changes } = options.eventQueue;
   const eventIds = new EventIdStore(db, options.engine);
   const playerRollups = new PlayerRollupStore(db, options.engine);
   const cohortRollups = new CohortRollupStore(db, options.engine);
   const { directory } = options;
-  const writer = new QueueWriter({ queue, segments, clock });
   const traitKeys = new EventTraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
-  const changes = new PlayerChangeStore(db, options.engine);
   const changeRepair = new ChangeRepair({ changes, directory, writer });
   const names = new EventNameStore(db, {
     limit: options.nameLimit,
@@ -97,7 +122,6 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     reader,
     directory,
     traitCohorts,
-    changes,
     retention,
     names,
     backpressure,

@@ -11,8 +11,6 @@ import type { ApplyWorker, Lag } from "./worker.js";
 import type { EventQuery } from "./query.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
-import type { WrittenProfile } from "../players/written-profiles.js";
-import type { PlayerChange, PlayerChangeStore } from "./player-change-store.js";
 
 /** Names a trends call may ask for. */
 export const MAX_TREND_NAMES = 50;
@@ -48,7 +46,6 @@ export interface EventsOptions {
   reader: CohortReader;
   directory: PlayerDirectory;
   traitCohorts: TraitCohorts;
-  changes: PlayerChangeStore;
   retention: Retention;
   names: EventNameStore;
   backpressure: Backpressure;
@@ -57,8 +54,8 @@ export interface EventsOptions {
 
 /**
  * The events of every project: ingestion onto the queue (applied later by
- * the ApplyWorker), charts from the rollups, and the hooks by which player
- * changes move histories between cohorts.
+ * the ApplyWorker) and charts from the rollups. Player changes move histories
+ * between cohorts through PlayerHistoryQueue.
  */
 export class Events {
   constructor(private readonly options: EventsOptions) {}
@@ -93,36 +90,6 @@ export class Events {
       await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now);
     }
     return { accepted: accepted.length, rejected, lag, serverTime: now };
-  }
-
-  /**
-   * The first hook of a players round, before it writes anything: records the
-   * change (what onPlayersWritten will queue), so that every chart counts the
-   * players as of now from the moment the round's writes land, whatever the
-   * worker has done. Null when the round moves no history.
-   */
-  async recordPlayerChange(projectId: string, written: readonly WrittenProfile[]): Promise<string | null> {
-    const change = playerChange(written);
-    if (change.identityKeys.length === 0 && change.folds.length === 0) return null;
-    return this.options.changes.record(projectId, change, this.options.clock.now());
-  }
-
-  /**
-   * The hook of the players write path, called after each round of profile
-   * writes (updates, and the folds of verifies and linked devices): the
-   * written players' histories follow their tags and traits as of now, and a
-   * folded profile's history moves to the player it was folded into. One
-   * queue segment, in order with the events, settling the recorded change
-   * once applied. Idempotent.
-   */
-  async onPlayersWritten(
-    projectId: string,
-    written: readonly WrittenProfile[],
-    recorded: string | null,
-  ): Promise<void> {
-    if (written.length === 0) return;
-    const work = { kind: "resync" as const, ...playerChange(written), ...(recorded && { change: recorded }) };
-    await this.enqueue(projectId, work, 0, new Date(0));
   }
 
   /**
@@ -195,15 +162,5 @@ export class Events {
     receivedAt?: Date,
   ): Promise<void> {
     await this.options.writer.enqueue(projectId, work, count, latest, receivedAt);
-    this.options.worker.wake();
   }
-}
-
-/** The players whose cohorts changed (a history follows them) and the folds, of a round's written profiles. */
-function playerChange(written: readonly WrittenProfile[]): PlayerChange {
-  const identityKeys = [...new Set(written.filter((one) => one.foldedInto === null).map((one) => one.identityKey))];
-  const folds = written.flatMap(({ identityKey, foldedInto }) =>
-    foldedInto === null ? [] : [{ from: identityKey, into: foldedInto }],
-  );
-  return { identityKeys, folds };
 }

@@ -8,7 +8,14 @@ const ENQUEUE_ATTEMPTS = 5;
 
 /** Puts work on the event queue: ingest calls, player changes, and the worker's own follow-ups. */
 export class QueueWriter {
+  private readonly listeners: (() => void)[] = [];
+
   constructor(private readonly options: { queue: QueueStateStore; segments: SegmentStore; clock: Clock }) {}
+
+  /** Calls `listener` after each segment this writer queues (the apply worker of this process wakes). */
+  onQueued(listener: () => void): void {
+    this.listeners.push(listener);
+  }
 
   /**
    * Queues `work` (carrying `count` events, the latest at `latest`) under a
@@ -26,7 +33,10 @@ export class QueueWriter {
     for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
       // The count joins the accepted total once, with the first sequence number.
       const seq = await queue.reserve(attempt === 0 ? count : 0);
-      if (await segments.insert({ seq, projectId, receivedAt, count, work }, latest)) return seq;
+      if (await segments.insert({ seq, projectId, receivedAt, count, work }, latest)) {
+        for (const listener of this.listeners) listener();
+        return seq;
+      }
     }
     throw new UnavailableError("the event queue is stalled; nothing was queued, try again");
   }

@@ -81,6 +81,7 @@ export class ApplyWorker {
     this.leaseMs = options.leaseMs ?? 10_000;
     this.pollMs = options.pollMs ?? 250;
     this.gapGraceMs = options.gapGraceMs ?? 30_000;
+    options.writer.onQueued(() => this.wake());
   }
 
   start(): void {
@@ -95,7 +96,7 @@ export class ApplyWorker {
   }
 
   /** New work was queued in this process. */
-  wake(): void {
+  private wake(): void {
     this.wakeUp?.();
   }
 

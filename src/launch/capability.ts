@@ -5,7 +5,7 @@ import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
-import { FollowUps, type LaunchVerified } from "./follow-ups.js";
+import { FollowUps, type VerifiedLaunches } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
 import { LaunchTokens } from "./launch-tokens.js";
 import { FollowUpStore } from "./follow-up-store.js";
@@ -28,7 +28,7 @@ export interface LaunchOptions {
   entitlementStore: EntitlementStore;
   clock: Clock;
   log: Logger;
-  onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
+  verifiedLaunches?: VerifiedLaunches;
 }
 
 /**
@@ -49,7 +49,7 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
     entitlementStore,
     projectStore,
     log,
-    onLaunchVerified: options.onLaunchVerified,
+    verifiedLaunches: options.verifiedLaunches,
   });
   // The sole writer's spends are the only ones (src/db/lease.ts).
   const spendsInDoubt = new SpendsInDoubt(engine.soleWriter);

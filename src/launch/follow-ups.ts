@@ -13,6 +13,11 @@ export interface LaunchVerified {
   installationId: string;
 }
 
+/** Who is told of each successful verify (the players capability). Must be idempotent: a follow-up cut short runs again. */
+export interface VerifiedLaunches {
+  onLaunchVerified(event: LaunchVerified): Promise<void>;
+}
+
 export interface FollowUpsOptions {
   tokens: LaunchStore;
   store: FollowUpStore;
@@ -20,8 +25,7 @@ export interface FollowUpsOptions {
   entitlementStore: EntitlementStore;
   projectStore: ProjectStore;
   log: Logger;
-  /** Must be idempotent: a follow-up interrupted by a failure runs again. */
-  onLaunchVerified?: (event: LaunchVerified) => Promise<void>;
+  verifiedLaunches?: VerifiedLaunches;
 }
 
 // Follow-ups completed per sweep; the rest wait for the next one.
@@ -77,7 +81,7 @@ export class FollowUps {
   }
 
   private async complete(followUp: FollowUp): Promise<void> {
-    const { store, entitlementStore: records, projectStore, onLaunchVerified } = this.deps;
+    const { store, entitlementStore: records, projectStore, verifiedLaunches } = this.deps;
     const { jti, projectId, platformUserId, installationId, partnerUserId } = followUp;
     // The launch record is kept per game; a project's game never changes.
     const gameId = await projectStore.gameOf(projectId);
@@ -88,7 +92,7 @@ export class FollowUps {
         if (previousUser !== null) await records.forgetInstallation(previousUser, gameId, installationId);
         await store.setInstallationUser(projectId, installationId, platformUserId);
       }
-      await onLaunchVerified?.({ projectId, platformUserId, partnerUserId, installationId });
+      await verifiedLaunches?.onLaunchVerified({ projectId, platformUserId, partnerUserId, installationId });
       await records.rememberInstallation(platformUserId, gameId, partnerUserId, installationId);
       await store.deleteFollowUp(jti);
     });

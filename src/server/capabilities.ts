@@ -8,7 +8,7 @@ import type { Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import { engineOf, type Engine } from "../db/engine.js";
-import { createEvents, type EventsCapability } from "../events/capability.js";
+import { createEventQueue, createEvents, type EventsCapability } from "../events/capability.js";
 import { PlayerDirectoryOverPlayers } from "../events/player-directory-over-players.js";
 import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
@@ -46,23 +46,15 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
   const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
-  // Players and events need each other: the hook is bound once both exist (no player is written before).
-  const bound: { events?: EventsCapability } = {};
   const engine = engineOf(database, config.ownerMemoryMb * 2 ** 20);
-  const players = await createPlayers({
+  // Events read the players (their directory), and the players' writes queue history moves: the queue comes first.
+  const eventQueue = await createEventQueue({ database, engine, clock });
+  const players = await createPlayers({ database, engine, clock, log, histories: eventQueue.histories });
+  const events = await createEvents({
     database,
     engine,
     clock,
-    log,
-    histories: {
-      record: (projectId, written) => bound.events!.events.recordPlayerChange(projectId, written),
-      queue: (projectId, written, recorded) => bound.events!.events.onPlayersWritten(projectId, written, recorded),
-    },
-  });
-  const events = (bound.events = await createEvents({
-    database,
-    engine,
-    clock,
+    eventQueue,
     retentionDays: config.eventRetentionDays,
     nameLimit: config.eventNameLimit,
     maxLagSeconds: config.eventMaxLagSeconds,
@@ -72,7 +64,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
       onError: (err) => log.error({ err }, "event apply worker"),
       onRebuilt: () => log.info("event cohort counts rebuilt in 64 bits from the players' histories"),
     },
-  }));
+  });
   const launch = await createLaunch({
     config,
     database,
@@ -81,7 +73,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     entitlementStore,
     clock,
     log,
-    onLaunchVerified: (event) => players.onLaunchVerified(event),
+    verifiedLaunches: players,
   });
   return {
     admin: new Admin({ projectStore, apiKeyStore, entitlementStore, apiKeys, clock }),

@@ -7,7 +7,7 @@
 import { systemClock } from "../../src/clock.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
-import { createEvents } from "../../src/events/capability.js";
+import { createEventQueue, createEvents } from "../../src/events/capability.js";
 import { PlayerDirectoryOverPlayers } from "../../src/events/player-directory-over-players.js";
 import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/stores.js";
@@ -16,11 +16,13 @@ import type { ApplyStep } from "../../src/events/worker.js";
 const [crashStep, crashAt] = (process.env.CRASH_AT ?? "").split(":");
 let reached = 0;
 const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
+// The worker's process owns what it remembers: a budget like the service's.
+const engine = engineOf(database, 256 * 2 ** 20);
 const { worker } = await createEvents({
   database,
-  // The worker's process owns what it remembers: a budget like the service's.
-  engine: engineOf(database, 256 * 2 ** 20),
+  engine,
   clock: systemClock,
+  eventQueue: await createEventQueue({ database, engine, clock: systemClock }),
   retentionDays: 400,
   nameLimit: 1000,
   maxLagSeconds: 300,
