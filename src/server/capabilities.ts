@@ -62,7 +62,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     directory: new PlayerDirectoryOverPlayers(players),
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),
-      onRebuilt: () => log.info("event cohort counts rebuilt in 64 bits from the players' histories"),
+      onRebuilt: () => log.info("event cohort counts rebuilt in the current layout from the players' histories"),
     },
   });
   const launch = await createLaunch({
