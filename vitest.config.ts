@@ -11,12 +11,12 @@ const ISOLATION_ONLY = [
 
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */
 const EMBEDDED_ONLY = [
-  // Its engine process of their own: supervision, stalls and kills, the write-ahead log, the lease and the lock.
+  // Its engine process of their own: supervision, stalls and kills, the write-ahead log, the lease and the lock (a
+  // freeze under load runs on both: events-freeze starts a server of the run's engine).
   "test/db-faults.test.ts",
   "test/db-ownership.test.ts",
   "test/embedded-mongod.test.ts",
   "test/engine-wal.test.ts",
-  "test/events-freeze.test.ts",
   "test/lease.test.ts",
   "test/start.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.

@@ -1,18 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "./support/main-process.js";
-import { startOwnFerretDb } from "./support/own-engine.js";
+import { startOwnEngine } from "./support/own-engine.js";
 import { startTestService, type TestService } from "./support/service.js";
 
-// A service on an embedded database of its own, which the test freezes with SIGSTOP.
+// A service on a database server of its own (of the run's engine), which the test freezes with SIGSTOP.
 const DB_TIMEOUT_MS = 2_000;
 /** Slack for a loaded machine on top of the deadline, as in db-faults.test.ts. */
 const SLACK_MS = 2_000;
 
-let engine: Awaited<ReturnType<typeof startOwnFerretDb>>;
+let engine: Awaited<ReturnType<typeof startOwnEngine>>;
 let svc: TestService;
 beforeAll(async () => {
-  engine = await startOwnFerretDb();
-  svc = await startTestService({ DB_TIMEOUT_MS: String(DB_TIMEOUT_MS) }, { mongodbUri: engine.embedded.uri });
+  engine = await startOwnEngine();
+  svc = await startTestService({ DB_TIMEOUT_MS: String(DB_TIMEOUT_MS) }, { mongodbUri: engine.uri });
 });
 afterAll(async () => {
   await svc.stop();
@@ -47,7 +47,7 @@ describe("an engine frozen under load", () => {
       timedPost("/v1/players/update", { players: [{ partner_user_id: `p${i}`, tags_add: ["vip"] }] }, publicKey);
     expect((await ingest(0)).status).toBe(200);
     expect((await update(0)).status).toBe(200);
-    const pid = engine.embedded.pid!;
+    const { pid } = engine;
     process.kill(pid, "SIGSTOP");
     try {
       // Player updates alongside, queued per player (src/players): the round that finds the engine gone fails the

@@ -21,6 +21,8 @@ const IGNORED_INDEX = /adding secondary index with keys .* is not yet implemente
 
 export interface RunningMongoJavaServer {
   uri: string;
+  /** Its process (a test may stop it with SIGSTOP). */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -44,7 +46,7 @@ export async function startMongoJavaServer(log: Logger): Promise<RunningMongoJav
     const port = await announcedPort(child.stdout);
     const uri = `mongodb://127.0.0.1:${port}/`;
     await waitForMongo(uri, child);
-    return { uri, stop };
+    return { uri, pid: child.pid!, stop };
   } catch (error) {
     await stop();
     throw error;
