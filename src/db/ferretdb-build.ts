@@ -13,17 +13,36 @@ const SOURCE_DIR = fileURLToPath(new URL("../../tools/ferretdb/", import.meta.ur
 const SOURCE_FILES = ["go.mod", "go.sum", "main.go"];
 const FERRETDB_MODULE = "github.com/FerretDB/FerretDB";
 
-/**
- * FerretDB 1.24's SQLite backend indexes `_id` as `_ferretdb_sjson->"_id"` but
- * filters on `_ferretdb_sjson->'$._id'`. SQLite uses an expression index only
- * for the identical expression, so every lookup, update and delete by `_id`
- * scanned the whole collection. The build filters on the indexed expression.
- */
-const ID_INDEX_PATCH = {
-  file: "internal/backends/sqlite/metadata/metadata.go",
-  from: `IDColumn = DefaultColumn + "->'$._id'"`,
-  to: `IDColumn = DefaultColumn + "->\\"_id\\""`,
-};
+/** The build's changes to FerretDB's source: each replaces one exact text, which must be there. */
+const PATCHES = [
+  /**
+   * FerretDB 1.24's SQLite backend indexes `_id` as `_ferretdb_sjson->"_id"` but
+   * filters on `_ferretdb_sjson->'$._id'`. SQLite uses an expression index only
+   * for the identical expression, so every lookup, update and delete by `_id`
+   * scanned the whole collection. The build filters on the indexed expression.
+   */
+  {
+    file: "internal/backends/sqlite/metadata/metadata.go",
+    from: `IDColumn = DefaultColumn + "->'$._id'"`,
+    to: `IDColumn = DefaultColumn + "->\\"_id\\""`,
+  },
+  /**
+   * Its leak tracking adds every transaction, row set and iterator to a pprof
+   * profile, which records a stack trace each time: 15% of the engine's CPU per
+   * upsert (docs/database.md, "The FerretDB fix"). It only reports leaks, so
+   * only debug builds keep it, as they alone keep its stacks.
+   */
+  {
+    file: "internal/util/resource/resource.go",
+    from: "func Track(obj any, token *Token) {\n\tcheckArgs(obj, token)\n",
+    to: "func Track(obj any, token *Token) {\n\tcheckArgs(obj, token)\n\tif !debugbuild.Enabled {\n\t\treturn\n\t}\n",
+  },
+  {
+    file: "internal/util/resource/resource.go",
+    from: "func Untrack(obj any, token *Token) {\n\tcheckArgs(obj, token)\n",
+    to: "func Untrack(obj any, token *Token) {\n\tcheckArgs(obj, token)\n\tif !debugbuild.Enabled {\n\t\treturn\n\t}\n",
+  },
+];
 
 const execFileAsync = promisify(execFile);
 /** What the go toolchain needs of this process's environment, and nothing else (no keys of the service). */
@@ -42,7 +61,7 @@ const GO_ENV = {
 export async function ensureFerretDbBinary(cacheDir: string, log: Logger): Promise<string> {
   const hash = createHash("sha256");
   for (const file of SOURCE_FILES) hash.update(await readFile(path.join(SOURCE_DIR, file)));
-  hash.update(JSON.stringify(ID_INDEX_PATCH));
+  hash.update(JSON.stringify(PATCHES));
   const dir = path.join(cacheDir, `ferretdb-${hash.digest("hex").slice(0, 12)}`);
   const binary = path.join(dir, "ferretdb");
   if (existsSync(binary)) return binary;
@@ -84,11 +103,12 @@ async function buildPatched(work: string, onLine: (line: string) => void): Promi
   await cp(moduleDir, copy, { recursive: true });
   await makeWritable(copy);
 
-  const target = path.join(copy, ID_INDEX_PATCH.file);
-  const source = await readFile(target, "utf8");
-  if (!source.includes(ID_INDEX_PATCH.from))
-    throw new Error(`FerretDB source changed: ${ID_INDEX_PATCH.file} lacks the _id filter expression`);
-  await writeFile(target, source.replace(ID_INDEX_PATCH.from, ID_INDEX_PATCH.to));
+  for (const patch of PATCHES) {
+    const target = path.join(copy, patch.file);
+    const source = await readFile(target, "utf8");
+    if (!source.includes(patch.from)) throw new Error(`FerretDB source changed: ${patch.file} lacks ${patch.from}`);
+    await writeFile(target, source.replace(patch.from, patch.to));
+  }
 
   await runCommand("go", ["mod", "edit", `-replace=${FERRETDB_MODULE}=./ferretdb-module`], {
     cwd: work,
