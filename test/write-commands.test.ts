@@ -35,7 +35,7 @@ const BUDGETS = {
     existingPlayers: 13,
     oneTag: 14,
     tagListing: 3,
-    thousandEventsApplied: 24,
+    thousandEventsApplied: 40,
     repeatVerify: 3,
   },
 };
