@@ -4,7 +4,6 @@ import { InvalidArgumentError } from "../errors.js";
 import type { EventNameStore } from "./event-name-store.js";
 import { checkEvent, type IncomingEvent, type Rejection } from "./entries.js";
 import type { Retention } from "./retention.js";
-import type { SegmentWork } from "./segment-store.js";
 import type { QueueWriter } from "./queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
 import type { ApplyWorker, Lag } from "./worker.js";
@@ -87,7 +86,7 @@ export class Events {
     rejected.sort((a, b) => a.index - b.index);
     if (accepted.length > 0) {
       const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
-      await this.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now);
+      await this.options.writer.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now);
     }
     return { accepted: accepted.length, rejected, lag, serverTime: now };
   }
@@ -102,7 +101,7 @@ export class Events {
     const { traitCohorts } = this.options;
     const { ready, backfill } = await traitCohorts.materialise(projectId, key);
     if (backfill) {
-      await this.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
+      await this.options.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
       await traitCohorts.markRequested(projectId, key);
     }
     return { ready };
@@ -152,15 +151,5 @@ export class Events {
 
   lag(): Promise<Lag> {
     return this.options.worker.measureLag();
-  }
-
-  private async enqueue(
-    projectId: string,
-    work: SegmentWork,
-    count: number,
-    latest: Date,
-    receivedAt?: Date,
-  ): Promise<void> {
-    await this.options.writer.enqueue(projectId, work, count, latest, receivedAt);
   }
 }
