@@ -42,8 +42,14 @@ export class EventTraitKeyStore {
   private readonly keys;
   private readonly materialised;
   private readonly locks = new KeyedLock();
+  /** The sole writer's materialised keys by project, kept from the first read: its worker alone adds to them. */
+  private readonly knownMaterialised = new Map<string, Set<string>>();
 
-  constructor(db: Db) {
+  /** `soleWriter`: this instance owns its database (Engine.soleWriter), so what it read and wrote is all there is. */
+  constructor(
+    db: Db,
+    private readonly soleWriter: boolean,
+  ) {
     this.keys = db.collection<TraitKeyDoc>("event_trait_keys");
     this.materialised = db.collection<MaterialisedDoc>("event_trait_keys");
   }
@@ -77,15 +83,26 @@ export class EventTraitKeyStore {
   }
 
   async materialisedKeys(projectId: string): Promise<Set<string>> {
+    const known = this.knownMaterialised.get(projectId);
+    if (known) return new Set(known);
     const doc = await this.materialised.findOne({ _id: materialisedId(projectId) });
-    return new Set(doc?.keys ?? []);
+    const keys = new Set(doc?.keys ?? []);
+    if (this.soleWriter) this.knownMaterialised.set(projectId, new Set(keys));
+    return keys;
   }
 
   async addMaterialised(projectId: string, key: string): Promise<void> {
-    await this.materialised.updateOne(
-      { _id: materialisedId(projectId) },
-      { $addToSet: { keys: key } },
-      { upsert: true },
-    );
+    try {
+      await this.materialised.updateOne(
+        { _id: materialisedId(projectId) },
+        { $addToSet: { keys: key } },
+        { upsert: true },
+      );
+    } catch (error) {
+      // Written or not: read again next time.
+      this.knownMaterialised.delete(projectId);
+      throw error;
+    }
+    this.knownMaterialised.get(projectId)?.add(key);
   }
 }

@@ -39,26 +39,77 @@ function sizeOf(rollup: PlayerRollup): number {
   return bytes;
 }
 
+/** A stored history as a scan or a read found it. */
+export interface FoundHistory {
+  id: string;
+  rollup: PlayerRollup;
+  hw: number;
+}
+
+/** The project of a document `_id` (projectScopedId). */
+const projectOf = (id: string) => id.slice(0, id.indexOf("/"));
+
 /**
  * The owner's memory of player histories (event_player_rollups; embedded
  * FerretDB only): a history read once is kept, and every rollup write of the
  * worker (absorb, the only writer) is applied to it once acknowledged, with
- * the same high-water guard as the database. A write that fails forgets the
- * documents it touched; a sweep forgets everything. Past the budget, new
- * histories are not kept and are read again.
+ * the same high-water guard as the database. The worker fills a project whole
+ * by one scan at its first read, after which a player not remembered has no
+ * history (new players cost no read). A write that fails forgets the
+ * documents it touched and the wholeness of their projects; a sweep forgets
+ * everything. Past the budget, new histories are not kept and are read again.
  */
 export class HistoryMemory {
   private readonly remembered = new Map<string, Remembered>();
   private readonly slotNumbers = new Map<string, SlotNumbers>();
+  /** Projects whose every history is remembered: a player missing from memory has none. */
+  private readonly whole = new Set<string>();
+  /** Fills in flight, by project: concurrent reads share one scan. */
+  private readonly filling = new Map<string, Promise<void>>();
+  /** Projects that did not fit, with the bytes they needed: not scanned again until that much is free. */
+  private readonly tooLarge = new Map<string, number>();
   /** Moves at every write: a read that began before one may hold what that write changed. */
   private writes = 0;
 
   constructor(private readonly budget: OwnerMemory) {}
 
   /** The known history by document `_id` (null: known to have none), or undefined when not in memory. */
-  get(id: string): PlayerRollup | null | undefined {
+  get(projectId: string, id: string): PlayerRollup | null | undefined {
     const known = this.remembered.get(id);
-    return known && (known.hw < 0 ? null : known.rollup);
+    if (known) return known.hw < 0 ? null : known.rollup;
+    return this.whole.has(projectId) ? null : undefined;
+  }
+
+  /** Makes the project whole in memory from `scan` (every history of the project), when it fits and no write came meanwhile. */
+  async fill(projectId: string, scan: () => Promise<FoundHistory[]>): Promise<void> {
+    if (this.whole.has(projectId)) return;
+    const needed = this.tooLarge.get(projectId);
+    if (needed !== undefined && !this.budget.fits(needed)) return;
+    let filling = this.filling.get(projectId);
+    if (!filling) {
+      filling = this.load(projectId, scan).finally(() => this.filling.delete(projectId));
+      this.filling.set(projectId, filling);
+    }
+    return filling;
+  }
+
+  private async load(projectId: string, scan: () => Promise<FoundHistory[]>): Promise<void> {
+    const epoch = this.writes;
+    const found = await scan();
+    // A write meanwhile may be missing from what the scan saw; the next read scans again.
+    if (epoch !== this.writes) return;
+    for (const { id, rollup, hw } of found) {
+      if (this.remembered.has(id)) continue;
+      if (!this.keep(projectId, id, rollup, hw)) {
+        this.tooLarge.set(
+          projectId,
+          found.reduce((sum, one) => sum + sizeOf(one.rollup), 0),
+        );
+        return;
+      }
+    }
+    this.tooLarge.delete(projectId);
+    this.whole.add(projectId);
   }
 
   /** Where writes stand, taken before a read of the database. */
@@ -89,10 +140,11 @@ export class HistoryMemory {
     const events = new Float64Array(numbers?.pairs.length ?? 0);
     const players = new Float64Array(events.length);
     const missing: string[] = [];
+    const whole = this.whole.has(projectId);
     for (const key of identityKeys) {
       const known = this.remembered.get(projectScopedId(projectId, key));
       if (!known) {
-        missing.push(key);
+        if (!whole) missing.push(key);
         continue;
       }
       const { slots, counts } = known;
@@ -114,10 +166,14 @@ export class HistoryMemory {
   absorbed(seq: number, changes: readonly DocumentChange[]): void {
     this.writes++;
     for (const change of changes) {
-      const known = this.remembered.get(change.id);
+      const projectId = projectOf(change.id);
+      // In a whole project a history not remembered is new: it starts as the database starts it.
+      const known =
+        this.remembered.get(change.id) ??
+        (this.whole.has(projectId) ? { rollup: newHistory(change), hw: -1 } : undefined);
       if (!known || known.hw >= seq) continue;
-      this.forget([change]);
-      this.keep(known.projectId, change.id, applied(known.rollup, change, seq), seq);
+      this.drop(change.id);
+      if (!this.keep(projectId, change.id, applied(known.rollup, change, seq), seq)) this.whole.delete(projectId);
     }
   }
 
@@ -125,21 +181,28 @@ export class HistoryMemory {
   forget(changes: readonly { id: string }[]): void {
     this.writes++;
     for (const { id } of changes) {
-      const known = this.remembered.get(id);
-      if (!known) continue;
-      this.remembered.delete(id);
-      this.budget.give(known.bytes);
+      this.whole.delete(projectOf(id));
+      this.drop(id);
     }
   }
 
   forgetAll(): void {
     this.forget([...this.remembered.keys()].map((id) => ({ id })));
+    this.whole.clear();
     this.slotNumbers.clear();
   }
 
-  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): void {
+  private drop(id: string): void {
+    const known = this.remembered.get(id);
+    if (!known) return;
+    this.remembered.delete(id);
+    this.budget.give(known.bytes);
+  }
+
+  /** False when the history does not fit the budget (it is not kept). */
+  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): boolean {
     const bytes = sizeOf(rollup);
-    if (!this.budget.take(bytes)) return;
+    if (!this.budget.take(bytes)) return false;
     let numbers = this.slotNumbers.get(projectId);
     if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
     const slots: number[] = [];
@@ -159,7 +222,13 @@ export class HistoryMemory {
       slots: Int32Array.from(slots),
       counts: Int32Array.from(counts),
     });
+    return true;
   }
+}
+
+/** A history the database has not stored yet, as a change's upsert starts it (`init`). */
+function newHistory(change: DocumentChange): PlayerRollup {
+  return { identityKey: String(change.init.identity_key), days: {}, cohorts: [], foldedInto: null, hw: -1 };
 }
 
 /** A history with segment `seq`'s planned change applied, as the database applies its `$inc`, `$set` and `$unset`. */

@@ -2,7 +2,7 @@ import type { Db } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
 import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
-import { HistoryMemory } from "./history-memory.js";
+import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
@@ -58,12 +58,21 @@ export class PlayerRollupStore {
     this.memory = engine.ownerMemory && new HistoryMemory(engine.ownerMemory);
   }
 
-  /** The histories of `identityKeys` that have one: from memory, the rest read by `_id`. */
-  async read(projectId: string, identityKeys: readonly string[]): Promise<Map<string, PlayerRollup>> {
+  /**
+   * The histories of `identityKeys` that have one: from memory, the rest read
+   * by `_id`. With `fillMemory` (the apply worker, the only writer) the owner's
+   * memory is first filled with the whole project by one scan, when it fits.
+   */
+  async read(
+    projectId: string,
+    identityKeys: readonly string[],
+    { fillMemory = false } = {},
+  ): Promise<Map<string, PlayerRollup>> {
+    if (this.memory && fillMemory) await this.memory.fill(projectId, () => this.scan(projectId));
     const found = new Map<string, PlayerRollup>();
     const missing: string[] = [];
     for (const key of identityKeys) {
-      const known = this.memory?.get(playerRollupId(projectId, key));
+      const known = this.memory?.get(projectId, playerRollupId(projectId, key));
       if (known === undefined) missing.push(key);
       else if (known) found.set(key, known);
     }
@@ -78,6 +87,12 @@ export class PlayerRollupStore {
       if (rollup) found.set(rollup.identityKey, rollup);
     });
     return found;
+  }
+
+  /** Every history of the project: a scan of the collection. */
+  private async scan(projectId: string): Promise<FoundHistory[]> {
+    const docs = await this.rollups.find({ project_id: projectId }).toArray();
+    return docs.map((doc) => ({ id: doc._id, rollup: toRollup(doc), hw: doc.hw }));
   }
 
   /**

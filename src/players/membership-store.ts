@@ -5,6 +5,7 @@ import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
 import { ContentionError } from "../errors.js";
 import { sortKeys } from "./key-order.js";
+import { MembershipMemory, type MemberBucket } from "./membership-memory.js";
 
 /**
  * Members of a tag are spread over this many bucket documents by a hash of
@@ -62,6 +63,7 @@ interface BucketChange {
 export class MembershipStore {
   private readonly members;
   private readonly layout;
+  private readonly memory: MembershipMemory | null;
 
   constructor(
     db: Db,
@@ -69,6 +71,7 @@ export class MembershipStore {
   ) {
     this.members = db.collection<MembershipDoc>("player_tag_members");
     this.layout = db.collection<LayoutDoc>("player_tag_members_layout");
+    this.memory = engine.ownerMemory && new MembershipMemory(engine.ownerMemory);
   }
 
   /** The bucket documents a change writes: the caller serialises writes to each (FerretDB loses concurrent ones). */
@@ -87,25 +90,24 @@ export class MembershipStore {
     for (let attempt = 1; pending.size > 0; attempt++) {
       if (attempt > WRITE_ATTEMPTS) throw new ContentionError("tag membership: buckets kept changing under the write");
       const ids = [...pending.keys()];
-      const docs = await this.engine.readByIds(this.members, ids);
+      const buckets = await this.readBuckets(ids);
       const writes = ids.flatMap((_id, i) => {
         const { tag, bucket, added, removed } = pending.get(_id)!;
-        const before = parseMembers(docs[i]?.members);
+        const before = buckets[i].members;
         const after = new Set(before);
         for (const key of added) after.add(key);
         for (const key of removed) after.delete(key);
         if (after.size === before.length && before.every((key) => after.has(key))) return [];
-        const version = docs[i]?.version ?? 0;
+        const { version } = buckets[i];
         const filter = this.engine.isolatesUpdates ? { _id, version } : { _id };
-        const members = JSON.stringify(sortKeys([...after]));
-        return [
-          { _id, filter, update: { $set: { project_id: projectId, tag, bucket, members }, $inc: { version: 1 } } },
-        ];
+        const members = sortKeys([...after]);
+        const update = {
+          $set: { project_id: projectId, tag, bucket, members: JSON.stringify(members) },
+          $inc: { version: 1 },
+        };
+        return [{ _id, filter, update, written: { version: version + 1, members } }];
       });
-      const failures = await this.engine.writeAll(
-        this.members,
-        writes.map(({ filter, update }) => ({ updateOne: { filter, update, upsert: true } })),
-      );
+      const failures = await this.write(writes);
       throwIfRefused(
         "membership write",
         failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
@@ -117,14 +119,48 @@ export class MembershipStore {
   }
 
   /** Per tag, its members by bucket (each in compareKeys order): every bucket of every tag read side by side by `_id`. */
-  async read(projectId: string, tags: readonly string[]): Promise<string[][][]> {
+  async read(projectId: string, tags: readonly string[]): Promise<(readonly string[])[][]> {
     const ids = tags.flatMap((tag) =>
       Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket)),
     );
-    const docs = await this.engine.readByIds(this.members, ids);
+    const buckets = await this.readBuckets(ids);
     return tags.map((_, t) =>
-      docs.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS).map((doc) => parseMembers(doc?.members)),
+      buckets.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS).map((bucket) => bucket.members),
     );
+  }
+
+  /** Buckets by `_id`: from the owner's memory, the rest read side by side (an absent one is empty, at version 0). */
+  private async readBuckets(ids: readonly string[]): Promise<MemberBucket[]> {
+    const known = ids.map((id) => this.memory?.get(id));
+    const missing = ids.filter((_, i) => known[i] === undefined);
+    const epoch = this.memory?.epoch ?? 0;
+    const docs = await this.engine.readByIds(this.members, missing);
+    let next = 0;
+    return known.map((bucket, i) => {
+      if (bucket) return bucket;
+      const doc = docs[next++];
+      const found = { version: doc?.version ?? 0, members: parseMembers(doc?.members) };
+      this.memory?.read(epoch, ids[i], found);
+      return found;
+    });
+  }
+
+  /** The bucket writes, each remembered as written once acknowledged; the failed ones answered by index. */
+  private async write(writes: readonly { _id: string; filter: object; update: object; written: MemberBucket }[]) {
+    let failures: Awaited<ReturnType<Engine["writeAll"]>>;
+    try {
+      failures = await this.engine.writeAll(
+        this.members,
+        writes.map(({ filter, update }) => ({ updateOne: { filter, update, upsert: true } })),
+      );
+    } catch (error) {
+      this.memory?.forget(writes.map(({ _id }) => _id));
+      throw error;
+    }
+    const failed = new Set(failures.map((failure) => writes[failure.index]._id));
+    if (failed.size > 0) this.memory?.forget(failed);
+    for (const { _id, written } of writes) if (!failed.has(_id)) this.memory?.written(_id, written);
+    return failures;
   }
 
   /** Replaces the whole membership of `tag` (the repair pass); versions move on, so no earlier read's guard holds. */
@@ -140,12 +176,22 @@ export class MembershipStore {
         upsert: true,
       },
     }));
-    const failures = await this.engine.writeAll(this.members, operations);
-    throwIfRefused("membership write", failures);
+    const ids = operations.map((operation) => operation.updateOne.filter._id);
+    // Forgotten before and after: a search between the two would keep what the replacement is about to change.
+    this.memory?.forget(ids);
+    try {
+      throwIfRefused("membership write", await this.engine.writeAll(this.members, operations));
+    } finally {
+      this.memory?.forget(ids);
+    }
   }
 
   async dropAll(): Promise<void> {
-    await this.members.deleteMany({});
+    try {
+      await this.members.deleteMany({});
+    } finally {
+      this.memory?.forgetAll();
+    }
   }
 
   async storedLayout(): Promise<string | null> {

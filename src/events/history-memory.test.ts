@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { OwnerMemory } from "../db/owner-memory.js";
+import type { DocumentChange } from "./absorb.js";
+import { HistoryMemory, type FoundHistory } from "./history-memory.js";
+
+const history = (key: string, events: number): FoundHistory => ({
+  id: `p1/${key}`,
+  rollup: { identityKey: key, days: { "2026-01-01": { n_play: events } }, cohorts: [], foldedInto: null, hw: 3 },
+  hw: 3,
+});
+const firstEvent = (key: string): DocumentChange => ({
+  id: `p1/${key}`,
+  inc: { "days.2026-01-02.n_play": 1 },
+  init: { project_id: "p1", identity_key: key },
+});
+
+describe("HistoryMemory", () => {
+  it("knows, once a project is filled whole, that a player it does not hold has no history", async () => {
+    const memory = new HistoryMemory(new OwnerMemory(1_000_000));
+    expect(memory.get("p1", "p1/u:new")).toBeUndefined();
+    await memory.fill("p1", async () => [history("u:a", 2)]);
+    expect(memory.get("p1", "p1/u:a")?.days).toEqual({ "2026-01-01": { n_play: 2 } });
+    expect(memory.get("p1", "p1/u:new")).toBeNull();
+    expect(memory.get("p2", "p2/u:new")).toBeUndefined();
+  });
+
+  it("starts a new player's history where the worker writes one, so the project stays whole", async () => {
+    const memory = new HistoryMemory(new OwnerMemory(1_000_000));
+    await memory.fill("p1", async () => []);
+    memory.absorbed(4, [firstEvent("u:new")]);
+    expect(memory.get("p1", "p1/u:new")).toMatchObject({
+      identityKey: "u:new",
+      hw: 4,
+      days: { "2026-01-02": { n_play: 1 } },
+    });
+  });
+
+  it("is no longer whole after a write that failed, or when a write came during the fill's scan", async () => {
+    const memory = new HistoryMemory(new OwnerMemory(1_000_000));
+    await memory.fill("p1", async () => [history("u:a", 2)]);
+    memory.forget([firstEvent("u:new")]);
+    expect(memory.get("p1", "p1/u:new")).toBeUndefined();
+
+    await memory.fill("p1", async () => {
+      memory.absorbed(5, [firstEvent("u:b")]);
+      return [];
+    });
+    expect(memory.get("p1", "p1/u:other")).toBeUndefined();
+  });
+
+  it("is not whole when the project does not fit its budget, and does not scan again until it would", async () => {
+    const memory = new HistoryMemory(new OwnerMemory(500));
+    let scans = 0;
+    const scan = async () => (scans++, [history("u:a", 2), history("u:b", 3)]);
+    await memory.fill("p1", scan);
+    await memory.fill("p1", scan);
+    expect(memory.get("p1", "p1/u:new")).toBeUndefined();
+    expect(scans).toBe(1);
+  });
+});

@@ -1,0 +1,33 @@
+import { describe, expect, it } from "vitest";
+import { OwnerMemory } from "../db/owner-memory.js";
+import { MembershipMemory } from "./membership-memory.js";
+
+describe("MembershipMemory", () => {
+  it("keeps a bucket read, replaces it with each acknowledged write, and forgets it after a failed one", () => {
+    const memory = new MembershipMemory(new OwnerMemory(1_000_000));
+    memory.read(memory.epoch, "p1/vip/0", { version: 2, members: ["u:a"] });
+    expect(memory.get("p1/vip/0")).toMatchObject({ version: 2, members: ["u:a"] });
+    memory.written("p1/vip/0", { version: 3, members: ["u:a", "u:b"] });
+    expect(memory.get("p1/vip/0")).toMatchObject({ version: 3, members: ["u:a", "u:b"] });
+    memory.forget(["p1/vip/0"]);
+    expect(memory.get("p1/vip/0")).toBeUndefined();
+  });
+
+  it("does not keep a read that began before a write", () => {
+    const memory = new MembershipMemory(new OwnerMemory(1_000_000));
+    const epoch = memory.epoch;
+    memory.written("p1/vip/1", { version: 1, members: ["u:c"] });
+    memory.read(epoch, "p1/vip/0", { version: 0, members: [] });
+    expect(memory.get("p1/vip/0")).toBeUndefined();
+  });
+
+  it("keeps nothing past its budget, and gives back what it forgets", () => {
+    const budget = new OwnerMemory(300);
+    const memory = new MembershipMemory(budget);
+    memory.read(memory.epoch, "p1/vip/0", { version: 1, members: ["u:a"] });
+    memory.read(memory.epoch, "p1/vip/1", { version: 1, members: ["u:b"] });
+    expect(memory.get("p1/vip/1")).toBeUndefined();
+    memory.forgetAll();
+    expect(budget.usedBytes).toBe(0);
+  });
+});
