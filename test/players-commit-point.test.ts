@@ -5,6 +5,7 @@ import { UnavailableError } from "../src/errors.js";
 import { Players, type UpdateEntry } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { DbProxy } from "./support/db-proxy.js";
+import { atRoundPoint, type RoundPoint } from "./support/round-points.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -24,32 +25,26 @@ const entry = (ops: Partial<UpdateEntry>): UpdateEntry => ({
 });
 
 /** A Players on the service's database whose fault point throws `unavailable` the first time it is reached. */
-function failingOnce(point: "afterProfileWrites" | "afterTombstones") {
+function failingOnce(point: RoundPoint) {
   let fired = false;
-  return new Players({
-    stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
-    clock: svc.clock,
-    [point]: () => {
-      if (fired) return;
-      fired = true;
-      throw new UnavailableError("the database went away");
-    },
+  const stores = atRoundPoint(createPlayerStores(svc.database.db, engineOf(svc.database, 0)), point, () => {
+    if (fired) return;
+    fired = true;
+    throw new UnavailableError("the database went away");
   });
+  return new Players({ stores, clock: svc.clock });
 }
 
 /** Players reaching the service's database through a proxy the test cuts; `fault` runs at `point`, once. */
-async function throughProxy(point: "afterProfileWrites" | "afterTombstones", fault: (proxy: DbProxy) => void) {
+async function throughProxy(point: RoundPoint, fault: (proxy: DbProxy) => void) {
   const proxy = await DbProxy.start(inject("mongodbUri"));
   const database = await connectDatabase(proxy.uri, svc.config.dbName, { timeoutMs: 1_000 });
   let fired = false;
-  const players = new Players({
-    stores: createPlayerStores(database.db, engineOf(database, 0)),
-    clock: svc.clock,
-    [point]: () => {
-      if (!fired) fault(proxy);
-      fired = true;
-    },
+  const stores = atRoundPoint(createPlayerStores(database.db, engineOf(database, 0)), point, () => {
+    if (!fired) fault(proxy);
+    fired = true;
   });
+  const players = new Players({ stores, clock: svc.clock });
   const close = async () => {
     await database.close();
     proxy.cut();

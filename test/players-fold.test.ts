@@ -4,6 +4,7 @@ import { repairMembership } from "../src/players/membership-repair.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { startTestService, type TestService } from "./support/service.js";
+import { atRoundPoint } from "./support/round-points.js";
 
 let svc: TestService;
 let players: Players;
@@ -198,11 +199,10 @@ describe("a fold that stopped between the device's tombstone and the player's pr
     await p.update([{ device_id: "inst-9", tags_add: ["stray"], traits: { visits: 2 } }]);
     const stores = createPlayerStores(svc.database.db, engineOf(svc.database, 0));
     const stopping = new Players({
-      stores,
-      clock: svc.clock,
-      afterTombstones: () => {
+      stores: atRoundPoint(createPlayerStores(svc.database.db, engineOf(svc.database, 0)), "afterTombstones", () => {
         throw new Error("stopped after the tombstones");
-      },
+      }),
+      clock: svc.clock,
     });
     const verified = {
       projectId: p.projectId,

@@ -5,6 +5,7 @@ import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { playerWriteContention } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
+import { atRoundPoint } from "./support/round-points.js";
 
 /**
  * Two service instances on one database. Each serialises writes to a player within itself, so
@@ -174,16 +175,15 @@ describe("players/update from two instances on one database", () => {
     const atPause = new Promise<void>((resolve) => (paused = resolve));
     let first = true;
     const slow = new Players({
-      stores: stores(),
-      clock: systemClock,
-      sharedDatabase: true,
       // Between the first round's read and its profile write.
-      afterTombstones: () => {
+      stores: atRoundPoint(stores(), "afterTombstones", () => {
         if (!first) return;
         first = false;
         paused();
         return released;
-      },
+      }),
+      clock: systemClock,
+      sharedDatabase: true,
     });
     const fast = new Players({ stores: stores(), clock: systemClock, sharedDatabase: true });
     const entry = (ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({

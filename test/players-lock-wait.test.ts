@@ -4,6 +4,7 @@ import { UnavailableError } from "../src/errors.js";
 import { Players, type UpdateEntry } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { startTestService, type TestService } from "./support/service.js";
+import { atRoundPoint } from "./support/round-points.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -27,18 +28,18 @@ describe("a players round waiting on its players' locks", () => {
     let reached!: () => void;
     const holding = new Promise<void>((resolve) => (reached = resolve));
     let first = true;
-    const players = new Players({
-      stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
-      clock: svc.clock,
-      lockWaitLimitMs: 200,
-      // The first round holds the player's lock until the test lets it go.
-      afterProfileWrites: async () => {
+    // The first round holds the player's lock until the test lets it go.
+    const stores = atRoundPoint(
+      createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
+      "afterProfileWrites",
+      async () => {
         if (!first) return;
         first = false;
         reached();
         await held;
       },
-    });
+    );
+    const players = new Players({ stores, clock: svc.clock, lockWaitLimitMs: 200 });
     const holder = players.update(projectId, [increment("waiter")]);
     await holding;
     await expect(players.update(projectId, [increment("waiter")])).rejects.toBeInstanceOf(UnavailableError);

@@ -4,6 +4,7 @@ import { systemClock } from "../src/clock.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import { startTestService, type TestService } from "./support/service.js";
+import { atRoundPoint } from "./support/round-points.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -29,13 +30,12 @@ describe("two instances writing one player", () => {
     let reachedPause!: () => void;
     const atPause = new Promise<void>((resolve) => (reachedPause = resolve));
     const slow = new Players({
-      stores: stores(),
-      clock: systemClock,
-      sharedDatabase: true,
-      afterProfileWrites: () => {
+      stores: atRoundPoint(stores(), "afterProfileWrites", () => {
         reachedPause();
         return paused;
-      },
+      }),
+      clock: systemClock,
+      sharedDatabase: true,
     });
     const fast = new Players({ stores: stores(), clock: systemClock, sharedDatabase: true });
 

@@ -70,7 +70,7 @@ export interface CreateEventsOptions {
   /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
   directory: PlayerDirectory;
   /** Lease, polling and test hooks of the apply worker. */
-  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onStep" | "onError" | "onRebuilt">;
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError" | "onRebuilt">;
 }
 
 /** The events capability and its apply worker (not started: the caller decides whether this process applies). */

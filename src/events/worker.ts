@@ -20,9 +20,6 @@ const LOOKAHEAD = 256;
 /** Players a backfill resyncs per segment. */
 const BACKFILL_SLICE = 500;
 
-/** Points in an apply where a test may stop the process (a crash in the middle of an apply). */
-export type ApplyStep = "planned" | "players-written" | "cohorts-written";
-
 export interface WorkerOptions extends PlanningDeps {
   queue: QueueStateStore;
   segments: SegmentStore;
@@ -39,8 +36,6 @@ export interface WorkerOptions extends PlanningDeps {
   pollMs?: number;
   /** A sequence number reserved but never written for this long was given up by its writer. */
   gapGraceMs?: number;
-  /** Called after each step of an apply; tests use it to crash the process there. */
-  onStep?: (seq: number, step: ApplyStep) => Promise<void>;
   onError?: (error: unknown) => void;
   /** Legacy cohort counts were rebuilt from the players' histories. */
   onRebuilt?: () => void;
@@ -226,7 +221,7 @@ export class ApplyWorker {
 
   /** Writes segment `seq`; the caller moves the cursor past it, or marks it applied ahead. */
   private async apply(seq: number, segment: Segment): Promise<void> {
-    const { queue, plans, playerRollups, cohortRollups, retention, clock, onStep } = this.options;
+    const { queue, plans, playerRollups, cohortRollups, retention, clock } = this.options;
     let plan = await plans.find(seq);
     let fresh = false;
     if (!plan) {
@@ -243,11 +238,8 @@ export class ApplyWorker {
       fresh = settled.mine;
     }
     const absorbing = { fresh };
-    await onStep?.(seq, "planned");
     await playerRollups.absorb(seq, plan.players, absorbing);
-    await onStep?.(seq, "players-written");
     await cohortRollups.absorb(seq, plan.cohorts, absorbing);
-    await onStep?.(seq, "cohorts-written");
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (segment.work?.kind === "resync" && segment.work.change) {
       await this.options.changes.settle(segment.projectId!, segment.work.change);

@@ -58,10 +58,6 @@ const REJECT_MESSAGES: Record<RejectCode, string> = {
 export interface PlayersOptions {
   stores: PlayerStores;
   clock: Clock;
-  /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
-  afterProfileWrites?: () => void | Promise<void>;
-  /** Runs after a round's tombstones are written and before the profiles they fold into: a crash test's fault point. */
-  afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances). */
   sharedDatabase?: boolean;
   /** Told of each round's written profiles and folds (updates, verifies), before and after the writes. */

@@ -33,10 +33,6 @@ export interface WritePathOptions {
   registration: Registration;
   locks: KeyedLock;
   clock: Clock;
-  /** Runs after a round's profiles are written and before their membership is: a crash test's fault point. */
-  afterProfileWrites?: () => void | Promise<void>;
-  /** Runs after a round's tombstones are written and before the profiles they fold into: a crash test's fault point. */
-  afterTombstones?: () => void | Promise<void>;
   /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
   sharedDatabase?: boolean;
   /** Told of each round's profiles and folds before they are written and after: event histories follow them. */
@@ -198,7 +194,6 @@ export class WritePath {
     try {
       const tombstones = writes.filter((w) => "foldedInto" in w.next);
       const lostTombstones = await this.writeSlots(projectId, tombstones);
-      await this.options.afterTombstones?.();
       lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
       const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
       for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
@@ -252,18 +247,12 @@ export class WritePath {
   private async afterCommit(projectId: string, round: CommittedRound) {
     const { moves, writes, written, plan, now, journal, recorded } = round;
     const { stores, log } = this.options;
-    let membership: Promise<unknown>;
-    try {
-      await this.options.afterProfileWrites?.();
-      const writtenMoves = moves.filter((move) => written.has(move.identityKey));
-      membership = (async () => {
-        await this.membership.write(projectId, writtenMoves, plan.given, now);
-        if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writes);
-        if (journal) await stores.journal.end(journal.id);
-      })();
-    } catch (error) {
-      membership = Promise.reject(error);
-    }
+    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+    const membership = (async () => {
+      await this.membership.write(projectId, writtenMoves, plan.given, now);
+      if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writes);
+      if (journal) await stores.journal.end(journal.id);
+    })();
     const histories = this.options.histories?.queue(projectId, writtenProfiles(writes, written, plan.links), recorded);
     const [members, events] = await Promise.allSettled([membership, histories]);
     if (members.status === "rejected") {

@@ -11,10 +11,33 @@ import { createEventQueue, createEvents } from "../../src/events/capability.js";
 import { PlayerDirectoryOverPlayers } from "../../src/events/player-directory-over-players.js";
 import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/stores.js";
-import type { ApplyStep } from "../../src/events/worker.js";
+import { CohortRollupStore } from "../../src/events/cohort-rollup-store.js";
+import { PlayerRollupStore } from "../../src/events/player-rollup-store.js";
+
+/** The steps of an apply, around its two rollup writes (the worker's only ones): where CRASH_AT may stop it. */
+type ApplyStep = "planned" | "players-written" | "cohorts-written";
 
 const [crashStep, crashAt] = (process.env.CRASH_AT ?? "").split(":");
 let reached = 0;
+async function step(seq: number, step: ApplyStep) {
+  if (process.env.TRACE_STEPS) process.stderr.write(`${new Date().toISOString()} ${seq} ${step}\n`);
+  if (step === crashStep && ++reached === Number(crashAt)) {
+    process.stdout.write("crash-point\n");
+    await new Promise(() => undefined);
+  }
+}
+// This process's stores only: the steps are marked around the worker's rollup writes.
+const absorbPlayers = PlayerRollupStore.prototype.absorb;
+PlayerRollupStore.prototype.absorb = async function (this: PlayerRollupStore, seq, changes, options) {
+  await step(seq, "planned");
+  await absorbPlayers.call(this, seq, changes, options);
+  await step(seq, "players-written");
+};
+const absorbCohorts = CohortRollupStore.prototype.absorb;
+CohortRollupStore.prototype.absorb = async function (this: CohortRollupStore, seq, changes, options) {
+  await absorbCohorts.call(this, seq, changes, options);
+  await step(seq, "cohorts-written");
+};
 const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
 // The worker's process owns what it remembers: a budget like the service's.
 const engine = engineOf(database, 256 * 2 ** 20);
@@ -36,13 +59,6 @@ const { worker } = await createEvents({
 
     pollMs: 20,
     onError: (error) => process.stderr.write(`worker: ${String(error)}\n`),
-    async onStep(seq: number, step: ApplyStep) {
-      if (process.env.TRACE_STEPS) process.stderr.write(`${new Date().toISOString()} ${seq} ${step}\n`);
-      if (step === crashStep && ++reached === Number(crashAt)) {
-        process.stdout.write("crash-point\n");
-        await new Promise(() => undefined);
-      }
-    },
   },
 });
 worker.start();
