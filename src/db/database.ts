@@ -27,8 +27,11 @@ export interface ConnectOptions {
  * Connects with every phase of an operation bounded by `timeoutMs`: finding
  * the server, getting a connection (opening one included) and waiting for the
  * reply. Driver 7 ignores `timeoutMS` (CSOT), so the phases are bounded one by
- * one. Retries are off: a retry would double the wait, and FerretDB does not
- * deduplicate a retried write, so a retried `$inc` could apply twice.
+ * one. Writes are retryable: the driver retries a write once after a failover
+ * only where the server deduplicates it (a replica set or a sharded cluster,
+ * by transaction number), so a primary stepping down mid-write is not a 503;
+ * on a standalone server, FerretDB and the test engines included, it never
+ * retries. Reads are not retried: a retry would double the wait.
  */
 export async function connectDatabase(
   uri: string,
@@ -41,7 +44,7 @@ export async function connectDatabase(
     connectTimeoutMS: timeoutMs,
     socketTimeoutMS: timeoutMs,
     retryReads: false,
-    retryWrites: false,
+    retryWrites: true,
     // The service times every command for its metrics (src/server/metrics.ts).
     monitorCommands: true,
   });
