@@ -6,7 +6,8 @@ import type { QueuedEvent } from "./entries.js";
 import type { EventIdStore } from "./event-id-store.js";
 import { Planner, type Plan } from "./plan.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
-import type { PlayerRollupStore } from "./player-rollup-store.js";
+import type { PlayerRollup, PlayerRollupStore } from "./player-rollup-store.js";
+import { nameOfField } from "./names.js";
 import type { QueueWriter } from "./queue-writer.js";
 import type { Segment } from "./segment-store.js";
 import type { TraitCohorts } from "./trait-cohorts.js";
@@ -71,12 +72,12 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
 
   const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
   // Every name the plan counts is registered (`names`): the events' at ingestion, the histories' earlier or by the rebuild.
-  const [rollups, profiles, materialised, names] = await Promise.all([
+  const [rollups, profiles, materialised] = await Promise.all([
     deps.playerRollups.read(projectId, keys, { fillMemory: true }),
     deps.directory.cohortsOf(projectId, keys),
     deps.traitKeys.materialisedKeys(projectId),
-    deps.names.current(projectId),
   ]);
+  const names = await deps.names.current(projectId, namesIn(byPlayer, rollups));
   for (const key of await deps.traitCohorts.observe(projectId, profiles, materialised)) {
     await deps.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
     await deps.traitCohorts.markRequested(projectId, key);
@@ -101,4 +102,14 @@ async function countable(
   if (claims.length === 0) return [...events];
   const repeats = await eventIds.claim(projectId, seq, claims);
   return events.filter((_, index) => !repeats.has(index));
+}
+
+/** Every name the plan counts: the events' and those of the histories they touch. */
+function namesIn(byPlayer: ReadonlyMap<string, QueuedEvent[]>, rollups: ReadonlyMap<string, PlayerRollup>): string[] {
+  const names = new Set<string>();
+  for (const events of byPlayer.values()) for (const event of events) names.add(event.n);
+  for (const rollup of rollups.values()) {
+    for (const day of Object.values(rollup.days)) for (const field of Object.keys(day)) names.add(nameOfField(field));
+  }
+  return [...names];
 }

@@ -65,10 +65,14 @@ export class EventNameStore {
     return this.ensure(projectId, names, Infinity);
   }
 
-  /** Every name of the project now: another instance may have registered some unless this one is the sole writer. */
-  async current(projectId: string): Promise<ProjectNames> {
+  /**
+   * The project's names now; with `needed`, at least those. Another instance
+   * may have registered more unless this one is the sole writer, but a name's
+   * place never changes, so a known list holding every name `needed` answers for them.
+   */
+  async current(projectId: string, needed?: readonly string[]): Promise<ProjectNames> {
     const known = this.known.get(projectId);
-    if (known && this.options.soleWriter) return known;
+    if (known && (this.options.soleWriter || needed?.every((name) => known.has(name)))) return known;
     return this.remember(projectId, (await this.docs.findOne({ _id: projectId }))?.names ?? []);
   }
 
