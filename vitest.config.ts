@@ -24,8 +24,9 @@ const EMBEDDED_ONLY = [
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
   "test/owner-memory.test.ts",
-  // FerretDB's limit of statements a command.
+  // FerretDB's limit of statements a command, and its query plans.
   "test/batched-write.test.ts",
+  "test/ferretdb-plans.test.ts",
   // No database.
   "test/date-sensitive.test.ts",
   "test/vendored-proto.test.ts",

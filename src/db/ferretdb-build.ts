@@ -14,6 +14,54 @@ const SOURCE_FILES = ["go.mod", "go.sum", "main.go"];
 const FERRETDB_MODULE = "github.com/FerretDB/FerretDB";
 
 /** The build's changes to FerretDB's source: each replaces one exact text, which must be there. */
+/** FerretDB's pushdown of `_id` equality, in its query and in its explain (collection.go). */
+const ID_EQUALITY_CASE = [
+  "\t\tcase string, types.ObjectID:",
+  "\t\t\twhereClause = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)",
+  "\t\t\targs = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}\n",
+].join("\n");
+const ID_EQUALITY_EXPLAINED = [
+  "\t\tcase string, types.ObjectID:",
+  "\t\t\tfilterPushdown = true",
+  "\t\t\twhereClause = fmt.Sprintf(` WHERE %s = ?`, metadata.IDColumn)",
+  "\t\t\targs = []any{string(must.NotFail(sjson.MarshalSingleValue(v)))}\n",
+].join("\n");
+const ID_RANGE_CASE = [
+  "\t\tcase *types.Document:",
+  "\t\t\tif low, high, ok := idPrefixRange(v.(*types.Document)); ok {",
+  "\t\t\t\twhereClause = fmt.Sprintf(` WHERE %s >= ? AND %s < ?`, metadata.IDColumn, metadata.IDColumn)",
+  "\t\t\t\targs = []any{low, high}",
+  "\t\t\t}\n",
+].join("\n");
+/**
+ * The indexed column holds `_id` as JSON text: a string is a quote, then its
+ * characters (escaped where JSON needs it). Every `_id` starting with p, when
+ * no character of p needs escaping, lies between `"p` and `"q`.
+ */
+const ID_PREFIX_RANGE_FUNC = `// idPrefixRange answers {$gte: p, $lt: q}, q being p with its last byte one higher, as bounds of the
+// indexed JSON text of _id, when no byte of p needs escaping in JSON.
+func idPrefixRange(d *types.Document) (string, string, bool) {
+\tif d.Len() != 2 {
+\t\treturn "", "", false
+\t}
+\tlow, _ := d.Get("$gte")
+\thigh, _ := d.Get("$lt")
+\tp, okP := low.(string)
+\tq, okQ := high.(string)
+\tn := len(p)
+\tif !okP || !okQ || n == 0 || len(q) != n || p[:n-1] != q[:n-1] || q[n-1] != p[n-1]+1 {
+\t\treturn "", "", false
+\t}
+\tfor i := 0; i < n; i++ {
+\t\tif c := p[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\\\' || c == '<' || c == '>' || c == '&' {
+\t\t\treturn "", "", false
+\t\t}
+\t}
+\treturn \`"\` + p, \`"\` + q, true
+}
+
+`;
+
 const PATCHES = [
   /**
    * FerretDB 1.24's SQLite backend indexes `_id` as `_ferretdb_sjson->"_id"` but
@@ -41,6 +89,30 @@ const PATCHES = [
     file: "internal/util/resource/resource.go",
     from: "func Untrack(obj any, token *Token) {\n\tcheckArgs(obj, token)\n",
     to: "func Untrack(obj any, token *Token) {\n\tcheckArgs(obj, token)\n\tif !debugbuild.Enabled {\n\t\treturn\n\t}\n",
+  },
+  /**
+   * A filter of `_id` alone by a prefix range, `{$gte: "p/", $lt: "p0"}` (every
+   * `_id` starting with "p/": a project's documents, src/db/ids.ts), scanned
+   * the whole collection: only `_id` equality reached the index. The build
+   * answers it from the index too, for the query and for `explain`; FerretDB's
+   * own filter still runs on what the index returns.
+   */
+  {
+    file: "internal/backends/sqlite/collection.go",
+    from: ID_EQUALITY_CASE,
+    to: ID_EQUALITY_CASE + ID_RANGE_CASE,
+  },
+  {
+    file: "internal/backends/sqlite/collection.go",
+    from: ID_EQUALITY_EXPLAINED,
+    to:
+      ID_EQUALITY_EXPLAINED +
+      ID_RANGE_CASE.replace("\t\t\t\twhereClause", "\t\t\t\tfilterPushdown = true\n\t\t\t\twhereClause"),
+  },
+  {
+    file: "internal/backends/sqlite/collection.go",
+    from: "// Stats implements backends.Collection interface.\n",
+    to: ID_PREFIX_RANGE_FUNC + "// Stats implements backends.Collection interface.\n",
   },
 ];
 

@@ -6,3 +6,13 @@
 export function projectScopedId(projectId: string, key: string): string {
   return `${projectId}/${key}`;
 }
+
+/**
+ * The filter on `_id` of every document of one project: the ids starting with
+ * "<project>/" ("0" follows "/"). Both engines answer it from the `_id` index
+ * (FerretDB through the project's build, src/db/ferretdb-build.ts), where a
+ * filter on `project_id` scans every project's documents on FerretDB.
+ */
+export function projectIdRange(projectId: string): { $gte: string; $lt: string } {
+  return { $gte: `${projectId}/`, $lt: `${projectId}0` };
+}

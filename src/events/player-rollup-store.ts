@@ -1,5 +1,5 @@
 import type { Db } from "mongodb";
-import { projectScopedId } from "../db/ids.js";
+import { projectIdRange, projectScopedId } from "../db/ids.js";
 import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
@@ -91,7 +91,7 @@ export class PlayerRollupStore {
 
   /** Every history of the project: a scan of the collection. */
   private async scan(projectId: string): Promise<FoundHistory[]> {
-    const docs = await this.rollups.find({ project_id: projectId }).toArray();
+    const docs = await this.rollups.find({ _id: projectIdRange(projectId) }).toArray();
     return docs.map((doc) => ({ id: doc._id, rollup: toRollup(doc), hw: doc.hw }));
   }
 

@@ -1,6 +1,6 @@
 import type { Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
-import { projectScopedId } from "../db/ids.js";
+import { projectIdRange, projectScopedId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 
 interface AccountLinkDoc {
@@ -107,7 +107,7 @@ export class AccountLinkStore {
     const writes = this.writesOf(projectId);
     if (writes.inFlight > 0) return null;
     const finishedBefore = writes.finished;
-    const docs = await this.accounts.find({ project_id: projectId }).toArray();
+    const docs = await this.accounts.find({ _id: projectIdRange(projectId) }).toArray();
     if (writes.inFlight > 0 || writes.finished !== finishedBefore) return null;
     const links = new Map(docs.map((doc) => [doc.partner_user_id, doc.platform_user_id]));
     const bytes = docs.reduce((sum, doc) => sum + linkBytes(doc.partner_user_id, doc.platform_user_id), 0);

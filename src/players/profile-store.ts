@@ -1,7 +1,7 @@
 import type { Db, Filter } from "mongodb";
 import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
-import { projectScopedId } from "../db/ids.js";
+import { projectIdRange, projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
 import type { Engine } from "../db/engine.js";
 import { ProfileMemory } from "./profile-memory.js";
@@ -117,7 +117,7 @@ export class ProfileStore {
   }
 
   private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {
-    const docs = await this.profiles.find({ project_id: projectId }).toArray();
+    const docs = await this.profiles.find({ _id: projectIdRange(projectId) }).toArray();
     return new Map(docs.map((doc) => [doc.identity_key, slotOf(doc)]));
   }
 

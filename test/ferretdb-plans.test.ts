@@ -1,0 +1,27 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { connectDatabase, type Database } from "../src/db/database.js";
+import { projectIdRange } from "../src/db/ids.js";
+
+// FerretDB's SQLite query plans (the embedded engine only): what its filters cost.
+let database: Database;
+beforeAll(async () => {
+  database = await connectDatabase(inject("mongodbUri"), `pushdown_${process.pid}`);
+  await database.db.collection("docs").insertMany([{ _id: "prjA/u:a" }, { _id: "prjB/u:a" }] as never[]);
+});
+afterAll(async () => {
+  await database.db.dropDatabase();
+  await database.close();
+});
+
+const plan = async (filter: object) => {
+  const explained = await database.db.command({ explain: { find: "docs", filter } });
+  return (explained.queryPlanner.Plan as string[]).join("; ");
+};
+
+describe("the embedded engine's query plans", () => {
+  it("read a project's documents by the range of their _id from the index; a filter on project_id scans", async () => {
+    expect(await plan({ _id: projectIdRange("prjA") })).toMatch(/SEARCH .* USING INDEX/);
+    expect(await plan({ _id: "prjA/u:a" })).toMatch(/SEARCH .* USING INDEX/);
+    expect(await plan({ project_id: "prjA" })).toMatch(/^[^;]*SCAN/);
+  });
+});
