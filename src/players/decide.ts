@@ -13,6 +13,7 @@ import {
 } from "./operations.js";
 import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile-store.js";
 import type { ProjectLimitCode, RegistrationNeed } from "./registration.js";
+import { REQUEST_ID_KEPT_MS } from "./update-replays.js";
 
 export type RejectCode = PlayerLimitCode | ProjectLimitCode | "missing_identity";
 
@@ -28,6 +29,8 @@ export interface RoundEntry {
   platformUserId: string | null;
   /** False for a verified launch: it creates no profile for a player that has none. */
   createsProfile: boolean;
+  /** The call's request_id (players/update), recorded on the profiles it writes; null without one. */
+  requestId: string | null;
 }
 
 /** An entry that only folds `deviceId`'s profile (and `foldKey`'s) into `partnerUserId`'s: a link, nothing else to apply. */
@@ -39,7 +42,16 @@ export function foldEntry(fold: {
   platformUserId?: string | null;
 }): RoundEntry {
   const { index, partnerUserId, deviceId, foldKey = null, platformUserId = null } = fold;
-  return { index, partnerUserId, deviceId, foldKey, ops: NO_OPERATIONS, platformUserId, createsProfile: false };
+  return {
+    index,
+    partnerUserId,
+    deviceId,
+    foldKey,
+    ops: NO_OPERATIONS,
+    platformUserId,
+    createsProfile: false,
+    requestId: null,
+  };
 }
 
 /** What the round read: every profile its entries may touch, the links of their devices, and account links. */
@@ -52,6 +64,39 @@ export interface RoundReads {
   accounts: ReadonlyMap<string, string | null>;
   /** Tombstones met in earlier rounds of the call: identity key → the key its profile was folded into. */
   redirects: ReadonlyMap<string, string>;
+  /** Profiles an earlier attempt of the call wrote (their `requests` name its request_id): its entries there are applied. */
+  replayed: ReadonlySet<string>;
+}
+
+/** The request_ids a profile keeps: a retry after that many other calls with one on the player applies again. */
+export const REQUESTS_KEPT = 8;
+
+/**
+ * The profiles among `slots` that an earlier attempt of the call with
+ * `requestId` wrote within the day request_ids are kept (a retry after a
+ * failure): the ones the call wrote itself (`written`) are not.
+ */
+export function replayedProfiles(
+  requestId: string | null,
+  slots: ReadonlyMap<string, ProfileSlot>,
+  written: ReadonlySet<string>,
+  now: Date,
+): Set<string> {
+  const replayed = new Set<string>();
+  if (requestId === null) return replayed;
+  const since = now.getTime() - REQUEST_ID_KEPT_MS;
+  for (const [key, slot] of slots) {
+    const by = slot.profile?.requests?.find((one) => one.id === requestId);
+    if (by && by.at.getTime() > since && !written.has(key)) replayed.add(key);
+  }
+  return replayed;
+}
+
+/** The request_ids a profile keeps once `requestId` wrote it at `now`. */
+function requestsAfter(profile: ProfileRecord | null, requestId: string | null, now: Date) {
+  const kept = profile?.requests ?? [];
+  if (requestId === null) return kept;
+  return [...kept.filter((one) => one.id !== requestId), { id: requestId, at: now }].slice(-REQUESTS_KEPT);
 }
 
 export type EntryDecision =
@@ -141,6 +186,8 @@ function decideEntry(
   const target = current(targetKey);
   if (target && "foldedInto" in target) return { kind: "redirected", from: targetKey, to: target.foldedInto };
   const profile = target?.profile ?? null;
+  // A retry of a call that failed after writing this profile: its entries here are applied already.
+  if (reads.replayed.has(targetKey)) return { kind: "applied", targetKey: null, profile, dropped: [] };
   const folded = foldedProfiles(entry, targetKey, current, reads.redirects);
   if (!entry.createsProfile && folded.length === 0 && (!profile || profile.platformUserId === entry.platformUserId)) {
     linkDevice(reads, plan, entry, entry.platformUserId);
@@ -170,6 +217,7 @@ function decideEntry(
     absorbed: [
       ...new Set([...(profile?.absorbed ?? []), ...folded.flatMap(([key, p]) => [key, ...(p.absorbed ?? [])])]),
     ],
+    requests: requestsAfter(profile, entry.requestId, reads.now),
   };
   const allDropped = inFieldOrder([...entry.ops.dropped, ...dropped]);
   // An entry that changes nothing creates nothing: a player without tags or traits has no profile.

@@ -95,9 +95,11 @@ export class Players {
 
   /**
    * Applies entries; each applies whole or is rejected whole. Entries about
-   * one player apply in request order.
+   * one player apply in request order. With `requestId` (players/update's
+   * request_id), the profiles written carry it for a day: a retry after a
+   * failure leaves the entries an earlier attempt applied to them as they are.
    */
-  async update(projectId: string, entries: readonly UpdateEntry[]): Promise<EntryOutcome[]> {
+  async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<EntryOutcome[]> {
     const finals = await this.writes.apply(
       projectId,
       entries.map((entry, index) => ({
@@ -108,6 +110,7 @@ export class Players {
         ops: normaliseEntry(entry),
         platformUserId: null,
         createsProfile: true,
+        requestId: requestId ?? null,
       })),
     );
     return entries.map((_, index) => {

@@ -17,6 +17,7 @@ function sizeOf(slot: ProfileSlot): number {
   let chars = profile.identityKey.length + (profile.partnerUserId?.length ?? 0) + (profile.deviceId?.length ?? 0);
   for (const tag of profile.tags) chars += tag.length + 16;
   for (const [key, value] of profile.traits) chars += key.length + String(value).length + 32;
+  for (const { id } of profile.requests ?? []) chars += id.length + 32;
   return 400 + 2 * chars;
 }
 

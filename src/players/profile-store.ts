@@ -20,6 +20,14 @@ export interface ProfileRecord {
   lastSeenAt: Date;
   /** Identity keys of the folded profiles whose data this profile took in: each is merged once (see ProfileSlot.snapshot). */
   absorbed?: readonly string[];
+  /** The request_ids of the last calls that wrote this profile (decide.ts, REQUESTS_KEPT): a retry's entries apply once. */
+  requests?: readonly WrittenBy[];
+}
+
+/** A players/update call with a request_id that wrote a profile, and when. */
+export interface WrittenBy {
+  id: string;
+  at: Date;
 }
 
 export interface ProfileQuery {
@@ -51,6 +59,7 @@ export interface ProfileDoc {
   /** On a tombstone: its other fields are the profile as it was folded (tombstones written before this field hold none). */
   snapshot?: boolean;
   absorbed?: string[];
+  requests?: WrittenBy[];
 }
 
 export const PLAYER_PROFILES = "player_profiles";
@@ -275,6 +284,7 @@ export function profileDocument(profile: ProfileRecord): ProfileDoc {
     first_seen_at: profile.firstSeenAt,
     last_seen_at: profile.lastSeenAt,
     ...(profile.absorbed?.length ? { absorbed: [...profile.absorbed] } : {}),
+    ...(profile.requests?.length ? { requests: [...profile.requests] } : {}),
   };
 }
 
@@ -291,5 +301,6 @@ function toProfile(doc: ProfileDoc): ProfileRecord {
     firstSeenAt: doc.first_seen_at,
     lastSeenAt: doc.last_seen_at,
     absorbed: doc.absorbed ?? [],
+    requests: doc.requests ?? [],
   };
 }

@@ -4,8 +4,8 @@ import { AlreadyExistsError, ContentionError } from "../errors.js";
 import type { Logger } from "../log.js";
 import type { UpdateRequestStore } from "./update-request-store.js";
 
-/** How long a call's answer is kept for its retries. */
-const ANSWER_KEPT_MS = 24 * 60 * 60_000;
+/** How long a call's answer is kept for its retries (and its request_id on the profiles it wrote, decide.ts). */
+export const REQUEST_ID_KEPT_MS = 24 * 60 * 60_000;
 /** A claim whose call never finished (its process died) frees the id after this. */
 const RUNNING_MS = 2 * 60_000;
 /** How often the calls that carry a request_id remove expired ones, where the engine does not (FerretDB). */
@@ -19,7 +19,7 @@ export interface UpdateReplaysOptions {
 
 /**
  * Safe retries of players/update: a call with a `request_id` the project used
- * within ANSWER_KEPT_MS answers the first call's answer and changes nothing
+ * within REQUEST_ID_KEPT_MS answers the first call's answer and changes nothing
  * (so a retried `traits_increment` is not added twice). The same id with other
  * players is refused, and so is a retry while the first call still runs.
  */
@@ -56,7 +56,7 @@ export class UpdateReplays {
     }
     // The update is made: its answer stands even if keeping it fails (a retry then waits for the claim to expire).
     await store
-      .complete(projectId, requestId, answer, new Date(clock.now().getTime() + ANSWER_KEPT_MS))
+      .complete(projectId, requestId, answer, new Date(clock.now().getTime() + REQUEST_ID_KEPT_MS))
       .catch((err: unknown) =>
         log?.warn({ err, projectId }, "players/update: keeping the answer for request_id failed"),
       );

@@ -4,6 +4,7 @@ import { ContentionError } from "../errors.js";
 import {
   decideRound,
   foldEntry,
+  replayedProfiles,
   type EntryDecision,
   type RejectCode,
   type RoundEntry,
@@ -82,13 +83,16 @@ export class WritePath {
   async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
     const redirects = new Map<string, string>();
+    /** Profiles this call wrote in its earlier rounds: a request_id they now carry is this attempt's own. */
+    const written = new Set<string>();
     let pending = [...entries];
     for (let round = 0; pending.length > 0; round++) {
       if (round === MAX_ROUNDS) {
         this.contention.exhausted++;
         throw new ContentionError("too many concurrent writers to one player; retry");
       }
-      const { plan, lost } = await this.round(projectId, pending, redirects);
+      const { plan, lost } = await this.round(projectId, pending, { redirects, written });
+      for (const key of plan.writes.keys()) if (!lost.has(key)) written.add(key);
       this.contention.conflicts += lost.size;
       if (lost.size > 0) await delay(lostRoundBackoffMs(round));
       const retry: RoundEntry[] = [];
@@ -132,7 +136,11 @@ export class WritePath {
     if (folds.length > 0) await this.apply(projectId, folds);
   }
 
-  private async round(projectId: string, entries: readonly RoundEntry[], redirects: ReadonlyMap<string, string>) {
+  private async round(
+    projectId: string,
+    entries: readonly RoundEntry[],
+    { redirects, written }: { redirects: ReadonlyMap<string, string>; written: ReadonlySet<string> },
+  ) {
     const { stores, locks } = this.options;
     const devices = [...new Set(entries.flatMap((entry) => (entry.deviceId === null ? [] : [entry.deviceId])))];
     const links = await stores.devices.findMany(projectId, devices);
@@ -142,7 +150,9 @@ export class WritePath {
       async () => {
         const slots = await stores.profiles.readSlots(projectId, keys, { fillMemory: true });
         const accounts = await this.accountsOf(projectId, slots);
-        const reads = { projectId, now: this.options.clock.now(), slots, links, accounts, redirects };
+        const now = this.options.clock.now();
+        const replayed = replayedProfiles(entries[0]?.requestId ?? null, slots, written, now);
+        const reads = { projectId, now, slots, links, accounts, redirects, replayed };
         let rejected = new Map<number, RejectCode>();
         let plan = decideRound(reads, entries, rejected);
         for (;;) {

@@ -120,7 +120,8 @@ export function createPlayerService({
     async update(req, ctx) {
       const projectId = projectOf(ctx);
       const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
-      const apply = async () => updateResponse(entries, await players.update(projectId, entries), clock.now());
+      const apply = async () =>
+        updateResponse(entries, await players.update(projectId, entries, req.requestId || undefined), clock.now());
       if (req.requestId === "") return apply();
       const fingerprint = createHash("sha256")
         .update(toBinary(UpdateRequestSchema, create(UpdateRequestSchema, { players: req.players })))
