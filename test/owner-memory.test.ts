@@ -15,13 +15,16 @@ describe("the owner's memory of profiles", () => {
   it("is not trusted after a profile write whose outcome is unknown: the next search reads what the database holds", async () => {
     const { publicKey, privateKey } = await svc.createProject();
     const update = (players: object[]) => svc.postJson("/v1/players/update", { players }, publicKey);
-    const vips = async () =>
-      (await svc.postJson("/v1/players/search", { tags: ["vip"] }, privateKey)).body.players.map(
+    const matching = async (filter: object) =>
+      (await svc.postJson("/v1/players/search", filter, privateKey)).body.players.map(
         (p: { identity_key: string }) => p.identity_key,
       );
-    expect((await update([{ partner_user_id: "a", tags: ["vip"] }, { partner_user_id: "b" }])).status).toBe(200);
+    const golds = () => matching({ traits: { tier: "gold" } });
+    expect((await update([{ partner_user_id: "a", traits: { tier: "gold" } }, { partner_user_id: "b" }])).status).toBe(
+      200,
+    );
     // The first search fills the memory (on the embedded engine); a later one answers from it.
-    expect(await vips()).toEqual(["u:a"]);
+    expect(await golds()).toEqual(["u:a"]);
 
     // b's profile write reaches the database, its reply never comes back: the call fails, the write is there.
     const dropReply = (event: CommandStartedEvent) => {
@@ -29,11 +32,11 @@ describe("the owner's memory of profiles", () => {
     };
     svc.database.client.on("commandStarted", dropReply);
     try {
-      expect((await update([{ partner_user_id: "b", tags_add: ["vip"] }])).status).toBe(503);
+      expect((await update([{ partner_user_id: "b", traits: { tier: "gold" } }])).status).toBe(503);
     } finally {
       svc.database.client.off("commandStarted", dropReply);
     }
     await proxy.restoreFor(svc.baseUrl);
-    expect(await vips()).toEqual(["u:a", "u:b"]);
+    expect(await golds()).toEqual(["u:a", "u:b"]);
   });
 });

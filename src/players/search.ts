@@ -24,10 +24,17 @@ export class Search {
   /**
    * One page of the players matching `query`, by identity_key ascending, and
    * how many match. Tags are answered from membership (union for any,
-   * intersection for all), then only the page's profiles are read by `_id`.
+   * intersection for all; the owner keeps it in memory), then only the page's
+   * profiles are read. Traits, and `tags_none` alone, filter the profiles in
+   * the owner's memory, or scan.
    */
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
+    if (!query.traits && (query.tagsAll ?? query.tagsAny)) {
+      const members = (await this.tagMembers(projectId, query))!;
+      const profiles = await this.read(projectId, members.slice(skip, skip + pageSize));
+      return { profiles, total: members.length };
+    }
     const remembered = await this.fromMemory(projectId, query);
     if (remembered) {
       const byKey = new Map(remembered.map((profile) => [profile.identityKey, profile]));
@@ -37,10 +44,6 @@ export class Search {
     const members = await this.tagMembers(projectId, query);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scan(projectId, query, skip, pageSize);
-    }
-    if (!query.traits) {
-      const profiles = await this.read(projectId, members.slice(skip, skip + pageSize));
-      return { profiles, total: members.length };
     }
     const wanted = new Set(query.traits);
     const matching = (await this.read(projectId, members)).filter((profile) => hasTraits(profile, wanted));
@@ -106,9 +109,12 @@ export class Search {
     return sortKeys(keys);
   }
 
-  /** The profiles of `keys` in that order, read side by side by `_id`; a key whose profile is gone is left out. */
+  /**
+   * The profiles of `keys` in that order, from the owner's memory (filled at
+   * the project's first read) or by `_id`; a key whose profile is gone is left out.
+   */
   private async read(projectId: string, keys: readonly string[]): Promise<ProfileRecord[]> {
-    const slots = await this.stores.profiles.readSlots(projectId, keys);
+    const slots = await this.stores.profiles.readSlots(projectId, keys, { fillMemory: true });
     return keys.flatMap((key) => {
       const profile = slots.get(key)?.profile;
       return profile ? [profile] : [];
