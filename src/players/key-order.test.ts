@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareKeys, sortKeys } from "./key-order.js";
+import { compareKeys, mergeKeys, sortKeys } from "./key-order.js";
 
 const byUtf8 = (a: string, b: string) => Math.sign(Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
 
@@ -28,6 +28,20 @@ describe("sortKeys", () => {
         expect(sortKeys([...keys])).toEqual([...keys].sort(compareKeys));
       }),
       { numRuns: 1_000 },
+    );
+  });
+});
+
+describe("mergeKeys", () => {
+  it("answers the first keys of disjoint sorted lists as a sort of them all would", () => {
+    const key = fc.oneof(fc.string({ unit: "binary" }), fc.string({ unit: "grapheme-ascii" }));
+    fc.assert(
+      fc.property(fc.uniqueArray(key), fc.integer({ min: 1, max: 8 }), fc.nat(40), (keys, lists, limit) => {
+        const split = Array.from({ length: lists }, (_, i) => sortKeys(keys.filter((_, k) => k % lists === i)));
+        expect(mergeKeys(split, limit)).toEqual(sortKeys([...keys]).slice(0, limit));
+        expect(mergeKeys(split)).toEqual(sortKeys([...keys]));
+      }),
+      { numRuns: 500 },
     );
   });
 });

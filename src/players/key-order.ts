@@ -30,3 +30,23 @@ function codePointRank(unit: number): number {
   if (unit >= 0xd800 && unit <= 0xdfff) return unit + 0x2000;
   return unit >= 0xe000 ? unit - 0x800 : unit;
 }
+
+/**
+ * The first `limit` keys of sorted, disjoint `lists` in compareKeys order: a
+ * merge, so a page of a large cohort costs its own length, not a sort of the cohort.
+ */
+export function mergeKeys(lists: readonly (readonly string[])[], limit = Infinity): string[] {
+  const heads = lists.map(() => 0);
+  const merged: string[] = [];
+  while (merged.length < limit) {
+    let next = -1;
+    for (let i = 0; i < lists.length; i++) {
+      if (heads[i] < lists[i].length && (next < 0 || compareKeys(lists[i][heads[i]], lists[next][heads[next]]) < 0)) {
+        next = i;
+      }
+    }
+    if (next < 0) break;
+    merged.push(lists[next][heads[next]++]);
+  }
+  return merged;
+}

@@ -1,4 +1,4 @@
-import { sortKeys } from "./key-order.js";
+import { mergeKeys, sortKeys } from "./key-order.js";
 import { traitIndexEntry } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
@@ -31,9 +31,9 @@ export class Search {
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
     if (!query.traits && (query.tagsAll ?? query.tagsAny)) {
-      const members = (await this.tagMembers(projectId, query))!;
-      const profiles = await this.read(projectId, members.slice(skip, skip + pageSize));
-      return { profiles, total: members.length };
+      const buckets = (await this.tagMembersByBucket(projectId, query))!;
+      const profiles = await this.read(projectId, mergeKeys(buckets, skip + pageSize).slice(skip));
+      return { profiles, total: buckets.reduce((total, members) => total + members.length, 0) };
     }
     const remembered = await this.fromMemory(projectId, query);
     if (remembered) {
@@ -85,28 +85,37 @@ export class Search {
    * `tagsNone`, sorted; null when the query names no tag to carry (only a scan answers it).
    */
   private async tagMembers(projectId: string, query: ProfileQuery): Promise<string[] | null> {
+    const buckets = await this.tagMembersByBucket(projectId, query);
+    return buckets && mergeKeys(buckets);
+  }
+
+  /** The same per membership bucket: disjoint lists, each sorted. */
+  private async tagMembersByBucket(projectId: string, query: ProfileQuery): Promise<(readonly string[])[] | null> {
     const tags = query.tagsAll ?? query.tagsAny;
     if (!tags) return null;
     const [members, excluded] = await Promise.all([
       this.members(projectId, tags, query.tagsAll !== undefined),
       query.tagsNone ? this.members(projectId, query.tagsNone, false) : [],
     ]);
-    const excludedSet = new Set(excluded);
-    return excludedSet.size === 0 ? members : members.filter((key) => !excludedSet.has(key));
+    return members.map((keys, bucket) => {
+      const out = new Set(excluded[bucket]);
+      return out.size === 0 ? keys : keys.filter((key) => !out.has(key));
+    });
   }
 
-  /** Identity keys carrying any (or all) of `tags`, sorted. Buckets of equal number hold the same keys' memberships. */
-  private async members(projectId: string, tags: readonly string[], all: boolean): Promise<string[]> {
+  /**
+   * Identity keys carrying any (or all) of `tags`, per bucket, each sorted.
+   * Buckets of equal number hold the same keys' memberships, so no key is in two.
+   */
+  private async members(projectId: string, tags: readonly string[], all: boolean): Promise<(readonly string[])[]> {
     const perTag = await this.stores.membership.read(projectId, tags);
-    const keys: string[] = [];
-    perTag[0].forEach((_, bucket) => {
+    return perTag[0].map((_, bucket) => {
       const sets = perTag.map((buckets) => buckets[bucket]);
-      if (all) {
-        const others = sets.slice(1).map((members) => new Set(members));
-        keys.push(...sets[0].filter((key) => others.every((set) => set.has(key))));
-      } else keys.push(...new Set(sets.flat()));
+      if (sets.length === 1) return sets[0];
+      if (!all) return sortKeys([...new Set(sets.flat())]);
+      const others = sets.slice(1).map((members) => new Set(members));
+      return sets[0].filter((key) => others.every((set) => set.has(key)));
     });
-    return sortKeys(keys);
   }
 
   /**
