@@ -181,7 +181,7 @@ export default async function playersBenchmark() {
       },
       targets: {
         update_ratio_at_least: 0.5,
-        search_p50_ms_at_most: 30,
+        search_p50_ms_at_most: 10,
         list_tags_p50_ms_at_most: 20,
       },
       // Everything the service sent while the load ran (updates, searches, listings), per update entry.
