@@ -31,9 +31,9 @@ const BUDGETS = {
   },
   // Nothing kept (other instances write), `$in` reads and writes of natural size.
   mongodb: {
-    newPlayers: 14,
-    existingPlayers: 9,
-    oneTag: 14,
+    newPlayers: 13,
+    existingPlayers: 7,
+    oneTag: 13,
     tagListing: 3,
     thousandEventsApplied: 40,
     repeatVerify: 3,

@@ -1,5 +1,5 @@
 import type { KeyedLock } from "../db/keyed-lock.js";
-import { countDeltas, membershipChanges, type TagMove } from "./membership.js";
+import { countDeltas, membershipChanges, movesAnyTag, type TagMove } from "./membership.js";
 import type { ProfileSlot } from "./profile-store.js";
 import type { Registration } from "./registration.js";
 import { membersLock, statsLock } from "./round-locks.js";
@@ -35,8 +35,8 @@ export class MembershipWriter {
 
   /**
    * Two instances' rounds on one player write their membership in either
-   * order. Each round re-reads its profiles afterwards; where another round
-   * wrote since (the version is not one above the one `writes` read), it
+   * order. Each round re-reads the profiles whose tags it moved; where another
+   * round wrote since (the version is not one above the one `writes` read), it
    * re-derives the tags it moved from the profile as it is now, so the last
    * membership write for a player follows its last profile. (Counts need
    * none of this: each moves by its own round's delta.)
@@ -47,12 +47,15 @@ export class MembershipWriter {
     writes: readonly { identityKey: string; read: ProfileSlot }[],
   ) {
     const { stores, locks } = this.options;
+    // A round that moved none of a player's tags wrote none of its membership: nothing of it to settle.
+    const moving = moves.filter(movesAnyTag);
+    if (moving.length === 0) return;
     const writtenVersions = new Map(writes.map((w) => [w.identityKey, w.read.version + 1]));
     const now = await stores.profiles.readSlots(
       projectId,
-      moves.map((move) => move.identityKey),
+      moving.map((move) => move.identityKey),
     );
-    const stale = moves.filter((move) => now.get(move.identityKey)?.version !== writtenVersions.get(move.identityKey));
+    const stale = moving.filter((move) => now.get(move.identityKey)?.version !== writtenVersions.get(move.identityKey));
     if (stale.length === 0) return;
     const changes = membershipChanges(
       stale.map(({ identityKey, before, after }) => {
