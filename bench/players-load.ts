@@ -92,6 +92,12 @@ async function reads(client: MongoClient) {
       total: task.queries,
       run: search({ tags: [task.searchTagA, task.searchTagB], tags_match: "all" }),
     }),
+    // A third of tag A's members are in region "eu" (the generator's traits).
+    searchTagAndTrait: await measure({
+      concurrency: 1,
+      total: task.queries,
+      run: search({ tags: [task.searchTagA], traits: { region: "eu" } }),
+    }),
     listTags: await measure({
       concurrency: 1,
       total: task.queries,

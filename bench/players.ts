@@ -11,8 +11,8 @@ import { round, runLoadProcess, startBenchService, type BenchService } from "./s
 
 /**
  * players/update throughput (100-entry calls, 8 in flight, new then existing
- * players), search latency by one tag and by two tags (all) over 100,000
- * profiles with tags of 10,000 members, and tag-listing latency over 500 tags,
+ * players), search latency by one tag, by two tags (all) and by a tag and a
+ * trait over 100,000 profiles with tags of 10,000 members, and tag-listing latency over 500 tags,
  * each next to a bare-driver baseline of the same run. The service runs in
  * this process; the load generator (bench/players-load.ts) in another.
  */

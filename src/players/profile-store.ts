@@ -125,6 +125,13 @@ export class ProfileStore {
     return memory.liveProfiles(projectId);
   }
 
+  /** Every slot of the project in the owner's memory (shared: read only), filled as liveProfiles is; else null. */
+  async rememberedSlots(projectId: string): Promise<ReadonlyMap<string, ProfileSlot> | null> {
+    const memory = this.memory;
+    if (!memory || !(await memory.fill(projectId, () => this.scanSlots(projectId)))) return null;
+    return memory.whole(projectId);
+  }
+
   private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {
     const docs = await this.profiles.find({ _id: projectIdRange(projectId) }).toArray();
     return new Map(docs.map((doc) => [doc.identity_key, slotOf(doc)]));

@@ -1,5 +1,5 @@
 import { mergeKeys, sortKeys } from "./key-order.js";
-import { traitIndexEntry } from "./normalise.js";
+import type { TraitValue } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagStats } from "./tag-stats-store.js";
@@ -24,16 +24,19 @@ export class Search {
   /**
    * One page of the players matching `query`, by identity_key ascending, and
    * how many match. Tags are answered from membership (union for any,
-   * intersection for all; the owner keeps it in memory), then only the page's
-   * profiles are read. Traits, and `tags_none` alone, filter the profiles in
-   * the owner's memory, or scan.
+   * intersection for all; the owner keeps it in memory) and their traits
+   * checked on the owner's memory of profiles, then the tags' sorted buckets
+   * are merged up to the page. Traits without tags, or `tags_none` alone,
+   * filter the profiles in memory; without memory, candidates are read, or the
+   * engine scans.
    */
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
-    if (!query.traits && (query.tagsAll ?? query.tagsAny)) {
-      const buckets = (await this.tagMembersByBucket(projectId, query))!;
-      const profiles = await this.read(projectId, mergeKeys(buckets, skip + pageSize).slice(skip));
-      return { profiles, total: buckets.reduce((total, members) => total + members.length, 0) };
+    const buckets = await this.tagMembersByBucket(projectId, query);
+    const matching = buckets && (query.traits ? await this.withTraits(projectId, buckets, query.traits) : buckets);
+    if (matching) {
+      const profiles = await this.read(projectId, mergeKeys(matching, skip + pageSize).slice(skip));
+      return { profiles, total: matching.reduce((total, members) => total + members.length, 0) };
     }
     const remembered = await this.fromMemory(projectId, query);
     if (remembered) {
@@ -41,13 +44,26 @@ export class Search {
       const page = sortKeys([...byKey.keys()]).slice(skip, skip + pageSize);
       return { profiles: page.map((key) => byKey.get(key)!), total: remembered.length };
     }
-    const members = await this.tagMembers(projectId, query);
+    const members = buckets && mergeKeys(buckets);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
       return this.stores.profiles.scan(projectId, query, skip, pageSize);
     }
-    const wanted = new Set(query.traits);
-    const matching = (await this.read(projectId, members)).filter((profile) => hasTraits(profile, wanted));
-    return { profiles: matching.slice(skip, skip + pageSize), total: matching.length };
+    const wanted = traitPairs(query.traits ?? []);
+    const found = (await this.read(projectId, members)).filter((profile) => hasTraits(profile, wanted));
+    return { profiles: found.slice(skip, skip + pageSize), total: found.length };
+  }
+
+  /** Per bucket, the members whose profile in the owner's memory has `traits`; null where it does not hold the project. */
+  private async withTraits(projectId: string, buckets: readonly (readonly string[])[], traits: readonly string[]) {
+    const slots = await this.stores.profiles.rememberedSlots(projectId);
+    if (!slots) return null;
+    const wanted = traitPairs(traits);
+    return buckets.map((keys) =>
+      keys.filter((key) => {
+        const profile = slots.get(key)?.profile;
+        return profile !== null && profile !== undefined && hasTraits(profile, wanted);
+      }),
+    );
   }
 
   /**
@@ -64,7 +80,7 @@ export class Search {
       return this.stores.profiles.scanKeys(projectId, query);
     }
     if (!query.traits) return members;
-    const wanted = new Set(query.traits);
+    const wanted = traitPairs(query.traits);
     const profiles = await this.read(projectId, members);
     return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
   }
@@ -76,8 +92,8 @@ export class Search {
    */
   private async fromMemory(projectId: string, query: ProfileQuery): Promise<ProfileRecord[] | null> {
     const live = await this.stores.profiles.liveProfiles(projectId);
-    const wanted = query.traits && new Set(query.traits);
-    return live && live.filter((profile) => hasTags(profile, query) && (!wanted || hasTraits(profile, wanted)));
+    const wanted = traitPairs(query.traits ?? []);
+    return live && live.filter((profile) => hasTags(profile, query) && hasTraits(profile, wanted));
   }
 
   /**
@@ -184,8 +200,9 @@ function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: Profil
   );
 }
 
-function hasTraits(profile: ProfileRecord, wanted: ReadonlySet<string>): boolean {
-  let found = 0;
-  for (const [key, value] of profile.traits) if (wanted.has(traitIndexEntry(key, value))) found++;
-  return found === wanted.size;
+/** The query's traits (traitIndexEntry() of each) as key and value, compared with a profile's without encoding them. */
+const traitPairs = (traits: readonly string[]) => traits.map((entry) => JSON.parse(entry) as [string, TraitValue]);
+
+function hasTraits(profile: ProfileRecord, wanted: readonly [string, TraitValue][]): boolean {
+  return wanted.every(([key, value]) => profile.traits.get(key) === value);
 }
