@@ -1,26 +1,21 @@
 import type { CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectDatabase, type Database } from "../src/db/database.js";
+import { describe, expect, it } from "vitest";
+import { scratchDatabase } from "./support/scratch-database.js";
 
-let database: Database;
-beforeAll(async () => {
-  database = await connectDatabase(inject("mongodbUri"), `retryable_${process.pid}`);
-});
-afterAll(async () => {
-  await database.db.dropDatabase();
-  await database.close();
-});
+const database = scratchDatabase("retryable");
 
 describe("retryable writes", () => {
   it("are on, and on a standalone server (both test engines) a write carries no transaction number to retry by", async () => {
-    expect(database.client.options.retryWrites).toBe(true);
+    expect(database().client.options.retryWrites).toBe(true);
     const started: CommandStartedEvent[] = [];
     const record = (event: CommandStartedEvent) => started.push(event);
-    database.client.on("commandStarted", record);
+    database().client.on("commandStarted", record);
     try {
-      await database.db.collection("writes").insertOne({ _id: "one" } as never);
+      await database()
+        .db.collection("writes")
+        .insertOne({ _id: "one" } as never);
     } finally {
-      database.client.off("commandStarted", record);
+      database().client.off("commandStarted", record);
     }
     const insert = started.find((event) => event.commandName === "insert");
     // A replica set or a sharded cluster gets one (the driver's retry is deduplicated by it); a standalone never.

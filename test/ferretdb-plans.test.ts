@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { connectDatabase, type Database } from "../src/db/database.js";
+import { describe, expect, it } from "vitest";
 import { projectIdRange } from "../src/db/ids.js";
+import { scratchDatabase } from "./support/scratch-database.js";
 
 // FerretDB's SQLite query plans (the embedded engine only): what its filters cost.
-let database: Database;
-beforeAll(async () => {
-  database = await connectDatabase(inject("mongodbUri"), `pushdown_${process.pid}`);
-  await database.db.collection("docs").insertMany([{ _id: "prjA/u:a" }, { _id: "prjB/u:a" }] as never[]);
-});
-afterAll(async () => {
-  await database.db.dropDatabase();
-  await database.close();
-});
+const database = scratchDatabase("pushdown", (database) =>
+  database.db.collection("docs").insertMany([{ _id: "prjA/u:a" }, { _id: "prjB/u:a" }] as never[]),
+);
 
 const plan = async (filter: object) => {
-  const explained = await database.db.command({ explain: { find: "docs", filter } });
+  const explained = await database().db.command({ explain: { find: "docs", filter } });
   return (explained.queryPlanner.Plan as string[]).join("; ");
 };
 

@@ -1,19 +1,12 @@
 import type { CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serviceBehindProxy, type DbProxy } from "./support/db-proxy.js";
+import { describe, expect, it, onTestFinished } from "vitest";
+import { serviceBehindProxy } from "./support/db-proxy.js";
 import { waitFor } from "./support/events.js";
-import type { TestService } from "./support/service.js";
-
-let proxy: DbProxy;
-let svc: TestService;
-let stop: () => Promise<void>;
-beforeAll(async () => {
-  ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
-});
-afterAll(() => stop());
 
 describe("players/update retried with its request_id after a 503", () => {
   it("answers the players as they are and applies no increment twice", async () => {
+    const { proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" });
+    onTestFinished(stop);
     const { publicKey, privateKey } = await svc.createProject();
     const players = [
       { partner_user_id: "eve", traits_increment: { coins: 1 }, tags_add: ["vip"] },
