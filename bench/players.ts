@@ -144,6 +144,16 @@ function countWrites(bench: BenchService) {
   };
 }
 
+/** The service's memory once the load is over (it runs in this process): what the owner keeps, and the whole process. */
+async function memoryOf(bench: BenchService) {
+  global.gc?.();
+  const metrics = await (await fetch(`${bench.baseUrl}/metrics`)).text();
+  const owner = Number(/^platform_owner_memory_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
+  const { rss, heapUsed } = process.memoryUsage();
+  const mb = (bytes: number) => round(bytes / 2 ** 20, 1);
+  return { owner_memory_estimate_mb: mb(owner), heap_used_mb: mb(heapUsed), rss_mb: mb(rss) };
+}
+
 export default async function playersBenchmark() {
   // A 2-core machine shared with other work: the default 2 s database deadline turned queued writes into 503s.
   const bench = await startBenchService({ DB_TIMEOUT_MS: "10000" });
@@ -167,6 +177,7 @@ export default async function playersBenchmark() {
       searchTagB: TAG_B,
     });
     writes.stop();
+    const memory = await memoryOf(bench);
     const bareNew = result.bare_upserts.fresh.ops_per_sec;
     const bareExisting = result.bare_upserts.existing.ops_per_sec;
     const entries = 2 * UPDATE_CALLS * 100;
@@ -175,6 +186,7 @@ export default async function playersBenchmark() {
       profiles: PROFILES,
       ...generated,
       ...result,
+      memory,
       ratios: {
         update_new_vs_bare_upserts: round((result.update.fresh?.entries_per_sec ?? 0) / bareNew, 3),
         update_existing_vs_bare_upserts: round((result.update.existing?.entries_per_sec ?? 0) / bareExisting, 3),
