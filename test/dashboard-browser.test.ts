@@ -49,6 +49,12 @@ async function expectedTrendsTable(request: object, metric: "events" | "players"
   ];
 }
 
+/** Until the page's trends table is the API's answer: the page draws it after the response has come. */
+async function expectTrendsTable(...args: Parameters<typeof expectedTrendsTable>): Promise<void> {
+  const expected = await expectedTrendsTable(...args);
+  await expect.poll(() => rowsOf(".trends-table")).toEqual(expected);
+}
+
 async function applyTrends(): Promise<void> {
   const answered = page.waitForResponse((res) => res.url().endsWith("/v1/events/trends"));
   await page.click('form.controls button[type="submit"]');
@@ -130,7 +136,7 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await page.fill('input[name="api-key"]', project.privateKey);
     await page.click('.sign-in button[type="submit"]');
     await page.waitForSelector(".trends-table");
-    expect(await rowsOf(".trends-table")).toEqual(await expectedTrendsTable({}, "events"));
+    await expectTrendsTable({}, "events");
     expect(await page.locator(".chart canvas").count()).toBe(2);
 
     // Split by tags, distinct players, vip or team_a players of tier gold.
@@ -140,7 +146,7 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await page.selectOption('select[name="metric"]', "players");
     await applyTrends();
     const filtered = { tags: ["vip", "Team A"], tags_match: "any", traits: { tier: "gold" }, split_by: "tags" };
-    expect(await rowsOf(".trends-table")).toEqual(await expectedTrendsTable(filtered, "players"));
+    await expectTrendsTable(filtered, "players");
     expect(await page.locator(".chart .u-legend").first().textContent()).toContain("team_a");
     await screenshot("trends");
 
@@ -157,7 +163,7 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await page.uncheck('input[name="split"]');
     await page.selectOption('select[name="metric"]', "events");
     await applyTrends();
-    expect(await rowsOf(".trends-table")).toEqual(await expectedTrendsTable({ tags_none: ["vip"] }, "events"));
+    await expectTrendsTable({ tags_none: ["vip"] }, "events");
     expect(await page.textContent(".freshness")).toMatch(/^Events up to \d+ s ago/);
     await page.fill('input[name="tags_none"]', "");
   });
