@@ -106,7 +106,7 @@ export class ProfileStore {
   ): Promise<Map<string, ProfileSlot>> {
     const keys = [...new Set(identityKeys)];
     const memory = this.memory;
-    if (memory && fillMemory) await memory.fill(projectId, () => this.scanSlots(projectId));
+    if (fillMemory) await this.filledMemory(projectId);
     // Checked after the fill, with no wait between: a write failing meanwhile may have forgotten the project.
     if (memory?.whole(projectId)) return new Map(keys.map((key) => [key, memory.slot(projectId, key)!]));
     const ids = keys.map((key) => projectScopedId(projectId, key));
@@ -120,16 +120,18 @@ export class ProfileStore {
    * memory (MongoDB) or the project does not fit its budget.
    */
   async liveProfiles(projectId: string): Promise<readonly ProfileRecord[] | null> {
-    const memory = this.memory;
-    if (!memory || !(await memory.fill(projectId, () => this.scanSlots(projectId)))) return null;
-    return memory.liveProfiles(projectId);
+    return (await this.filledMemory(projectId))?.liveProfiles(projectId) ?? null;
   }
 
   /** Every slot of the project in the owner's memory (shared: read only), filled as liveProfiles is; else null. */
   async rememberedSlots(projectId: string): Promise<ReadonlyMap<string, ProfileSlot> | null> {
+    return (await this.filledMemory(projectId))?.whole(projectId) ?? null;
+  }
+
+  /** The owner's memory once it holds the whole project (filled by one scan the first time); null otherwise. */
+  private async filledMemory(projectId: string): Promise<ProfileMemory | null> {
     const memory = this.memory;
-    if (!memory || !(await memory.fill(projectId, () => this.scanSlots(projectId)))) return null;
-    return memory.whole(projectId);
+    return memory && (await memory.fill(projectId, () => this.scanSlots(projectId))) ? memory : null;
   }
 
   private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {
