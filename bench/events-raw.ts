@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
 import { connectDatabase } from "../src/db/database.js";
 import { dayOf } from "../src/events/days.js";
-import type { QueuedEvent } from "../src/events/entries.js";
+import { workOf, type StoredWork } from "../src/events/segment-store.js";
 import { partnerKey } from "../src/players/identity-key.js";
 import { PLAYER_PROFILES } from "../src/players/profile-store.js";
 import { round, type BenchService } from "./support.js";
@@ -44,7 +44,8 @@ export async function rawSplit(db: Db, query: RawSplitQuery): Promise<{ ms: numb
     .collection("event_segments")
     .find({ project_id: query.projectId, "work.kind": "events" }, { projection: { work: 1 } });
   for await (const segment of segments) {
-    for (const event of segment.work.events as QueuedEvent[]) {
+    const work = workOf(segment.work as StoredWork);
+    for (const event of work?.kind === "events" ? work.events : []) {
       const day = dayOf(event.t);
       if (day < query.from || day > query.to || event.u === null) continue;
       const player = partnerKey(event.u);

@@ -27,6 +27,7 @@ const BUDGETS = {
     oneTag: 7,
     tagListing: 3,
     thousandEventsApplied: 40,
+    thousandEventsOfUnknownPlayers: 40,
     repeatVerify: 3,
   },
   // Nothing kept (other instances write), `$in` reads and writes of natural size.
@@ -36,6 +37,7 @@ const BUDGETS = {
     oneTag: 13,
     tagListing: 3,
     thousandEventsApplied: 40,
+    thousandEventsOfUnknownPlayers: 40,
     repeatVerify: 3,
   },
 };
@@ -75,6 +77,9 @@ describe("database commands of writes", () => {
     const fresh = Array.from({ length: 100 }, (_, i) => ({ partner_user_id: `n${i}`, tags_add: ["a", "b", "c"] }));
     const increments = fresh.map(({ partner_user_id }) => ({ partner_user_id, traits_increment: { visits: 1 } }));
     const events = Array.from({ length: 1000 }, (_, i) => ({ name: "play", partner_user_id: `n${i % 100}` }));
+    // A project whose players never had a profile: the worker still asks for each player's cohorts.
+    const unknown = await svc.createProject();
+    const strangers = Array.from({ length: 1000 }, (_, i) => ({ name: "play", partner_user_id: `s${i % 100}` }));
     const launch = await createLaunchFixture(svc);
     const { token } = await launch.issue();
     await launch.verify(token);
@@ -89,6 +94,10 @@ describe("database commands of writes", () => {
       ["oneTag", await counted(() => update([{ partner_user_id: "n1", tags_add: ["d"] }]))],
       ["tagListing", await counted(() => post("/v1/players/tags", { page: 1, page_size: 100 }, privateKey))],
       ["thousandEventsApplied", await counted(() => post("/v1/events", { events }), true)],
+      [
+        "thousandEventsOfUnknownPlayers",
+        await counted(() => post("/v1/events", { events: strangers }, unknown.publicKey), true),
+      ],
       ["repeatVerify", await counted(() => launch.verify(token))],
     ];
     for (const [figure, commands] of figures) {

@@ -1,26 +1,31 @@
-import type { Db } from "mongodb";
+import { Long, type Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
 import type { DocumentChange } from "./absorb.js";
 import type { Plan } from "./plan.js";
 import { sequenceId } from "./segment-store.js";
 
 /**
- * A change as stored: `$inc` paths contain dots, which are no field names, and
+ * A change as plans before the packing stored it: `$inc` paths contain dots, which are no field names, and
  * FerretDB stores no nested arrays, so paths and amounts are two lists.
  */
 type StoredChange = Omit<DocumentChange, "inc"> & { inc_paths: string[]; inc_by: DocumentChange["inc"][string][] };
 
-interface PlanDoc {
-  /** sequenceId() of the segment. */
-  _id: string;
-  players: StoredChange[];
-  cohorts: StoredChange[];
-  backfill?: Plan["backfill"];
-}
+/**
+ * A plan as stored: one JSON string, its Int64 counts as `{"$long": "<decimal>"}` (FerretDB 1.24 decodes a
+ * document field by field, so hundreds of changes as fields cost tens of ms to insert; see segment-store.ts).
+ * Plans stored before the packing hold `players` and `cohorts` as fields: they are read as they are.
+ */
+type PlanDoc = { _id: string } & (
+  { packed: string } | { players: StoredChange[]; cohorts: StoredChange[]; backfill?: Plan["backfill"] }
+);
 
-function stored({ inc, ...change }: DocumentChange): StoredChange {
-  return { ...change, inc_paths: Object.keys(inc), inc_by: Object.values(inc) };
-}
+const packed = (plan: Plan): string =>
+  JSON.stringify(plan, (_, value: unknown) => (value instanceof Long ? { $long: value.toString() } : value));
+
+const unpacked = (text: string): Plan =>
+  JSON.parse(text, (_, value: unknown) =>
+    value !== null && typeof value === "object" && "$long" in value ? Long.fromString(String(value.$long)) : value,
+  ) as Plan;
 
 function restored({ inc_paths, inc_by, ...change }: StoredChange): DocumentChange {
   return { ...change, inc: Object.fromEntries(inc_paths.map((path, i) => [path, inc_by[i]])) };
@@ -41,12 +46,7 @@ export class PlanStore {
   /** Stores `plan` for `seq` unless one is there already; answers the plan that is. */
   async settle(seq: number, plan: Plan): Promise<{ plan: Plan; mine: boolean }> {
     try {
-      await this.plans.insertOne({
-        _id: sequenceId(seq),
-        players: plan.players.map(stored),
-        cohorts: plan.cohorts.map(stored),
-        ...(plan.backfill && { backfill: plan.backfill }),
-      });
+      await this.plans.insertOne({ _id: sequenceId(seq), packed: packed(plan) });
       return { plan, mine: true };
     } catch (error) {
       if (!isDuplicateKey(error)) throw error;
@@ -56,13 +56,13 @@ export class PlanStore {
 
   async find(seq: number): Promise<Plan | null> {
     const doc = await this.plans.findOne({ _id: sequenceId(seq) });
-    return (
-      doc && {
-        players: doc.players.map(restored),
-        cohorts: doc.cohorts.map(restored),
-        ...(doc.backfill && { backfill: doc.backfill }),
-      }
-    );
+    if (!doc) return null;
+    if ("packed" in doc) return unpacked(doc.packed);
+    return {
+      players: doc.players.map(restored),
+      cohorts: doc.cohorts.map(restored),
+      ...(doc.backfill && { backfill: doc.backfill }),
+    };
   }
 
   async delete(seq: number): Promise<void> {

@@ -167,9 +167,12 @@ export class Players {
     return this.writes.contention;
   }
 
-  /** The live profiles of `identityKeys` that exist, read side by side by `_id` (folded ones are left out). */
+  /**
+   * The live profiles of `identityKeys` that exist (folded ones are left out). The owner fills its memory of the
+   * project first: the apply worker asks for every player an event names, most of them with no profile at all.
+   */
   async profilesOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileRecord>> {
-    const slots = await this.stores.profiles.readSlots(projectId, identityKeys);
+    const slots = await this.stores.profiles.readSlots(projectId, identityKeys, { fillMemory: true });
     return new Map([...slots].flatMap(([key, slot]) => (slot.profile ? [[key, slot.profile] as const] : [])));
   }
 
