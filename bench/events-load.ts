@@ -14,6 +14,8 @@ type Task =
       concurrency: number;
       batch: number;
       players: number;
+      /** Events a second from all callers together, each pacing its calls to its share; absent: as fast as they go. */
+      rate?: number;
     }
   | { kind: "query"; baseUrl: string; key: string; path: string; body: object; runs: number }
   | { kind: "tag-change"; baseUrl: string; publicKey: string; privateKey: string; players: string[]; range: object };
@@ -42,9 +44,15 @@ async function ingest(t: Extract<Task, { kind: "ingest" }>) {
   let calls = 0;
   const end = performance.now() + t.seconds * 1000;
   const started = performance.now();
+  const slotMs = t.rate ? ((t.batch * t.concurrency) / t.rate) * 1000 : 0;
   await Promise.all(
-    Array.from({ length: t.concurrency }, async () => {
+    Array.from({ length: t.concurrency }, async (_, caller) => {
+      let next = started + (slotMs * caller) / t.concurrency;
       while (performance.now() < end) {
+        if (slotMs > 0) {
+          await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
+          next += slotMs;
+        }
         const events = Array.from({ length: t.batch }, (_, i) => ({
           name: `event_${i % 8}`,
           partner_user_id: `player_${Math.floor(Math.random() * t.players)}`,

@@ -44,7 +44,7 @@ describe("apply worker crashes", () => {
       `a worker SIGKILLed mid-apply (${crashAt}) and restarted applies each accepted event once`,
       { timeout: 300_000 },
       async () => {
-        const { publicKey, privateKey } = await svc.createProject();
+        const { publicKey, privateKey, projectId } = await svc.createProject();
         await svc.postJson("/v1/players/update", { players: [{ partner_user_id: "p1", tags: ["crew"] }] }, publicKey);
         const times = eventTimes(svc, 2);
         const days = times.map((t) => t.day);
@@ -88,6 +88,24 @@ describe("apply worker crashes", () => {
             days,
           ),
         );
+        // The stored histories hold every event once: the owner keeps them in memory a while, and a worker taking
+        // over writes what the killed one had not, from the plans kept for it.
+        const db = svc.database.db;
+        await waitFor(
+          () =>
+            db
+              .collection<{ _id: string; applied?: number; written?: number }>("event_queue")
+              .findOne({ _id: "cursor" }),
+          (cursor) => (cursor?.written ?? cursor?.applied) === cursor?.applied,
+        );
+        const histories = await db
+          .collection<{ _id: string; days?: Record<string, Record<string, number>> }>("event_player_rollups")
+          .find({ project_id: projectId })
+          .toArray();
+        const stored = histories.flatMap((doc) =>
+          Object.values(doc.days ?? {}).flatMap((names) => Object.values(names)),
+        );
+        expect(stored.reduce((sum, events) => sum + Number(events), 0)).toBe(raw.length);
         for (const child of children.splice(0)) await kill(child);
       },
     );

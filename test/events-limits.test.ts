@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
-import { breakHistory, queueOf, waitFor } from "./support/events.js";
+import { breakNextSegment, queueOf, waitFor } from "./support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -69,7 +69,7 @@ describe("what one project can cost", () => {
     const failing = await svc.createProject();
     const healthy = await svc.createProject();
     const { timestamp, day } = recent();
-    const repair = await breakHistory(svc, failing.projectId, "u:ann");
+    const repair = await breakNextSegment(svc);
     const send = (key: string, player: string) =>
       svc.postJson("/v1/events", { events: [{ name: "play", partner_user_id: player, timestamp }] }, key);
     expect((await send(failing.publicKey, "ann")).body.accepted).toBe(1);

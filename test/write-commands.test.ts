@@ -42,16 +42,23 @@ const BUDGETS = {
   },
 };
 
-/** Until the apply worker has applied every queued segment (events, and the resyncs player writes queue). */
+/**
+ * Until the apply worker has applied every queued segment (events, and the resyncs player writes queue), and written
+ * the history changes the owner keeps in memory a while.
+ */
 const applied = () =>
   waitFor(
     () =>
       direct
         .db(svc.config.dbName)
-        .collection<{ _id: string; seq?: number; applied?: number }>("event_queue")
+        .collection<{ _id: string; seq?: number; applied?: number; written?: number }>("event_queue")
         .find()
         .toArray(),
-    (docs) => docs.find((d) => d._id === "cursor")?.applied === (docs.find((d) => d._id === "counter")?.seq ?? 0),
+    (docs) => {
+      const cursor = docs.find((d) => d._id === "cursor");
+      const reserved = docs.find((d) => d._id === "counter")?.seq ?? 0;
+      return cursor?.applied === reserved && (cursor.written ?? cursor.applied) === reserved;
+    },
   );
 
 describe("database commands of writes", () => {

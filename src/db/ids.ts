@@ -7,6 +7,11 @@ export function projectScopedId(projectId: string, key: string): string {
   return `${projectId}/${key}`;
 }
 
+/** The project of a projectScopedId. */
+export function projectOfId(id: string): string {
+  return id.slice(0, id.indexOf("/"));
+}
+
 /**
  * The filter on `_id` of every document of one project: the ids starting with
  * "<project>/" ("0" follows "/"). Both engines answer it from the `_id` index

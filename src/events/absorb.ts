@@ -28,6 +28,12 @@ export interface AbsorbOptions {
   fresh: boolean;
 }
 
+/** A change with the queue segment it is of: the document's `hw` once written. */
+export interface SequencedChange {
+  seq: number;
+  change: DocumentChange;
+}
+
 /**
  * Writes `changes` of queue segment `seq`, each exactly once: a document
  * remembers in `hw` the last segment it absorbed, and a change applies only
@@ -37,25 +43,40 @@ export interface AbsorbOptions {
  * collides with the existing `_id`, and that duplicate key is the proof it was
  * written before.
  */
-export async function absorb(
+export function absorb(
   engine: Engine,
   collection: Collection<RollupDoc>,
   seq: number,
   changes: readonly DocumentChange[],
+  options: AbsorbOptions,
+): Promise<void> {
+  return absorbEach(
+    engine,
+    collection,
+    changes.map((change) => ({ seq, change })),
+    options,
+  );
+}
+
+/** As absorb(), each change of its own segment (the owner's histories written behind, history-write-behind.ts). */
+export async function absorbEach(
+  engine: Engine,
+  collection: Collection<RollupDoc>,
+  changes: readonly SequencedChange[],
   { fresh }: AbsorbOptions,
 ): Promise<void> {
   let pending = changes;
   if (!fresh) {
     const marks = await engine.readByIds(
       collection,
-      changes.map((change) => change.id),
+      changes.map(({ change }) => change.id),
     );
-    pending = changes.filter((_, i) => (marks[i]?.hw ?? -1) < seq);
+    pending = changes.filter(({ seq }, i) => (marks[i]?.hw ?? -1) < seq);
   }
   // Where the engine isolates updates the filter carries the guard, which keeps two workers on one segment exact;
   // FerretDB scans for such a filter (20 ms a statement over 99 documents), and its one owner guards by the read.
   const guardInFilter = engine.isolatesUpdates;
-  const operations: AnyBulkWriteOperation<RollupDoc>[] = pending.map((change) => {
+  const operations: AnyBulkWriteOperation<RollupDoc>[] = pending.map(({ seq, change }) => {
     const update: Document = { $set: { ...change.set, hw: seq }, $setOnInsert: change.init };
     if (Object.keys(change.inc).length > 0) update.$inc = mapInt64(change.inc);
     if (change.unset?.length) update.$unset = Object.fromEntries(change.unset.map((field) => [field, ""]));

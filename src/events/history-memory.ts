@@ -1,4 +1,4 @@
-import { projectScopedId } from "../db/ids.js";
+import { projectOfId, projectScopedId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 import type { DocumentChange } from "./absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
@@ -46,14 +46,13 @@ export interface FoundHistory {
   hw: number;
 }
 
-/** The project of a document `_id` (projectScopedId). */
-const projectOf = (id: string) => id.slice(0, id.indexOf("/"));
-
 /**
  * The owner's memory of player histories (event_player_rollups; embedded
  * FerretDB only): a history read once is kept, and every rollup write of the
  * worker (absorb, the only writer) is applied to it once acknowledged, with
- * the same high-water guard as the database. The worker fills a project whole
+ * the same high-water guard as the database; in a whole project the worker's
+ * changes are applied here first and written behind (history-write-behind.ts),
+ * so the memory is ahead of the database until then. The worker fills a project whole
  * by one scan at its first read, after which a player not remembered has no
  * history (new players cost no read). A write that fails forgets the
  * documents it touched and the wholeness of their projects; a sweep forgets
@@ -78,6 +77,11 @@ export class HistoryMemory {
     const known = this.remembered.get(id);
     if (known) return known.hw < 0 ? null : known.rollup;
     return this.whole.has(projectId) ? null : undefined;
+  }
+
+  /** Every history of the project is remembered. */
+  holdsWhole(projectId: string): boolean {
+    return this.whole.has(projectId);
   }
 
   /** Makes the project whole in memory from `scan` (every history of the project), when it fits and no write came meanwhile. */
@@ -166,7 +170,7 @@ export class HistoryMemory {
   absorbed(seq: number, changes: readonly DocumentChange[]): void {
     this.writes++;
     for (const change of changes) {
-      const projectId = projectOf(change.id);
+      const projectId = projectOfId(change.id);
       // In a whole project a history not remembered is new: it starts as the database starts it.
       const known =
         this.remembered.get(change.id) ??
@@ -181,7 +185,7 @@ export class HistoryMemory {
   forget(changes: readonly { id: string }[]): void {
     this.writes++;
     for (const { id } of changes) {
-      this.whole.delete(projectOf(id));
+      this.whole.delete(projectOfId(id));
       this.drop(id);
     }
   }

@@ -1,12 +1,20 @@
 import type { Db } from "mongodb";
-import { projectIdRange, projectScopedId } from "../db/ids.js";
+import { projectIdRange, projectOfId, projectScopedId } from "../db/ids.js";
 import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
-import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
+import {
+  absorb,
+  absorbEach,
+  type AbsorbOptions,
+  type DocumentChange,
+  type RollupDoc,
+  type SequencedChange,
+} from "./absorb.js";
+import { HistoryWriteBehind } from "./history-write-behind.js";
 
 /** Per day, events per name field (see names.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
@@ -48,6 +56,10 @@ export class PlayerRollupStore {
   /** The same collection, as absorb() writes it. */
   private readonly writes;
   private readonly memory: HistoryMemory | null;
+  /** Changes applied to the owner's memory and not written yet: only where it keeps whole projects. */
+  private readonly behind: HistoryWriteBehind | null;
+  /** Projects whose last write of what waited failed: nothing more waits for them until one succeeds. */
+  private readonly failing = new Set<string>();
 
   constructor(
     db: Db,
@@ -56,6 +68,7 @@ export class PlayerRollupStore {
     this.rollups = db.collection<PlayerRollupDoc>("event_player_rollups");
     this.writes = db.collection<RollupDoc>("event_player_rollups");
     this.memory = engine.ownerMemory && new HistoryMemory(engine.ownerMemory);
+    this.behind = this.memory && new HistoryWriteBehind();
   }
 
   /**
@@ -118,7 +131,27 @@ export class PlayerRollupStore {
     }
   }
 
-  async absorb(seq: number, changes: readonly DocumentChange[], options: AbsorbOptions): Promise<void> {
+  /**
+   * Segment `seq`'s changes. With `writeBehind` (a segment applied in queue order, its plan just stored), where the
+   * owner's memory holds their projects whole and no earlier write of theirs failed, they are applied to it and
+   * written later by writeBehind(), merged with the next segments' changes of the same players; otherwise what
+   * waits of their projects is written first, then these.
+   */
+  async absorb(
+    seq: number,
+    changes: readonly DocumentChange[],
+    options: AbsorbOptions & { writeBehind?: boolean },
+  ): Promise<void> {
+    const projects = new Set(changes.map((change) => projectOfId(change.id)));
+    const deferrable = () =>
+      [...projects].every((projectId) => this.memory?.holdsWhole(projectId) && !this.failing.has(projectId));
+    if (options.writeBehind && options.fresh && this.behind && deferrable() && this.behind.add(seq, changes)) {
+      this.memory!.absorbed(seq, changes);
+      // Past the memory's budget a project is no longer whole: its reads go to the database, which must hold it.
+      if (!deferrable()) await this.writeBehind((projectId) => projects.has(projectId));
+      return;
+    }
+    await this.writeBehind((projectId) => projects.has(projectId));
     try {
       await absorb(this.engine, this.writes, seq, changes, options);
     } catch (error) {
@@ -128,11 +161,64 @@ export class PlayerRollupStore {
     this.memory?.absorbed(seq, changes);
   }
 
+  /** The first segment whose history changes are not all written; undefined when none waits. */
+  get firstUnwritten(): number | undefined {
+    return this.behind?.firstSeq;
+  }
+
+  /** Documents with changes not written yet. */
+  get unwritten(): number {
+    return this.behind?.size ?? 0;
+  }
+
+  /**
+   * Writes the changes that wait of the projects `among` accepts, one statement a document. A project whose write
+   * fails keeps its changes waiting (the memory holds them) and the others' are written: the error names it.
+   */
+  async writeBehind(among?: (projectId: string) => boolean): Promise<void> {
+    const entries = this.behind?.entries(among) ?? [];
+    if (entries.length === 0) return;
+    try {
+      await this.writeEntries(entries);
+      return;
+    } catch (error) {
+      const projects = [...new Set(entries.map((entry) => projectOfId(entry.change.id)))];
+      if (projects.length === 1) throw new HistoryWriteFailed(projects, error);
+    }
+    const byProject = new Map<string, SequencedChange[]>();
+    for (const entry of entries) {
+      const projectId = projectOfId(entry.change.id);
+      const ofProject = byProject.get(projectId);
+      if (ofProject) ofProject.push(entry);
+      else byProject.set(projectId, [entry]);
+    }
+    const failed: string[] = [];
+    for (const [projectId, ofProject] of byProject) {
+      await this.writeEntries(ofProject).catch(() => failed.push(projectId));
+    }
+    if (failed.length > 0) throw new HistoryWriteFailed(failed);
+  }
+
+  private async writeEntries(entries: readonly SequencedChange[]): Promise<void> {
+    const projects = new Set(entries.map((entry) => projectOfId(entry.change.id)));
+    // After a failure a write may be half done: the next one reads the marks, as after a crash.
+    const fresh = [...projects].every((projectId) => !this.failing.has(projectId));
+    try {
+      await absorbEach(this.engine, this.writes, entries, { fresh });
+    } catch (error) {
+      for (const projectId of projects) this.failing.add(projectId);
+      throw error;
+    }
+    for (const projectId of projects) this.failing.delete(projectId);
+    this.behind!.written(entries);
+  }
+
   /**
    * The players with a history who carried trait `key` when last touched.
    * Read once when a key turns on, in queue order: it scans.
    */
   async holdersOf(projectId: string, key: string): Promise<string[]> {
+    await this.writeBehind((other) => other === projectId);
     const docs = await this.rollups
       .find({ project_id: projectId, trait_keys: key, folded_into: null }, { projection: { identity_key: 1 } })
       .toArray();
@@ -141,6 +227,7 @@ export class PlayerRollupStore {
 
   /** Every player history of every project, one at a time. A scan, once (cohort-rebuild.ts). */
   async forEachHistory(visit: (projectId: string, rollup: PlayerRollup) => void): Promise<void> {
+    await this.writeBehind();
     const histories = this.rollups.find(
       {},
       { projection: { project_id: 1, identity_key: 1, days: 1, cohorts: 1, hw: 1 } },
@@ -159,6 +246,7 @@ export class PlayerRollupStore {
 
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */
   async deleteIdle(beforeDay: string): Promise<number> {
+    await this.writeBehind();
     try {
       return (await this.rollups.deleteMany({ last_day: { $lt: beforeDay } })).deletedCount;
     } finally {
@@ -175,4 +263,15 @@ function toRollup(doc: PlayerRollupDoc): PlayerRollup {
     foldedInto: doc.folded_into ?? null,
     hw: doc.hw,
   };
+}
+
+/** Writing the history changes that waited failed for these projects (their changes wait on). */
+export class HistoryWriteFailed extends Error {
+  constructor(
+    readonly projectIds: readonly string[],
+    cause?: unknown,
+  ) {
+    super(`writing the waiting player histories failed for ${projectIds.length} project(s)`, { cause });
+    this.name = "HistoryWriteFailed";
+  }
 }

@@ -16,6 +16,8 @@ interface CursorDoc {
   applied: number;
   /** Segments past `applied` applied ahead of it (an earlier one's project was set aside); absent in old documents. */
   ahead?: number[];
+  /** Every segment up to this one has its history changes written (the rest are in their plans); absent: `applied`. */
+  written?: number;
   /** Events applied, in all. */
   events: number;
   /** The worker allowed to apply, until lease_until. */
@@ -29,6 +31,8 @@ export interface QueueState {
   applied: number;
   /** Segments past `applied` that are applied in full too. */
   ahead: ReadonlySet<number>;
+  /** Every segment through this one has its player history changes written (the owner writes them behind). */
+  written: number;
   appliedEvents: number;
 }
 
@@ -90,6 +94,7 @@ export class QueueStateStore {
       accepted: counter?.events ?? 0,
       applied: cursor?.applied ?? 0,
       ahead: new Set(cursor?.ahead ?? []),
+      written: cursor?.written ?? cursor?.applied ?? 0,
       appliedEvents: cursor?.events ?? 0,
     };
   }
@@ -115,12 +120,20 @@ export class QueueStateStore {
     await this.docs.updateOne({ _id: "cursor", applied: { $lt: seq } }, { $addToSet: { ahead: seq } });
   }
 
-  /** Moves the cursor from `seq - 1` to `seq`; false when another worker moved it (the segment is applied anyway). */
-  async advance(seq: number, events: number): Promise<boolean> {
+  /**
+   * Moves the cursor from `seq - 1` to `seq`, with every segment through `written` having its history changes
+   * written; false when another worker moved it (the segment is applied anyway).
+   */
+  async advance(seq: number, events: number, written: number): Promise<boolean> {
     const result = await this.docs.updateOne(
       { _id: "cursor", applied: seq - 1 },
-      { $set: { applied: seq }, $inc: { events }, $pull: { ahead: seq } },
+      { $set: { applied: seq, written }, $inc: { events }, $pull: { ahead: seq } },
     );
     return result.modifiedCount === 1;
+  }
+
+  /** Every segment through `seq` (applied) has its history changes written. */
+  async markWritten(seq: number): Promise<void> {
+    await this.docs.updateOne({ _id: "cursor", applied: { $gte: seq } }, { $set: { written: seq } });
   }
 }

@@ -9,12 +9,11 @@ import type { PlayerChangeStore } from "./player-change-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
-import { sideBySide } from "../db/side-by-side.js";
-import type { Segment, SegmentHead, SegmentStore } from "./segment-store.js";
+import { QueueLagMeter, type Lag } from "./queue-lag.js";
+import type { Segment, SegmentStore } from "./segment-store.js";
 import { SetAsideProjects } from "./set-aside.js";
+import { WriteBehindSchedule } from "./write-behind-schedule.js";
 
-/** Plans of this many applied segments are kept (see apply()). */
-const PLANS_KEPT = 64;
 /** Segments past a set-aside project's head that the worker looks through for other projects' work. */
 const LOOKAHEAD = 256;
 /** Players a backfill resyncs per segment. */
@@ -41,13 +40,6 @@ export interface WorkerOptions extends PlanningDeps {
   onRebuilt?: () => void;
 }
 
-export interface Lag {
-  /** Age of the oldest accepted event behind the apply cursor; 0 when none waits. */
-  seconds: number;
-  /** Events in the segments behind the apply cursor. */
-  depth: number;
-}
-
 /**
  * Drains the event queue in sequence order, one segment at a time, while it
  * holds the queue's lease (one worker applies at a time; the others stand by
@@ -65,17 +57,18 @@ export class ApplyWorker {
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
-  private measuring: Promise<Lag> | undefined;
-  /** The heads of segments behind the cursor, read once each (a segment is large; its head never changes). */
-  private readonly heads = new Map<number, SegmentHead>();
+  private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
   /** The cohort counts are in the current layout (checked once a start). */
   private cohortsCurrent = false;
+  private readonly histories: WriteBehindSchedule;
 
   constructor(private readonly options: WorkerOptions) {
     this.leaseMs = options.leaseMs ?? 10_000;
     this.pollMs = options.pollMs ?? 250;
     this.gapGraceMs = options.gapGraceMs ?? 30_000;
+    this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
+    this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
     options.writer.onQueued(() => this.wake());
   }
 
@@ -87,6 +80,8 @@ export class ApplyWorker {
     this.stopping.abort();
     this.wakeUp?.();
     await this.running;
+    // Not written now, they are written by the next worker from the plans kept for them.
+    await this.histories.writeWaiting(this.options.clock.now()).catch(() => undefined);
     await this.options.queue.releaseLease(this.owner).catch(() => undefined);
   }
 
@@ -95,36 +90,9 @@ export class ApplyWorker {
     this.wakeUp?.();
   }
 
-  /**
-   * Measures the lag now from the segments waiting behind the cursor and not
-   * applied ahead of it (a sequence number whose writer died holds no events;
-   * one not written yet holds none so far). Each segment's head is read once: segments never change.
-   * Calls made while a measurement runs share it (a /metrics scrape asks three gauges at once).
-   */
+  /** The queue's lag now (QueueLagMeter.measure). */
   measureLag(): Promise<Lag> {
-    this.measuring ??= this.measure().finally(() => (this.measuring = undefined));
-    return this.measuring;
-  }
-
-  private async measure(): Promise<Lag> {
-    const state = await this.options.queue.read();
-    // A segment applied ahead of the cursor waits no more: its events are counted already.
-    const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter(
-      (head) => head.count > 0 && !state.ahead.has(head.seq),
-    );
-    const oldest = waiting.reduce((min, head) => Math.min(min, head.receivedAt.getTime()), Infinity);
-    const seconds = waiting.length === 0 ? 0 : Math.max(0, (this.options.clock.now().getTime() - oldest) / 1000);
-    return { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
-  }
-
-  private async waitingHeads(applied: number, reserved: number): Promise<SegmentHead[]> {
-    for (const seq of this.heads.keys()) if (seq <= applied) this.heads.delete(seq);
-    const unread: number[] = [];
-    for (let seq = applied + 1; seq <= reserved; seq++) if (!this.heads.has(seq)) unread.push(seq);
-    for (const head of await sideBySide(unread, (seq) => this.options.segments.head(seq))) {
-      if (head) this.heads.set(head.seq, head);
-    }
-    return [...this.heads.values()].filter((head) => head.seq <= reserved);
+    return this.lag.measure();
   }
 
   private async loop(): Promise<void> {
@@ -144,24 +112,31 @@ export class ApplyWorker {
     const { queue, segments, clock } = this.options;
     const now = clock.now();
     if (!(await queue.takeLease(this.owner, now, new Date(now.getTime() + this.leaseMs)))) return false;
+    await this.histories.catchUp();
     await this.options.retention.sweepIfDue(now);
     await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();
     const seq = state.applied + 1;
     await this.upgradeCohorts(seq);
-    if (seq > state.reserved) return false;
+    if (seq > state.reserved) {
+      await this.histories.writeWaiting(now);
+      return false;
+    }
     const segment = await segments.find(seq);
-    if (!segment) return this.closeGap(seq, now);
+    if (!segment) {
+      await this.histories.writeWaiting(now);
+      return this.closeGap(seq, now);
+    }
     this.gap = undefined;
     if (state.ahead.has(seq)) {
-      await this.advance(seq, segment.count);
+      await this.advance(seq, segment.count, now);
       return true;
     }
     if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
       return this.applyAhead(seq, state, segment.projectId, now);
     }
-    if (!(await this.tryApply(seq, segment, now))) return false;
-    await this.advance(seq, segment.count);
+    if (!(await this.tryApply(seq, segment, now, { inOrder: true }))) return false;
+    await this.advance(seq, segment.count, now);
     return true;
   }
 
@@ -169,9 +144,9 @@ export class ApplyWorker {
    * Applies `segment`; on failure its project is set aside with backoff and
    * the failure reported, and the worker goes on with other projects'.
    */
-  private async tryApply(seq: number, segment: Segment, now: Date): Promise<boolean> {
+  private async tryApply(seq: number, segment: Segment, now: Date, { inOrder = false } = {}): Promise<boolean> {
     try {
-      await this.apply(seq, segment);
+      await this.apply(seq, segment, inOrder);
     } catch (error) {
       if (segment.projectId === null) throw error;
       this.setAside.failed(segment.projectId, now.getTime());
@@ -219,8 +194,11 @@ export class ApplyWorker {
     this.cohortsCurrent = true;
   }
 
-  /** Writes segment `seq`; the caller moves the cursor past it, or marks it applied ahead. */
-  private async apply(seq: number, segment: Segment): Promise<void> {
+  /**
+   * Writes segment `seq`; the caller moves the cursor past it, or marks it applied ahead. Only a segment applied in
+   * order leaves its history changes to be written behind: the cursor's record of what is written counts in order.
+   */
+  private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
     const { queue, plans, playerRollups, cohortRollups, retention, clock } = this.options;
     let plan = await plans.find(seq);
     let fresh = false;
@@ -237,19 +215,18 @@ export class ApplyWorker {
       plan = settled.plan;
       fresh = settled.mine;
     }
-    const absorbing = { fresh };
-    await playerRollups.absorb(seq, plan.players, absorbing);
-    await cohortRollups.absorb(seq, plan.cohorts, absorbing);
+    await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder });
+    await cohortRollups.absorb(seq, plan.cohorts, { fresh });
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (segment.work?.kind === "resync" && segment.work.change) {
       await this.options.changes.settle(segment.projectId!, segment.work.change);
     }
   }
 
-  private async advance(seq: number, events: number): Promise<void> {
-    await this.options.queue.advance(seq, events);
-    // Kept a while: a worker that stalled past its lease finds the plan still there and cannot store a stale one.
-    await this.options.plans.delete(seq - PLANS_KEPT);
+  private async advance(seq: number, events: number, now: Date): Promise<void> {
+    const written = this.histories.writtenThrough(seq);
+    await this.options.queue.advance(seq, events, written);
+    await this.histories.advanced(seq, written, now);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { playerRollupId } from "../../src/events/player-rollup-store.js";
+import { sequenceId } from "../../src/events/segment-store.js";
 import type { TestService } from "./service.js";
 
 const DAY_MS = 86_400_000;
@@ -80,5 +81,19 @@ export async function breakHistory(
   await histories.insertOne({ _id, project_id: projectId, identity_key: identityKey, days: "x", hw: 0 });
   return async () => {
     await histories.deleteOne({ _id });
+  };
+}
+
+/**
+ * Stores a plan for the next queue segment that the worker cannot read: applying that segment fails, before any of
+ * its writes, until the repair this answers, and it stays the head of the queue.
+ */
+export async function breakNextSegment(svc: TestService): Promise<() => Promise<void>> {
+  const queue = svc.database.db.collection<{ _id: string; seq?: number }>("event_queue");
+  const next = ((await queue.findOne({ _id: "counter" }))?.seq ?? 0) + 1;
+  const plans = svc.database.db.collection<{ _id: string; packed: string }>("event_plans");
+  await plans.insertOne({ _id: sequenceId(next), packed: "not a plan" });
+  return async () => {
+    await plans.deleteOne({ _id: sequenceId(next) });
   };
 }
