@@ -46,7 +46,7 @@ export const load = (task: object): Promise<any> => runLoadProcess("bench/events
 
 /** Ingestion paced to SUSTAINED_RATE from 20,000 players while the bench samples the lag every second. */
 async function sustainedIngestion(bench: BenchService) {
-  const p = await createBenchProject(bench, 9_100_002);
+  const p = await createBenchProject(bench, 9_100_003);
   const lags: number[] = [];
   let sampling = true;
   const sampler = (async () => {

@@ -82,7 +82,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const playerRollups = new PlayerRollupStore(db, options.engine);
   const cohortRollups = new CohortRollupStore(db, options.engine);
   const { directory } = options;
-  const traitKeys = new EventTraitKeyStore(db, options.engine.soleWriter);
+  const traitKeys = new EventTraitKeyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
   const changeRepair = new ChangeRepair({ changes, directory, writer });
   const names = new EventNameStore(db, {

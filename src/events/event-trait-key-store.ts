@@ -42,14 +42,13 @@ export class EventTraitKeyStore {
   private readonly keys;
   private readonly materialised;
   private readonly locks = new KeyedLock();
-  /** The sole writer's materialised keys by project, kept from the first read: its worker alone adds to them. */
+  /**
+   * The materialised keys by project, kept from the first read: only the apply worker reads and adds to them, under
+   * the queue's lease, and it forgets them when its lease lapsed (another worker may have added some meanwhile).
+   */
   private readonly knownMaterialised = new Map<string, Set<string>>();
 
-  /** `soleWriter`: this instance owns its database (Engine.soleWriter), so what it read and wrote is all there is. */
-  constructor(
-    db: Db,
-    private readonly soleWriter: boolean,
-  ) {
+  constructor(db: Db) {
     this.keys = db.collection<TraitKeyDoc>("event_trait_keys");
     this.materialised = db.collection<MaterialisedDoc>("event_trait_keys");
   }
@@ -87,8 +86,13 @@ export class EventTraitKeyStore {
     if (known) return new Set(known);
     const doc = await this.materialised.findOne({ _id: materialisedId(projectId) });
     const keys = new Set(doc?.keys ?? []);
-    if (this.soleWriter) this.knownMaterialised.set(projectId, new Set(keys));
+    this.knownMaterialised.set(projectId, new Set(keys));
     return keys;
+  }
+
+  /** The apply worker's lease lapsed before it took it again: what it knew may be missing another worker's keys. */
+  leaseLapsed(): void {
+    this.knownMaterialised.clear();
   }
 
   async addMaterialised(projectId: string, key: string): Promise<void> {

@@ -68,26 +68,37 @@ describe("HistoryWriteBehind", () => {
 
   it("keeps one change a document, with the last segment merged into it, and the first segment waiting", () => {
     const behind = new HistoryWriteBehind();
-    expect(behind.add(4, [event("u:a", days[0]), event("u:b", days[0])])).toBe(true);
-    expect(behind.add(5, [event("u:a", days[0])])).toBe(true);
+    expect(behind.add(4, [event("u:a", days[0]), event("u:b", days[0])], 1_000)).toBe(true);
+    expect(behind.add(5, [event("u:a", days[0])], 2_000)).toBe(true);
     expect(behind.firstSeq).toBe(4);
     expect(behind.entries()).toEqual([
       {
         seq: 5,
         first: 4,
+        at: 1_000,
         change: { ...event("u:a", days[0]), inc: { [`days.${days[0]}.n_a`]: 2 }, set: {}, unset: [] },
       },
-      { seq: 4, first: 4, change: event("u:b", days[0]) },
+      { seq: 4, first: 4, at: 1_000, change: event("u:b", days[0]) },
     ]);
-    behind.add(6, [{ ...event("u:c", days[0]), id: "q/u:c" }]);
-    behind.written(behind.entries((projectId) => projectId === "p"));
-    expect([behind.size, behind.firstSeq]).toEqual([1, 6]);
+    behind.add(6, [{ ...event("u:c", days[0]), id: "q/u:c" }], 3_000);
+    behind.written(behind.entries({ among: (projectId) => projectId === "p" }));
+    expect([behind.size, behind.firstSeq, behind.oldestAt]).toEqual([1, 6, 3_000]);
+  });
+
+  it("selects the oldest first: those added before a time, up to a number", () => {
+    const behind = new HistoryWriteBehind();
+    behind.add(1, [event("u:a", days[0])], 1_000);
+    behind.add(2, [event("u:b", days[0]), event("u:c", days[0])], 2_000);
+    behind.add(3, [event("u:a", days[1]), event("u:d", days[0])], 3_000);
+    const ids = (entries: { change: DocumentChange }[]) => entries.map((entry) => entry.change.id);
+    expect(ids(behind.entries({ addedBefore: 2_500 }))).toEqual(["p/u:a", "p/u:b", "p/u:c"]);
+    expect(ids(behind.entries({ addedBefore: 2_500, limit: 2 }))).toEqual(["p/u:a", "p/u:b"]);
   });
 
   it("refuses, adding nothing, a segment with a change the pending one cannot take", () => {
     const behind = new HistoryWriteBehind();
-    behind.add(4, [{ ...event("u:a", days[0]), inc: {}, unset: ["days"] }]);
-    expect(behind.add(5, [event("u:b", days[0]), event("u:a", days[1])])).toBe(false);
+    behind.add(4, [{ ...event("u:a", days[0]), inc: {}, unset: ["days"] }], 1_000);
+    expect(behind.add(5, [event("u:b", days[0]), event("u:a", days[1])], 2_000)).toBe(false);
     expect(behind.entries().map((entry) => entry.change.id)).toEqual(["p/u:a"]);
   });
 });

@@ -2,6 +2,18 @@ import { Long } from "mongodb";
 import { projectOfId } from "../db/ids.js";
 import type { DocumentChange, SequencedChange } from "./absorb.js";
 
+interface PendingChange extends SequencedChange {
+  first: number;
+  at: number;
+}
+
+/** Which waiting changes to write (HistoryWriteBehind.entries). */
+export interface PendingSelection {
+  among?: (projectId: string) => boolean;
+  addedBefore?: number;
+  limit?: number;
+}
+
 /**
  * Player history changes the owner has applied to its memory and not written yet (embedded FerretDB only: the
  * worker is the histories' only writer there, and one write per touched player per segment bounded the apply).
@@ -9,20 +21,23 @@ import type { DocumentChange, SequencedChange } from "./absorb.js";
  * it is done, so a worker taking over after a crash writes them again from the plans (worker.ts).
  */
 export class HistoryWriteBehind {
-  /** Per document, its merged change, the last segment in it (`seq`) and the first (`first`). */
-  private readonly pending = new Map<string, SequencedChange & { first: number }>();
+  /**
+   * Per document, its merged change, the last segment in it (`seq`), the first (`first`) and when that was added
+   * (`at`, ms). A Map keeps the order of first insertion, so the oldest come first.
+   */
+  private readonly pending = new Map<string, PendingChange>();
 
   /**
-   * Adds segment `seq`'s changes. False, and nothing added, when one of them cannot be merged with the change
-   * pending for its document: the pending ones are written first.
+   * Adds segment `seq`'s changes, at time `at` (ms). False, and nothing added, when one of them cannot be merged
+   * with the change pending for its document: the pending ones are written first.
    */
-  add(seq: number, changes: readonly DocumentChange[]): boolean {
-    const merged: (SequencedChange & { first: number })[] = [];
+  add(seq: number, changes: readonly DocumentChange[], at: number): boolean {
+    const merged: PendingChange[] = [];
     for (const change of changes) {
       const before = this.pending.get(change.id);
       const both = before ? mergeChanges(before.change, change) : change;
       if (!both) return false;
-      merged.push({ seq, first: before?.first ?? seq, change: both });
+      merged.push({ seq, first: before?.first ?? seq, at: before?.at ?? at, change: both });
     }
     for (const entry of merged) this.pending.set(entry.change.id, entry);
     return true;
@@ -40,9 +55,22 @@ export class HistoryWriteBehind {
     return first;
   }
 
-  /** What waits of the projects `among` accepts, one change a document, each with the last segment merged into it. */
-  entries(among: (projectId: string) => boolean = () => true): SequencedChange[] {
-    return [...this.pending.values()].filter((entry) => among(projectOfId(entry.change.id)));
+  /** When the change waiting longest was first added (ms); undefined when nothing waits. */
+  get oldestAt(): number | undefined {
+    return this.pending.values().next().value?.at;
+  }
+
+  /**
+   * What waits, oldest first, one change a document, each with the last segment merged into it: of the projects
+   * `among` accepts, first added before `addedBefore`, at most `limit`.
+   */
+  entries({ among = () => true, addedBefore = Infinity, limit = Infinity }: PendingSelection = {}): SequencedChange[] {
+    const selected: SequencedChange[] = [];
+    for (const entry of this.pending.values()) {
+      if (entry.at >= addedBefore || selected.length >= limit) break;
+      if (among(projectOfId(entry.change.id))) selected.push(entry);
+    }
+    return selected;
   }
 
   /** These entries were written. */

@@ -14,7 +14,7 @@ import {
   type RollupDoc,
   type SequencedChange,
 } from "./absorb.js";
-import { HistoryWriteBehind } from "./history-write-behind.js";
+import { HistoryWriteBehind, type PendingSelection } from "./history-write-behind.js";
 
 /** Per day, events per name field (see names.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
@@ -132,26 +132,28 @@ export class PlayerRollupStore {
   }
 
   /**
-   * Segment `seq`'s changes. With `writeBehind` (a segment applied in queue order, its plan just stored), where the
-   * owner's memory holds their projects whole and no earlier write of theirs failed, they are applied to it and
-   * written later by writeBehind(), merged with the next segments' changes of the same players; otherwise what
-   * waits of their projects is written first, then these.
+   * Segment `seq`'s changes. With `writeBehind` (the time now, for a segment applied in queue order, its plan just
+   * stored), where the owner's memory holds their projects whole and no earlier write of theirs failed, they are
+   * applied to it and written later by writeBehind(), merged with the next segments' changes of the same players;
+   * otherwise what waits of their projects is written first, then these.
    */
   async absorb(
     seq: number,
     changes: readonly DocumentChange[],
-    options: AbsorbOptions & { writeBehind?: boolean },
+    options: AbsorbOptions & { writeBehind?: Date },
   ): Promise<void> {
     const projects = new Set(changes.map((change) => projectOfId(change.id)));
     const deferrable = () =>
       [...projects].every((projectId) => this.memory?.holdsWhole(projectId) && !this.failing.has(projectId));
-    if (options.writeBehind && options.fresh && this.behind && deferrable() && this.behind.add(seq, changes)) {
+    const among = (projectId: string) => projects.has(projectId);
+    const at = options.writeBehind?.getTime();
+    if (at !== undefined && options.fresh && this.behind && deferrable() && this.behind.add(seq, changes, at)) {
       this.memory!.absorbed(seq, changes);
       // Past the memory's budget a project is no longer whole: its reads go to the database, which must hold it.
-      if (!deferrable()) await this.writeBehind((projectId) => projects.has(projectId));
+      if (!deferrable()) await this.writeBehind({ among });
       return;
     }
-    await this.writeBehind((projectId) => projects.has(projectId));
+    await this.writeBehind({ among });
     try {
       await absorb(this.engine, this.writes, seq, changes, options);
     } catch (error) {
@@ -171,12 +173,18 @@ export class PlayerRollupStore {
     return this.behind?.size ?? 0;
   }
 
+  /** When the change waiting longest came (ms); undefined when none waits. */
+  get oldestUnwrittenAt(): number | undefined {
+    return this.behind?.oldestAt;
+  }
+
   /**
-   * Writes the changes that wait of the projects `among` accepts, one statement a document. A project whose write
-   * fails keeps its changes waiting (the memory holds them) and the others' are written: the error names it.
+   * Writes the changes that wait (those `selection` picks; all by default), one statement a document. A project
+   * whose write fails keeps its changes waiting (the memory holds them) and the others' are written: the error
+   * names it.
    */
-  async writeBehind(among?: (projectId: string) => boolean): Promise<void> {
-    const entries = this.behind?.entries(among) ?? [];
+  async writeBehind(selection: PendingSelection = {}): Promise<void> {
+    const entries = this.behind?.entries(selection) ?? [];
     if (entries.length === 0) return;
     try {
       await this.writeEntries(entries);
@@ -199,6 +207,26 @@ export class PlayerRollupStore {
     if (failed.length > 0) throw new HistoryWriteFailed(failed);
   }
 
+  /**
+   * Writes again the history changes of applied segments that a crash may have kept from the database (their plans,
+   * in queue order): each document's mark read once, the changes newer than it merged per document and written.
+   */
+  async writeAgain(segments: readonly { seq: number; changes: readonly DocumentChange[] }[]): Promise<void> {
+    const ids = [...new Set(segments.flatMap(({ changes }) => changes.map((change) => change.id)))];
+    const marks = await this.engine.readByIds(this.rollups, ids);
+    const stored = new Map(ids.map((id, i) => [id, marks[i]?.hw ?? -1]));
+    let merged = new HistoryWriteBehind();
+    for (const { seq, changes } of segments) {
+      const newer = changes.filter((change) => stored.get(change.id)! < seq);
+      if (merged.add(seq, newer, 0)) continue;
+      await absorbEach(this.engine, this.writes, merged.entries(), { fresh: true });
+      merged = new HistoryWriteBehind();
+      merged.add(seq, newer, 0);
+    }
+    await absorbEach(this.engine, this.writes, merged.entries(), { fresh: true });
+    this.memory?.forget(ids.map((id) => ({ id })));
+  }
+
   private async writeEntries(entries: readonly SequencedChange[]): Promise<void> {
     const projects = new Set(entries.map((entry) => projectOfId(entry.change.id)));
     // After a failure a write may be half done: the next one reads the marks, as after a crash.
@@ -218,7 +246,7 @@ export class PlayerRollupStore {
    * Read once when a key turns on, in queue order: it scans.
    */
   async holdersOf(projectId: string, key: string): Promise<string[]> {
-    await this.writeBehind((other) => other === projectId);
+    await this.writeBehind({ among: (other) => other === projectId });
     const docs = await this.rollups
       .find({ project_id: projectId, trait_keys: key, folded_into: null }, { projection: { identity_key: 1 } })
       .toArray();

@@ -57,6 +57,8 @@ export class ApplyWorker {
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
+  /** Until when this worker's lease runs, as it last took it; undefined when it does not hold it. */
+  private leaseUntil: Date | undefined;
   private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
   /** The cohort counts are in the current layout (checked once a start). */
@@ -111,7 +113,14 @@ export class ApplyWorker {
   private async pass(): Promise<boolean> {
     const { queue, segments, clock } = this.options;
     const now = clock.now();
-    if (!(await queue.takeLease(this.owner, now, new Date(now.getTime() + this.leaseMs)))) return false;
+    const until = new Date(now.getTime() + this.leaseMs);
+    if (!(await queue.takeLease(this.owner, now, until))) {
+      this.leaseUntil = undefined;
+      return false;
+    }
+    // Held without a gap, no other worker can have written what this one keeps.
+    if (this.leaseUntil === undefined || now >= this.leaseUntil) this.options.traitKeys.leaseLapsed();
+    this.leaseUntil = until;
     await this.histories.catchUp();
     await this.options.retention.sweepIfDue(now);
     await this.options.changeRepair.checkIfDue(now);
@@ -215,7 +224,7 @@ export class ApplyWorker {
       plan = settled.plan;
       fresh = settled.mine;
     }
-    await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder });
+    await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
     await cohortRollups.absorb(seq, plan.cohorts, { fresh });
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (segment.work?.kind === "resync" && segment.work.change) {

@@ -1,4 +1,6 @@
 import { sideBySide } from "../db/side-by-side.js";
+import type { DocumentChange } from "./absorb.js";
+import type { PendingSelection } from "./history-write-behind.js";
 import type { PlanStore } from "./plan-store.js";
 import { HistoryWriteFailed, type PlayerRollupStore } from "./player-rollup-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
@@ -6,9 +8,13 @@ import type { SetAsideProjects } from "./set-aside.js";
 
 /** Plans of this many applied segments are kept: a worker that stalled past its lease cannot store a stale one. */
 const PLANS_KEPT = 64;
-/** History changes wait in the owner's memory until this many documents have one, or this long. */
-const WRITE_BEHIND_DOCUMENTS = 20_000;
-const WRITE_BEHIND_MS = 10_000;
+/**
+ * History changes wait in the owner's memory this long, or until this many documents have one; then the oldest are
+ * written a slice a segment, so that writing them never holds the worker up for long.
+ */
+const WRITE_BEHIND_MS = 60_000;
+const WRITE_BEHIND_DOCUMENTS = 50_000;
+const WRITE_SLICE = 500;
 
 export interface WriteBehindScheduleOptions {
   queue: QueueStateStore;
@@ -28,8 +34,6 @@ export interface WriteBehindScheduleOptions {
 export class WriteBehindSchedule {
   /** The changes a previous worker left unwritten are written (once a start). */
   private caughtUp = false;
-  /** Since when changes wait unwritten (ms). */
-  private waitingSince: number | undefined;
   private lastAdvanced = 0;
   /** What the cursor records as written. */
   private writtenMarked = 0;
@@ -42,10 +46,12 @@ export class WriteBehindSchedule {
     if (this.caughtUp) return;
     const { queue, plans, playerRollups } = this.options;
     const state = await queue.read();
+    const segments: { seq: number; changes: DocumentChange[] }[] = [];
     for (let seq = state.written + 1; seq <= state.applied; seq++) {
       const plan = await plans.find(seq);
-      if (plan) await playerRollups.absorb(seq, plan.players, { fresh: false });
+      if (plan) segments.push({ seq, changes: plan.players });
     }
+    if (segments.length > 0) await playerRollups.writeAgain(segments);
     if (state.written < state.applied) await queue.markWritten(state.applied);
     this.writtenMarked = this.lastAdvanced = state.applied;
     this.plansDeletedThrough = state.written - PLANS_KEPT;
@@ -67,28 +73,33 @@ export class WriteBehindSchedule {
     const deleting = Array.from({ length: Math.max(0, through - from + 1) }, (_, i) => from + i);
     await sideBySide(deleting, (old) => this.options.plans.delete(old));
     this.plansDeletedThrough = Math.max(this.plansDeletedThrough ?? through, through);
-    const waiting = this.options.playerRollups.unwritten;
-    this.waitingSince = waiting === 0 ? undefined : (this.waitingSince ?? now.getTime());
-    if (waiting >= WRITE_BEHIND_DOCUMENTS || now.getTime() - (this.waitingSince ?? Infinity) >= WRITE_BEHIND_MS) {
-      await this.writeWaiting(now);
+    const { unwritten, oldestUnwrittenAt = Infinity } = this.options.playerRollups;
+    const aged = now.getTime() - WRITE_BEHIND_MS;
+    if (oldestUnwrittenAt <= aged || unwritten > WRITE_BEHIND_DOCUMENTS) {
+      await this.writeWaiting(now, {
+        addedBefore: unwritten > WRITE_BEHIND_DOCUMENTS ? Infinity : aged,
+        limit: WRITE_SLICE,
+      });
     }
   }
 
   /**
-   * Writes what waits but a set-aside project's (the worker is idle, or it is due), and records it on the cursor.
-   * A project whose write fails is set aside, and reported.
+   * Writes what waits (what `selection` picks; all when the worker is idle) but a set-aside project's, and records
+   * it on the cursor. A project whose write fails is set aside, and reported.
    */
-  async writeWaiting(now: Date): Promise<void> {
+  async writeWaiting(now: Date, selection: Omit<PendingSelection, "among"> = {}): Promise<void> {
     const { queue, playerRollups, setAside } = this.options;
     if (playerRollups.firstUnwritten === undefined) return;
     try {
-      await playerRollups.writeBehind((projectId) => !setAside.waits(projectId, now.getTime()));
+      await playerRollups.writeBehind({
+        ...selection,
+        among: (projectId) => !setAside.waits(projectId, now.getTime()),
+      });
     } catch (error) {
       if (!(error instanceof HistoryWriteFailed)) throw error;
       for (const projectId of error.projectIds) setAside.failed(projectId, now.getTime());
       this.options.onError?.(error);
     }
-    if (playerRollups.unwritten === 0) this.waitingSince = undefined;
     const written = this.writtenThrough(this.lastAdvanced);
     if (written > this.writtenMarked) await queue.markWritten(written);
     this.writtenMarked = Math.max(this.writtenMarked, written);
