@@ -33,9 +33,9 @@ const BUDGETS = {
   },
   // Nothing kept (other instances write), `$in` reads and writes of natural size.
   mongodb: {
-    newPlayers: 13,
-    existingPlayers: 7,
-    oneTag: 13,
+    newPlayers: 12,
+    existingPlayers: 6,
+    oneTag: 12,
     tagListing: 3,
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,
