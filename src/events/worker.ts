@@ -82,7 +82,7 @@ export class ApplyWorker {
     this.stopping.abort();
     this.wakeUp?.();
     await this.running;
-    // Not written now, they are written by the next worker from the plans kept for them.
+    // What waits in memory is written now; should that fail, the next worker writes it from the plans kept for it.
     await this.histories.writeWaiting(this.options.clock.now()).catch(() => undefined);
     await this.options.queue.releaseLease(this.owner).catch(() => undefined);
   }
