@@ -48,11 +48,12 @@ export class HistoryWriteBehind {
     return this.pending.size;
   }
 
-  /** The first segment with a change not written; undefined when nothing waits. */
+  /**
+   * The first segment with a change not written; undefined when nothing waits. Segments are added in queue order,
+   * so the oldest entry holds it.
+   */
   get firstSeq(): number | undefined {
-    let first: number | undefined;
-    for (const entry of this.pending.values()) first = Math.min(first ?? entry.first, entry.first);
-    return first;
+    return this.pending.values().next().value?.first;
   }
 
   /** When the change waiting longest was first added (ms); undefined when nothing waits. */
@@ -102,4 +103,15 @@ export function mergeChanges(earlier: DocumentChange, later: DocumentChange): Do
 
 function sum(a: number | Long, b: number | Long): number | Long {
   return typeof a === "number" && typeof b === "number" ? a + b : Long.fromValue(a).add(b);
+}
+
+/** Writing the history changes that waited failed for these projects (their changes wait on). */
+export class HistoryWriteFailed extends Error {
+  constructor(
+    readonly projectIds: readonly string[],
+    cause?: unknown,
+  ) {
+    super(`writing the waiting player histories failed for ${projectIds.length} project(s)`, { cause });
+    this.name = "HistoryWriteFailed";
+  }
 }

@@ -14,7 +14,7 @@ import {
   type RollupDoc,
   type SequencedChange,
 } from "./absorb.js";
-import { HistoryWriteBehind, type PendingSelection } from "./history-write-behind.js";
+import { HistoryWriteBehind, HistoryWriteFailed, type PendingSelection } from "./history-write-behind.js";
 
 /** Per day, events per name field (see names.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
@@ -291,15 +291,4 @@ function toRollup(doc: PlayerRollupDoc): PlayerRollup {
     foldedInto: doc.folded_into ?? null,
     hw: doc.hw,
   };
-}
-
-/** Writing the history changes that waited failed for these projects (their changes wait on). */
-export class HistoryWriteFailed extends Error {
-  constructor(
-    readonly projectIds: readonly string[],
-    cause?: unknown,
-  ) {
-    super(`writing the waiting player histories failed for ${projectIds.length} project(s)`, { cause });
-    this.name = "HistoryWriteFailed";
-  }
 }

@@ -1,8 +1,8 @@
 import { sideBySide } from "../db/side-by-side.js";
 import type { DocumentChange } from "./absorb.js";
-import type { PendingSelection } from "./history-write-behind.js";
+import { HistoryWriteFailed, type PendingSelection } from "./history-write-behind.js";
 import type { PlanStore } from "./plan-store.js";
-import { HistoryWriteFailed, type PlayerRollupStore } from "./player-rollup-store.js";
+import type { PlayerRollupStore } from "./player-rollup-store.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 import type { SetAsideProjects } from "./set-aside.js";
 
