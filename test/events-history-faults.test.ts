@@ -46,10 +46,11 @@ describe("a history move cut off by a database failure", () => {
     const trends = await post("/v1/events/trends", { from: day, to: day, tags: ["vip"] });
     expect(byName(trends.body)).toEqual(bruteForce(alice, [day]));
 
-    // No resync was queued: the stored history stays out of the tag until the check queues the recorded change again.
+    // No resync was queued: the stored history (written once the worker is idle) stays out of the tag until the check
+    // queues the recorded change again.
     const histories = svc.database.db.collection("event_player_rollups");
     const stored = async () => (await histories.findOne({ _id: `${projectId}/u:alice` as never }))?.cohorts;
-    expect(await stored()).toEqual([]);
+    expect(await waitFor(stored, (cohorts) => cohorts !== undefined)).toEqual([]);
     svc.clock.advance(6 * 60_000);
     await waitFor(stored, (cohorts) => cohorts?.includes("t/vip") === true);
     const changes = svc.database.db.collection("event_player_changes");

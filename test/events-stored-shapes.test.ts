@@ -1,5 +1,6 @@
 import { Long } from "mongodb";
 import { describe, expect, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { countsChange } from "../src/events/cohort-rollup-store.js";
 import type { QueuedEvent } from "../src/events/entries.js";
 import type { Plan } from "../src/events/plan.js";
@@ -66,7 +67,7 @@ describe("queue segments and plans as stored", () => {
   });
 
   it("a plan is one string, and read back exact, 64-bit counts included", async () => {
-    const plans = new PlanStore(database().db);
+    const plans = new PlanStore(database().db, engineOf(database(), 0));
     expect(await plans.settle(7, plan)).toEqual({ plan, mine: true });
     const stored = await database()
       .db.collection("event_plans")
@@ -87,6 +88,9 @@ describe("queue segments and plans as stored", () => {
         players: [{ ...fields, inc_paths: Object.keys(inc), inc_by: Object.values(inc) }],
         cohorts: [],
       });
-    expect(await new PlanStore(database().db).find(8)).toEqual({ players: [player], cohorts: [] });
+    expect(await new PlanStore(database().db, engineOf(database(), 0)).find(8)).toEqual({
+      players: [player],
+      cohorts: [],
+    });
   });
 });

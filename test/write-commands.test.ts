@@ -28,6 +28,7 @@ const BUDGETS = {
     tagListing: 3,
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,
+    tenCallsOfHundredEvents: 100,
     repeatLaunchVerify: 2,
     spentTokenVerify: 3,
   },
@@ -39,6 +40,7 @@ const BUDGETS = {
     tagListing: 3,
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,
+    tenCallsOfHundredEvents: 120,
     repeatLaunchVerify: 2,
     spentTokenVerify: 3,
   },
@@ -108,6 +110,12 @@ describe("database commands of writes", () => {
       [
         "thousandEventsOfUnknownPlayers",
         await counted(() => post("/v1/events", { events: strangers }, unknown.publicKey), true),
+      ],
+      [
+        "tenCallsOfHundredEvents",
+        await counted(async () => {
+          for (let call = 0; call < 10; call++) await post("/v1/events", { events: events.slice(0, 100) });
+        }, true),
       ],
       ["repeatLaunchVerify", await counted(() => launch.verify(again))],
       ["spentTokenVerify", await counted(() => launch.verify(token))],

@@ -95,7 +95,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     ...options.worker,
     queue,
     segments,
-    plans: new PlanStore(db),
+    plans: new PlanStore(db, options.engine),
     cohortRollups,
     changes,
     changeRepair,

@@ -84,11 +84,11 @@ export class QueueStateStore {
     return doc!.seq;
   }
 
+  /** Both documents in one command (the collection holds only these two, so FerretDB's scan for `$in` is short). */
   async read(): Promise<QueueState> {
-    const [counter, cursor] = (await Promise.all([
-      this.docs.findOne({ _id: "counter" }),
-      this.docs.findOne({ _id: "cursor" }),
-    ])) as [CounterDoc | null, CursorDoc | null];
+    const docs = await this.docs.find({ _id: { $in: ["counter", "cursor"] } }).toArray();
+    const counter = docs.find((doc): doc is CounterDoc => doc._id === "counter");
+    const cursor = docs.find((doc): doc is CursorDoc => doc._id === "cursor");
     return {
       reserved: counter?.seq ?? 0,
       accepted: counter?.events ?? 0,

@@ -1,4 +1,3 @@
-import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
@@ -10,6 +9,7 @@ import type { PlanStore } from "./plan-store.js";
 import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
 import { QueueLagMeter, type Lag } from "./queue-lag.js";
+import { QueueLease } from "./queue-lease.js";
 import type { Segment, SegmentStore } from "./segment-store.js";
 import { SetAsideProjects } from "./set-aside.js";
 import { WriteBehindSchedule } from "./write-behind-schedule.js";
@@ -29,7 +29,7 @@ export interface WorkerOptions extends PlanningDeps {
   changeRepair: ChangeRepair;
   retention: Retention;
   clock: Clock;
-  /** How long the lease on the queue lasts without renewal; another worker takes over after that. */
+  /** How long the lease on the queue lasts without renewal (renewed once half has run); another worker takes over after that. */
   leaseMs?: number;
   /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
   pollMs?: number;
@@ -49,16 +49,19 @@ export interface WorkerOptions extends PlanningDeps {
  * each event exactly once.
  */
 export class ApplyWorker {
-  private readonly owner = randomUUID();
-  private readonly leaseMs: number;
+  private readonly lease: QueueLease;
   private readonly pollMs: number;
   private readonly gapGraceMs: number;
   private readonly stopping = new AbortController();
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
-  /** Until when this worker's lease runs, as it last took it; undefined when it does not hold it. */
-  private leaseUntil: Date | undefined;
+  /**
+   * Whether a plan may be stored for a segment not applied in full: after the lease lapsed (another worker's) or an
+   * apply of this one's stopped midway. Otherwise the worker plans without looking; should a plan be stored all the
+   * same (a stalled worker's), settling answers it.
+   */
+  private planLeftBehind = true;
   private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
   /** The cohort counts are in the current layout (checked once a start). */
@@ -66,7 +69,7 @@ export class ApplyWorker {
   private readonly histories: WriteBehindSchedule;
 
   constructor(private readonly options: WorkerOptions) {
-    this.leaseMs = options.leaseMs ?? 10_000;
+    this.lease = new QueueLease(options.queue, options.leaseMs ?? 10_000);
     this.pollMs = options.pollMs ?? 250;
     this.gapGraceMs = options.gapGraceMs ?? 30_000;
     this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
@@ -84,7 +87,7 @@ export class ApplyWorker {
     await this.running;
     // What waits in memory is written now; should that fail, the next worker writes it from the plans kept for it.
     await this.histories.writeWaiting(this.options.clock.now()).catch(() => undefined);
-    await this.options.queue.releaseLease(this.owner).catch(() => undefined);
+    await this.lease.release().catch(() => undefined);
   }
 
   /** New work was queued in this process. */
@@ -113,29 +116,22 @@ export class ApplyWorker {
   private async pass(): Promise<boolean> {
     const { queue, segments, clock } = this.options;
     const now = clock.now();
-    const until = new Date(now.getTime() + this.leaseMs);
-    if (!(await queue.takeLease(this.owner, now, until))) {
-      this.leaseUntil = undefined;
-      return false;
+    const lease = await this.lease.take(now);
+    if (lease === "refused") return false;
+    if (lease === "resumed") {
+      // Another worker may have applied meanwhile: what this one keeps may be missing its writes and plans.
+      this.options.traitKeys.leaseLapsed();
+      this.planLeftBehind = true;
     }
-    // Held without a gap, no other worker can have written what this one keeps.
-    if (this.leaseUntil === undefined || now >= this.leaseUntil) this.options.traitKeys.leaseLapsed();
-    this.leaseUntil = until;
     await this.histories.catchUp();
     await this.options.retention.sweepIfDue(now);
     await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();
     const seq = state.applied + 1;
     await this.upgradeCohorts(seq);
-    if (seq > state.reserved) {
-      await this.histories.writeWaiting(now);
-      return false;
-    }
+    if (seq > state.reserved) return this.histories.idle(now);
     const segment = await segments.find(seq);
-    if (!segment) {
-      await this.histories.writeWaiting(now);
-      return this.closeGap(seq, now);
-    }
+    if (!segment) return (await this.histories.idle(now)) || this.closeGap(seq, now);
     this.gap = undefined;
     if (state.ahead.has(seq)) {
       await this.advance(seq, segment.count, now);
@@ -209,15 +205,17 @@ export class ApplyWorker {
    */
   private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
     const { queue, plans, playerRollups, cohortRollups, retention, clock } = this.options;
-    let plan = await plans.find(seq);
+    let plan = this.planLeftBehind ? await plans.find(seq) : null;
+    this.planLeftBehind = true;
     let fresh = false;
     if (!plan) {
       const settled = await plans.settle(
         seq,
         await planSegment(segment, retention.firstDay(clock.now()), this.options),
       );
-      // A plan decided after another worker finished this segment (and deleted its plan) is stale: drop it.
-      if (settled.mine && (await queue.read()).applied >= seq) {
+      // A plan decided after another worker finished this segment (and deleted its plan) is stale: drop it. None
+      // can have while this worker's lease runs.
+      if (settled.mine && !this.lease.holds(clock.now()) && (await queue.read()).applied >= seq) {
         await plans.delete(seq);
         return;
       }
@@ -230,6 +228,7 @@ export class ApplyWorker {
     if (segment.work?.kind === "resync" && segment.work.change) {
       await this.options.changes.settle(segment.projectId!, segment.work.change);
     }
+    this.planLeftBehind = false;
   }
 
   private async advance(seq: number, events: number, now: Date): Promise<void> {
