@@ -55,6 +55,24 @@ describe("players/search", () => {
     expect(ids(await search({ tags: ["vip"], traits: { region: "eu" } }))).toEqual(["p1", "p3"]);
   });
 
+  it("by a tag and a trait, follows the writes after an earlier search (the holders of a value kept in memory)", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const write = (players: object[]) => svc.postOk("/v1/players/update", { players }, publicKey);
+    const find = async () =>
+      ids(await svc.postOk("/v1/players/search", { tags: ["vip"], traits: { region: "eu" } }, privateKey));
+    await write([
+      { partner_user_id: "a", tags: ["vip"], traits: { region: "eu" } },
+      { partner_user_id: "b", tags: ["vip"], traits: { region: "us" } },
+    ]);
+    expect(await find()).toEqual(["a"]);
+    await write([
+      { partner_user_id: "a", traits: { region: "us" } },
+      { partner_user_id: "b", traits: { region: "eu" } },
+      { partner_user_id: "c", tags: ["vip"], traits: { region: "eu" } },
+    ]);
+    expect(await find()).toEqual(["b", "c"]);
+  });
+
   it("pages from 1 with players_info, by identity_key ascending", async () => {
     const first = await search({ page_size: 3 });
     expect(ids(first)).toEqual(["p1", "p2", "p3"]);

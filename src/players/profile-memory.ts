@@ -1,5 +1,7 @@
 import type { OwnerMemory } from "../db/owner-memory.js";
+import type { TraitValue } from "./normalise.js";
 import type { ProfileRecord, ProfileSlot } from "./profile-store.js";
+import { TraitHolderIndex } from "./trait-holder-index.js";
 
 interface ProjectProfiles {
   slots: Map<string, ProfileSlot>;
@@ -8,6 +10,8 @@ interface ProjectProfiles {
   complete: boolean;
   /** The live profiles of `slots`, listed at the first read after a write. */
   live?: ProfileRecord[];
+  /** The holders of the trait values searched, kept by every write. */
+  holders: TraitHolderIndex;
 }
 
 /**
@@ -56,6 +60,18 @@ export class ProfileMemory {
     return project.live;
   }
 
+  /**
+   * Per trait key and value, the players holding it, when the project is whole in memory; null otherwise, or when
+   * the sets do not fit the budget.
+   */
+  traitHolders(projectId: string, pairs: readonly [string, TraitValue][]): ReadonlySet<string>[] | null {
+    const project = this.projects.get(projectId);
+    if (!project?.complete) return null;
+    const before = project.holders.bytes;
+    const sets = pairs.map(([key, value]) => project.holders.of(key, value, project.slots));
+    return this.charged(project, before) ? sets : null;
+  }
+
   /** A copy of a known slot (absent: no profile) when the project is whole in memory, else undefined. */
   slot(projectId: string, identityKey: string): ProfileSlot | undefined {
     const slots = this.whole(projectId);
@@ -99,7 +115,7 @@ export class ProfileMemory {
 
   private async load(projectId: string, scan: () => Promise<Map<string, ProfileSlot>>): Promise<boolean> {
     // Writes acknowledged while the scan runs land here too; the newer version of a slot wins.
-    const project: ProjectProfiles = { slots: new Map(), bytes: 0, complete: false };
+    const project: ProjectProfiles = { slots: new Map(), bytes: 0, complete: false, holders: new TraitHolderIndex() };
     this.projects.set(projectId, project);
     let scanned: Map<string, ProfileSlot>;
     try {
@@ -135,6 +151,23 @@ export class ProfileMemory {
     project.bytes += delta;
     project.slots.set(identityKey, slot);
     project.live = undefined;
+    const holdersBefore = project.holders.bytes;
+    project.holders.written(identityKey, slot);
+    this.charged(project, holdersBefore);
     return true;
+  }
+
+  /** Charges the budget with what the trait holders grew by since `before`; past it, they are dropped (false). */
+  private charged(project: ProjectProfiles, before: number): boolean {
+    const delta = project.holders.bytes - before;
+    if (delta <= 0 || this.budget.take(delta)) {
+      if (delta < 0) this.budget.give(-delta);
+      project.bytes += delta;
+      return true;
+    }
+    project.bytes -= before;
+    this.budget.give(before);
+    project.holders.clear();
+    return false;
   }
 }

@@ -123,9 +123,9 @@ export class ProfileStore {
     return (await this.filledMemory(projectId))?.liveProfiles(projectId) ?? null;
   }
 
-  /** Every slot of the project in the owner's memory (shared: read only), filled as liveProfiles is; else null. */
-  async rememberedSlots(projectId: string): Promise<ReadonlyMap<string, ProfileSlot> | null> {
-    return (await this.filledMemory(projectId))?.whole(projectId) ?? null;
+  /** Per trait key and value, the players holding it, from the owner's memory (filled as liveProfiles is); else null. */
+  async traitHolders(projectId: string, pairs: readonly [string, TraitValue][]): Promise<ReadonlySet<string>[] | null> {
+    return (await this.filledMemory(projectId))?.traitHolders(projectId, pairs) ?? null;
   }
 
   /** The owner's memory once it holds the whole project (filled by one scan the first time); null otherwise. */

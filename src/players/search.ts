@@ -53,17 +53,11 @@ export class Search {
     return { profiles: found.slice(skip, skip + pageSize), total: found.length };
   }
 
-  /** Per bucket, the members whose profile in the owner's memory has `traits`; null where it does not hold the project. */
+  /** Per bucket, the members holding `traits` (the owner's memory keeps their holders); null where it does not hold the project. */
   private async withTraits(projectId: string, buckets: readonly (readonly string[])[], traits: readonly string[]) {
-    const slots = await this.stores.profiles.rememberedSlots(projectId);
-    if (!slots) return null;
-    const wanted = traitPairs(traits);
-    return buckets.map((keys) =>
-      keys.filter((key) => {
-        const profile = slots.get(key)?.profile;
-        return profile !== null && profile !== undefined && hasTraits(profile, wanted);
-      }),
-    );
+    const holders = await this.stores.profiles.traitHolders(projectId, traitPairs(traits));
+    if (!holders) return null;
+    return buckets.map((keys) => keys.filter((key) => holders.every((holding) => holding.has(key))));
   }
 
   /**
