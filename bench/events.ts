@@ -6,7 +6,8 @@ import type { QueuedEvent } from "../src/events/entries.js";
 import { nameField } from "../src/events/names.js";
 import { playerRollupId } from "../src/events/player-rollup-store.js";
 import { SegmentStore } from "../src/events/segment-store.js";
-import { PLAYER_PROFILES, profileDocument } from "../src/players/profile-store.js";
+import { profileDocument } from "../src/players/profile-document.js";
+import { PLAYER_PROFILES } from "../src/players/profile-store.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
 import { rawBaseline } from "./events-raw.js";
 import {
