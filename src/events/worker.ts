@@ -29,7 +29,10 @@ export interface WorkerOptions extends PlanningDeps {
   changeRepair: ChangeRepair;
   retention: Retention;
   clock: Clock;
-  /** How long the lease on the queue lasts without renewal (renewed once half has run); another worker takes over after that. */
+  /**
+   * How long the lease on the queue lasts without renewal (renewed once half of it has run); another worker takes
+   * over after that.
+   */
   leaseMs?: number;
   /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
   pollMs?: number;
