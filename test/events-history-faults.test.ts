@@ -32,8 +32,8 @@ describe("a history move cut off by a database failure", () => {
       (queue) => queue.queue_depth === 0,
     );
 
-    // The database goes away right after the profile is written: membership and the queuing of the move fail.
-    proxy.cutAfter(svc.database.client, on("update", "player_profiles"));
+    // The database goes away once the profile and its membership are written: the queuing of the move fails.
+    proxy.cutAt(svc.database.client, on("findAndModify", "event_queue"));
     const updated = await post(
       "/v1/players/update",
       { players: [{ partner_user_id: "alice", tags_add: ["vip"] }] },
@@ -61,5 +61,39 @@ describe("a history move cut off by a database failure", () => {
     expect(byName((await post("/v1/events/trends", { from: day, to: day, tags: ["vip"] })).body)).toEqual(
       bruteForce(alice, [day]),
     );
+  });
+
+  it("cut right after the profile: membership is completed once the database is back, and the move queued after it", async () => {
+    const { projectId, publicKey, privateKey } = await svc.createProject();
+    const at = new Date(svc.clock.now().getTime() - 2 * 86_400_000);
+    const day = at.toISOString().slice(0, 10);
+    await svc.postJson(
+      "/v1/events",
+      { events: [1, 2].map(() => ({ name: "play", partner_user_id: "bob", timestamp: at.toISOString() })) },
+      publicKey,
+    );
+    await waitFor(
+      () => queueOf(svc),
+      (queue) => queue.queue_depth === 0,
+    );
+
+    proxy.cutAfter(svc.database.client, on("update", "player_profiles"));
+    const updated = await svc.postJson(
+      "/v1/players/update",
+      { players: [{ partner_user_id: "bob", tags_add: ["vip"] }] },
+      publicKey,
+    );
+    expect(updated.status).toBe(200);
+    await proxy.restoreFor(svc.baseUrl);
+
+    // No clock moved: the background completion writes the membership, then queues the move it held back.
+    const histories = svc.database.db.collection("event_player_rollups");
+    const stored = async () => (await histories.findOne({ _id: `${projectId}/u:bob` as never }))?.cohorts;
+    await waitFor(stored, (cohorts) => cohorts?.includes("t/vip") === true);
+    const search = await svc.postJson("/v1/players/search", { tags: ["vip"] }, privateKey);
+    expect(search.body.players.map((p: { identity_key: string }) => p.identity_key)).toEqual(["u:bob"]);
+    const bob = [1, 2].map(() => ({ name: "play", player: "bob", day }));
+    const trends = await svc.postJson("/v1/events/trends", { from: day, to: day, tags: ["vip"] }, privateKey);
+    expect(byName(trends.body)).toEqual(bruteForce(bob, [day]));
   });
 });

@@ -2,7 +2,7 @@ import { UnavailableError } from "../errors.js";
 import { traitIndexEntry } from "../players/normalise.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { EVERYONE } from "./cohort-rollup-store.js";
-import type { PendingChange, PlayerChangeStore } from "./player-change-store.js";
+import type { PendingChange, PlayerChangeStore } from "../players/player-change-store.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
 import type { DayCounts, PlayerRollup, PlayerRollupStore } from "./player-rollup-store.js";
 import type { CohortFilter } from "./query.js";

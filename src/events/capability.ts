@@ -9,9 +9,9 @@ import { EventIdStore } from "./event-id-store.js";
 import { EventNameStore } from "./event-name-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
-import { PlayerChangeStore } from "./player-change-store.js";
 import { PlayerHistoryQueue } from "./player-history-queue.js";
 import type { PlayerDirectory } from "./player-directory.js";
+import type { PlayerChangeStore } from "../players/player-change-store.js";
 import { PlayerRollupStore } from "./player-rollup-store.js";
 import { QueueStateStore } from "./queue-state-store.js";
 import { Retention } from "./retention.js";
@@ -33,26 +33,16 @@ export interface EventQueue {
   queue: QueueStateStore;
   segments: SegmentStore;
   writer: QueueWriter;
-  changes: PlayerChangeStore;
   /** The players write path's HistoryFollower. */
   histories: PlayerHistoryQueue;
 }
 
-export async function createEventQueue({
-  database,
-  engine,
-  clock,
-}: {
-  database: Database;
-  engine: Engine;
-  clock: Clock;
-}): Promise<EventQueue> {
+export async function createEventQueue({ database, clock }: { database: Database; clock: Clock }): Promise<EventQueue> {
   const queue = new QueueStateStore(database.db, database.timeoutMs);
   await queue.ensure();
   const segments = new SegmentStore(database.db);
   const writer = new QueueWriter({ queue, segments, clock });
-  const changes = new PlayerChangeStore(database.db, engine);
-  return { queue, segments, writer, changes, histories: new PlayerHistoryQueue({ changes, writer, clock }) };
+  return { queue, segments, writer, histories: new PlayerHistoryQueue({ writer }) };
 }
 
 export interface CreateEventsOptions {
@@ -69,6 +59,8 @@ export interface CreateEventsOptions {
   dbTimeoutMs: number;
   /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
   directory: PlayerDirectory;
+  /** The players' recorded changes: charts correct for them, the worker settles them. */
+  changes: PlayerChangeStore;
   /** Lease, polling and test hooks of the apply worker. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError" | "onRebuilt">;
 }
@@ -77,7 +69,8 @@ export interface CreateEventsOptions {
 export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
   const { database, clock, retentionDays } = options;
   const { db } = database;
-  const { queue, segments, writer, changes } = options.eventQueue;
+  const { queue, segments, writer } = options.eventQueue;
+  const { changes } = options;
   const eventIds = new EventIdStore(db, options.engine);
   const playerRollups = new PlayerRollupStore(db, options.engine);
   const cohortRollups = new CohortRollupStore(db, options.engine);

@@ -1,4 +1,4 @@
-import type { PlayerChangeStore } from "./player-change-store.js";
+import type { PlayerChangeStore } from "../players/player-change-store.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { QueueWriter } from "./queue-writer.js";
 

@@ -4,7 +4,7 @@ import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
 import { rebuildCohortsIfLegacy } from "./cohort-rebuild.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
-import type { PlayerChangeStore } from "./player-change-store.js";
+import type { PlayerChangeStore } from "../players/player-change-store.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";

@@ -1,14 +1,20 @@
 import type { Logger } from "../log.js";
-import type { PendingWrite } from "./membership-journal-store.js";
 import { MEMBERSHIP_LAYOUT, type MembershipChange } from "./membership-store.js";
 import type { PlayerStores } from "./stores.js";
+
+/** The players whose membership of `tags` a round may have left behind their profiles. */
+export interface RoundMembership {
+  projectId: string;
+  identityKeys: readonly string[];
+  tags: readonly string[];
+}
 
 export interface RepairOptions {
   stores: PlayerStores;
   now: Date;
   /**
-   * Rounds begun less than this long ago may still be running in another
-   * process and are left alone; 0 where one process owns the database.
+   * Changes recorded less than this long ago may still be a round running in
+   * another process and are left alone; 0 where one process owns the database.
    */
   graceMs: number;
   log?: Logger;
@@ -17,8 +23,9 @@ export interface RepairOptions {
 /**
  * Makes tag membership and players_count match the profiles: in full when
  * the stored layout is not the current one (a database from before
- * membership, or another bucket count), else for the rounds the journal
- * holds (a crash between a round's profile write and its membership write).
+ * membership, or another bucket count), else for the tags of every recorded
+ * change still pending (a crash between a round's profile write and its
+ * membership write leaves one), and for the rounds an earlier version journaled.
  */
 export async function repairMembership(options: RepairOptions): Promise<void> {
   const { stores } = options;
@@ -27,27 +34,36 @@ export async function repairMembership(options: RepairOptions): Promise<void> {
     options.log?.info("tag membership rebuilt from profiles");
     return;
   }
-  const pending = await stores.journal.pending(new Date(options.now.getTime() - options.graceMs));
-  for (const write of pending) await completeJournaled(stores, write);
-  if (pending.length > 0) options.log?.info({ rounds: pending.length }, "tag membership repaired after a crash");
+  const before = new Date(options.now.getTime() - options.graceMs);
+  const journaled = await stores.legacyJournal.pending(before);
+  const rounds: RoundMembership[] = [
+    ...(await stores.changes.olderThan(before)).map(({ projectId, change }) => ({
+      projectId,
+      identityKeys: [...change.identityKeys, ...change.folds.map((fold) => fold.from)],
+      tags: change.tags,
+    })),
+    ...journaled,
+  ].filter((round) => round.tags.length > 0);
+  for (const round of rounds) await completeMembership(stores, round);
+  if (journaled.length > 0) await stores.legacyJournal.remove(journaled.map((round) => round.id));
+  if (rounds.length > 0) options.log?.info({ rounds: rounds.length }, "tag membership repaired after a crash");
 }
 
 /**
- * Completes one journaled round: the membership of its players follows their
- * profiles as they are, the counts of its tags are set to the size of their
- * membership, and its journal document goes. Idempotent; the caller keeps
- * other writers of those players and of the project's membership and counts away.
+ * Completes one round's membership: its players' membership of its tags
+ * follows their profiles as they are, and the counts of its tags are set to
+ * the size of their membership. Idempotent; the caller keeps other writers of
+ * those players and of the project's membership and counts away.
  */
-export async function completeJournaled(stores: PlayerStores, write: PendingWrite): Promise<void> {
-  const slots = await stores.profiles.readSlots(write.projectId, write.identityKeys);
-  const changes: MembershipChange[] = write.tags.map((tag) => ({
+export async function completeMembership(stores: PlayerStores, round: RoundMembership): Promise<void> {
+  const slots = await stores.profiles.readSlots(round.projectId, round.identityKeys);
+  const changes: MembershipChange[] = round.tags.map((tag) => ({
     tag,
-    added: write.identityKeys.filter((key) => slots.get(key)?.profile?.tags.includes(tag)),
-    removed: write.identityKeys.filter((key) => !slots.get(key)?.profile?.tags.includes(tag)),
+    added: round.identityKeys.filter((key) => slots.get(key)?.profile?.tags.includes(tag)),
+    removed: round.identityKeys.filter((key) => !slots.get(key)?.profile?.tags.includes(tag)),
   }));
-  await stores.membership.apply(write.projectId, changes);
-  await recount(stores, write.projectId, write.tags);
-  await stores.journal.end(write.id);
+  await stores.membership.apply(round.projectId, changes);
+  await recount(stores, round.projectId, round.tags);
 }
 
 /** Sets players_count of `tags` to the size of their membership. */
@@ -70,7 +86,7 @@ export async function rebuildMembership(stores: PlayerStores): Promise<void> {
     for (const [tag, members] of byTag) await stores.membership.replace(projectId, tag, members);
     await stores.tagStats.setCounts(projectId, new Map(registered.map((t) => [t.id, byTag.get(t.tag)?.length ?? 0])));
   }
-  await stores.journal.endAll();
+  await stores.legacyJournal.remove();
   await stores.membership.saveLayout();
 }
 

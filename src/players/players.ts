@@ -17,6 +17,7 @@ import {
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
 import { Search, type TagRecord } from "./search.js";
+import type { PlayerChangeStore } from "./player-change-store.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagMetadata } from "./tag-store.js";
 import { registryLock } from "./round-locks.js";
@@ -60,7 +61,7 @@ export interface PlayersOptions {
   clock: Clock;
   /** Other processes write the same profiles (MongoDB with several instances). */
   sharedDatabase?: boolean;
-  /** Told of each round's written profiles and folds (updates, verifies), before and after the writes. */
+  /** Told of each round's written profiles and folds (updates, verifies) once they and their membership are written. */
   histories?: WritePathOptions["histories"];
   log?: Logger;
   lockWaitLimitMs?: WritePathOptions["lockWaitLimitMs"];
@@ -83,10 +84,13 @@ export class Players {
   private readonly reads: Search;
   /** players/update calls with a request_id: each answered once, its retries with the same answer. */
   readonly replays: UpdateReplays;
+  /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
+  readonly changes: PlayerChangeStore;
 
   constructor({ stores, clock, ...options }: PlayersOptions) {
     this.stores = stores;
     this.clock = clock;
+    this.changes = stores.changes;
     const registration = new Registration(stores);
     this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);

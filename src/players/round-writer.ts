@@ -1,14 +1,14 @@
 import type { KeyedLock } from "../db/keyed-lock.js";
 import type { Logger } from "../log.js";
 import type { RoundPlan } from "./decide.js";
-import type { PendingWrite } from "./membership-journal-store.js";
 import { movesAnyTag, tagMove, type TagMove } from "./membership.js";
+import type { RoundMembership } from "./membership-repair.js";
 import { MembershipWriter } from "./membership-writer.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 import type { Registration } from "./registration.js";
 import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";
-import { writtenProfiles, type HistoryFollower } from "./written-profiles.js";
+import { playerChange, writtenProfiles, type HistoryFollower, type WrittenProfile } from "./written-profiles.js";
 
 export interface RoundWriterOptions {
   stores: PlayerStores;
@@ -16,7 +16,7 @@ export interface RoundWriterOptions {
   locks: KeyedLock;
   /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
   sharedDatabase?: boolean;
-  /** Told of each round's profiles and folds before they are written and after: event histories follow them. */
+  /** Told of each round's profiles and folds once they and their membership are written: event histories follow them. */
   histories?: HistoryFollower;
   log?: Logger;
 }
@@ -27,10 +27,16 @@ interface PlannedWrite {
   next: SlotContent;
 }
 
+/** What a round recorded before it wrote: its change's id (null: nothing to record) and the membership it moves. */
+interface Begun {
+  recorded: string | null;
+  membership: RoundMembership;
+}
+
 /**
  * The writing half of a players round (WritePath decides, under the players'
- * locks): the round's intent, its profiles up to the commit point, then its
- * membership, counts and event histories.
+ * locks): the round's change record, its profiles up to the commit point,
+ * then its membership and counts, then the resync of its event histories.
  */
 export class RoundWriter {
   private readonly completion: RoundCompletion;
@@ -43,14 +49,15 @@ export class RoundWriter {
   }
 
   /**
-   * Writes a round: its journal entry (when it moves any tag) beside the
-   * device links (before any fold, see foldLateLinks), the tombstones of
-   * folded profiles (each keeping the data its fold merges), then the
-   * profiles; then, side by side, membership and counts and the players'
-   * event histories. Once the profiles are written the round is done: a
-   * failure after that is left to the background completion of its journal
-   * document. Returns the identity keys whose write lost to another process,
-   * or was not made because a profile folded into it changed after it was read here.
+   * Writes a round: its change record (when it moves any cohort or folds)
+   * beside the device links (before any fold, see foldLateLinks), the
+   * tombstones of folded profiles (each keeping the data its fold merges),
+   * then the profiles; then membership and counts, then the players' event
+   * histories' resync (whose apply settles the record, so it is queued only
+   * once membership is written). Once the profiles are written the round is
+   * done: a failure after that is left to the background completion of its
+   * membership. Returns the identity keys whose write lost to another
+   * process, or was not made because a profile folded into it changed after it was read here.
    */
   async write(projectId: string, plan: RoundPlan, now: Date): Promise<{ lost: Set<string> }> {
     const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
@@ -60,7 +67,7 @@ export class RoundWriter {
     }));
     if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
-    const { journal, recorded } = await this.beginRound(projectId, { moves, writes, plan, now });
+    const begun = await this.beginRound(projectId, { moves, writes, plan, now });
     let lost: Set<string>, written: Set<string>;
     try {
       const tombstones = writes.filter((w) => "foldedInto" in w.next);
@@ -73,69 +80,74 @@ export class RoundWriter {
       );
     } catch (error) {
       // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
-      if (journal) void this.completion.start(journal);
+      const resync = writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links);
+      void this.complete(projectId, begun, resync);
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
-    await this.afterCommit(projectId, { moves, writes, written, plan, now, journal, recorded });
+    await this.afterCommit(projectId, { moves, writes, written, plan, now, begun });
     return { lost };
   }
 
   /**
-   * The round's journal document (null when it moves no tag: only then can membership fall behind its profiles),
-   * beside its device links and the record of the histories it may move (charts count them as of now from then
-   * on). A failure after the journal is written starts its completion.
+   * The round's change record (what charts count as of now from then on, and
+   * what a crash's repair completes), beside its device links. A failure
+   * fails the round before any profile is written.
    */
   private async beginRound(projectId: string, round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">) {
     const { moves, writes, plan, now } = round;
-    const { stores, histories } = this.options;
+    const { stores } = this.options;
     const moving = moves.filter(movesAnyTag);
-    const identityKeys = moving.map((move) => move.identityKey);
-    const tags = [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))];
-    const [begun, linked, recording] = await Promise.allSettled([
-      moving.length > 0 ? stores.journal.begin(projectId, identityKeys, tags, now) : null,
+    const membership: RoundMembership = {
+      projectId,
+      identityKeys: moving.map((move) => move.identityKey),
+      tags: [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))],
+    };
+    const change = playerChange(
+      writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links),
+      membership.tags,
+    );
+    const changes = change.identityKeys.length > 0 || change.folds.length > 0;
+    // Side by side, and both settled before a failure is thrown: no write is left running behind it.
+    const [recording, linking] = await Promise.allSettled([
+      changes ? stores.changes.record(projectId, change, now) : null,
       plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
-      histories?.record(projectId, writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links)),
     ]);
-    const journal: PendingWrite | null =
-      begun.status === "fulfilled" && begun.value !== null
-        ? { id: begun.value, projectId, identityKeys, tags, startedAt: now }
-        : null;
-    if (begun.status === "rejected") throw begun.reason;
-    for (const step of [linked, recording]) {
-      if (step.status === "rejected") {
-        if (journal) void this.completion.start(journal);
-        throw step.reason;
-      }
-    }
-    return { journal, recorded: recording.status === "fulfilled" ? (recording.value ?? null) : null };
+    for (const step of [recording, linking]) if (step.status === "rejected") throw step.reason;
+    return { recorded: recording.status === "fulfilled" ? recording.value : null, membership };
   }
 
-  /**
-   * After the commit point: membership and counts (then the journal's end)
-   * beside the event histories' resync, which reads the profiles, not membership.
-   */
+  /** After the commit point: membership and counts, then the event histories' resync. */
   private async afterCommit(projectId: string, round: CommittedRound) {
-    const { moves, writes, written, plan, now, journal, recorded } = round;
-    const { stores, log } = this.options;
+    const { moves, writes, written, plan, now, begun } = round;
+    const resync = writtenProfiles(writes, written, plan.links);
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
-    const membership = (async () => {
+    try {
       await this.membership.write(projectId, writtenMoves, plan.given, now);
       if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writes);
-      if (journal) await stores.journal.end(journal.id);
-    })();
-    const histories = this.options.histories?.queue(projectId, writtenProfiles(writes, written, plan.links), recorded);
-    const [members, events] = await Promise.allSettled([membership, histories]);
-    if (members.status === "rejected") {
-      log?.warn(
-        { projectId, round: journal?.id, error: (members.reason as Error)?.message },
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, error: (error as Error)?.message },
         "players round: profiles written, membership not; completing it in the background",
       );
-      if (journal) void this.completion.start(journal);
+      void this.complete(projectId, begun, resync);
+      return;
     }
-    if (events.status === "rejected") {
-      log?.warn(
-        { projectId, error: (events.reason as Error)?.message },
+    await this.queueResync(projectId, resync, begun.recorded);
+  }
+
+  /** Membership completed in the background, then the resync: a failed round's profiles may be written or not. */
+  private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[]) {
+    return this.completion.start(begun.membership, () => this.queueResync(projectId, resync, begun.recorded));
+  }
+
+  /** A resync that fails is logged: the recorded change stays pending, and the events side's check queues it again. */
+  private async queueResync(projectId: string, resync: readonly WrittenProfile[], recorded: string | null) {
+    try {
+      await this.options.histories?.queue(projectId, resync, recorded);
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, error: (error as Error)?.message },
         "players round: profiles written, their event histories not queued; the recorded change is queued later",
       );
     }
@@ -157,9 +169,7 @@ interface CommittedRound {
   written: ReadonlySet<string>;
   plan: RoundPlan;
   now: Date;
-  journal: PendingWrite | null;
-  /** The record of the event histories the round may move (HistoryFollower.record). */
-  recorded: string | null;
+  begun: Begun;
 }
 
 /** The profile a tombstone's fold writes into. */

@@ -1,9 +1,10 @@
 import type { Db } from "mongodb";
 import { AccountLinkStore } from "./account-link-store.js";
 import { DeviceLinkStore } from "./device-link-store.js";
-import { MembershipJournalStore } from "./membership-journal-store.js";
+import { LegacyJournalStore } from "./legacy-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
+import { PlayerChangeStore } from "./player-change-store.js";
 import type { Engine } from "../db/engine.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
@@ -18,7 +19,8 @@ export interface PlayerStores {
   tags: TagStore;
   tagStats: TagStatsStore;
   membership: MembershipStore;
-  journal: MembershipJournalStore;
+  changes: PlayerChangeStore;
+  legacyJournal: LegacyJournalStore;
   traitKeys: TraitKeyStore;
   counters: RegistryCounterStore;
   devices: DeviceLinkStore;
@@ -34,7 +36,8 @@ export function createPlayerStores(db: Db, engine: Engine): PlayerStores {
     tags: new TagStore(db, engine),
     tagStats: new TagStatsStore(db),
     membership: new MembershipStore(db, engine),
-    journal: new MembershipJournalStore(db),
+    changes: new PlayerChangeStore(db, engine),
+    legacyJournal: new LegacyJournalStore(db),
     traitKeys: new TraitKeyStore(db, engine),
     counters: new RegistryCounterStore(db),
     devices: new DeviceLinkStore(db, engine),

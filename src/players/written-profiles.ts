@@ -1,5 +1,6 @@
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
+import type { PlayerChange } from "./player-change-store.js";
 import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile-store.js";
 
 /** A profile a round wrote; `foldedInto` when it was folded into another (a tombstone now, or a device just linked). */
@@ -11,18 +12,24 @@ export interface WrittenProfile {
 /** How event histories follow the rounds' writes (the events capability). */
 export interface HistoryFollower {
   /**
-   * Before a round writes anything: records what it may change (charts count
-   * it as of now from then on). Answers a handle, null when nothing changes.
-   * A failure fails the round with nothing written.
+   * After a round's profiles and membership are written: queues the move of
+   * the histories of `written`, which settles the change recorded as
+   * `recorded` (PlayerChangeStore) once applied.
    */
-  record(projectId: string, written: readonly WrittenProfile[]): Promise<string | null>;
-  /** After the round's commit point: queues the move of the histories it recorded. */
   queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void>;
 }
 
+/** The change a round records before it writes: `written` as players and folds, and the tags whose membership moves. */
+export function playerChange(written: readonly WrittenProfile[], tags: readonly string[]): PlayerChange {
+  const identityKeys = [...new Set(written.filter((one) => one.foldedInto === null).map((one) => one.identityKey))];
+  const folds = written.flatMap(({ identityKey, foldedInto }) =>
+    foldedInto === null ? [] : [{ from: identityKey, into: foldedInto }],
+  );
+  return { identityKeys, folds, tags: [...tags] };
+}
+
 /**
- * What a round wrote that moves event histories, as the write path's
- * onWritten hook tells it: the profiles whose write held and whose tags or
+ * What a round wrote that moves event histories: the profiles whose write held and whose tags or
  * traits changed (a history follows only those), the folded ones, and each
  * device newly linked (folded into its player, whether or not it had a profile of its own).
  */

@@ -48,7 +48,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
   const engine = engineOf(database, config.ownerMemoryMb * 2 ** 20);
   // Events read the players (their directory), and the players' writes queue history moves: the queue comes first.
-  const eventQueue = await createEventQueue({ database, engine, clock });
+  const eventQueue = await createEventQueue({ database, clock });
   const players = await createPlayers({ database, engine, clock, log, histories: eventQueue.histories });
   const events = await createEvents({
     database,
@@ -60,6 +60,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     maxLagSeconds: config.eventMaxLagSeconds,
     dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayerDirectoryOverPlayers(players),
+    changes: players.changes,
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),
       onRebuilt: () => log.info("event cohort counts rebuilt in the current layout from the players' histories"),

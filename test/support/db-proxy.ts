@@ -84,6 +84,16 @@ export class DbProxy {
     this.server = server;
   }
 
+  /** Cuts as the first command of `client` matching `matches` starts: that command fails. */
+  cutAt(client: MongoClient, matches: (event: CommandStartedEvent) => boolean): void {
+    const onStarted = (event: CommandStartedEvent) => {
+      if (!matches(event)) return;
+      client.off("commandStarted", onStarted);
+      this.cut();
+    };
+    client.on("commandStarted", onStarted);
+  }
+
   /** Cuts as soon as the first command of `client` matching `matches` has succeeded, before `client` sees its reply. */
   cutAfter(client: MongoClient, matches: (event: CommandStartedEvent) => boolean): void {
     let requestId: number | undefined;

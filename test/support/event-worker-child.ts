@@ -41,18 +41,18 @@ CohortRollupStore.prototype.absorb = async function (this: CohortRollupStore, se
 const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
 // The worker's process owns what it remembers: a budget like the service's.
 const engine = engineOf(database, 256 * 2 ** 20);
+const players = new Players({ stores: createPlayerStores(database.db, engineOf(database, 0)), clock: systemClock });
 const { worker } = await createEvents({
   database,
   engine,
   clock: systemClock,
-  eventQueue: await createEventQueue({ database, engine, clock: systemClock }),
+  eventQueue: await createEventQueue({ database, clock: systemClock }),
   retentionDays: 400,
   nameLimit: 1000,
   maxLagSeconds: 300,
   dbTimeoutMs: 2000,
-  directory: new PlayerDirectoryOverPlayers(
-    new Players({ stores: createPlayerStores(database.db, engineOf(database, 0)), clock: systemClock }),
-  ),
+  directory: new PlayerDirectoryOverPlayers(players),
+  changes: players.changes,
   worker: {
     // Short, so a restarted worker takes over from the killed one quickly.
     leaseMs: 500,

@@ -4,13 +4,18 @@ import type { Db } from "mongodb";
 import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 
-/** What a players round changes in event histories: players whose cohorts moved, and folds. */
+/**
+ * What a players round changes, recorded before it writes: the players whose
+ * cohorts (tags or traits) move, the folds it makes, and the tags whose
+ * membership it moves (their players are `identityKeys` and the folds' sources).
+ */
 export interface PlayerChange {
   identityKeys: string[];
   folds: { from: string; into: string }[];
+  tags: string[];
 }
 
-/** A change recorded before its round's profile writes, until a resync planned after them is applied. */
+/** A change recorded before its round's profile writes, until the resync queued after them is applied. */
 export interface PendingChange extends PlayerChange {
   id: string;
   at: Date;
@@ -20,6 +25,8 @@ interface StoredChange {
   k: string[];
   /** Objects, not pairs: FerretDB stores no nested arrays. */
   f: { from: string; into: string }[];
+  /** Absent on changes recorded before membership followed them (no tag to repair). */
+  t?: string[];
   at: Date;
 }
 
@@ -31,10 +38,14 @@ interface ChangesDoc {
 
 /**
  * The event_player_changes collection: one document per project (`_id` the
- * project) listing the player changes whose history move the apply worker has
- * not yet made. Every chart reads it (one point read) and corrects what the
- * rollups say for these players (as-of-now.ts); the worker settles a change
- * once the resync carrying it is applied.
+ * project) listing the player changes whose rounds may not be complete yet.
+ * A round records its change before it writes a profile, writes its tag
+ * membership, then queues the resync that moves the players' event
+ * histories; the apply worker settles the change once that resync is applied.
+ * So a change still listed is what a crash can have left half done: the
+ * membership repair re-derives its tags from the profiles, the events side's
+ * change repair queues its resync again, and every chart meanwhile counts its
+ * players as of now (src/events/as-of-now.ts).
  */
 export class PlayerChangeStore {
   private readonly docs;
@@ -60,6 +71,7 @@ export class PlayerChangeStore {
     const stored: StoredChange = {
       k: change.identityKeys,
       f: change.folds.map(({ from, into }) => ({ from, into })),
+      t: change.tags,
       at,
     };
     await this.serialised(projectId, () =>
@@ -74,7 +86,7 @@ export class PlayerChangeStore {
     return doc ? changesOf(doc) : [];
   }
 
-  /** The change's history move is applied: readers need not correct for it any more. */
+  /** The change's history move is applied (and its membership written before it was queued): nothing is left of it. */
   async settle(projectId: string, id: string): Promise<void> {
     await this.serialised(projectId, () =>
       this.docs.updateOne({ _id: projectId }, { $unset: { [`changes.${id}`]: "" } }),
@@ -102,10 +114,11 @@ export class PlayerChangeStore {
 }
 
 function changesOf(doc: ChangesDoc): PendingChange[] {
-  return Object.entries(doc.changes ?? {}).map(([id, { k, f, at }]) => ({
+  return Object.entries(doc.changes ?? {}).map(([id, { k, f, t, at }]) => ({
     id,
     identityKeys: k,
     folds: f.map(({ from, into }) => ({ from, into })),
+    tags: t ?? [],
     at,
   }));
 }
