@@ -9,7 +9,7 @@ import {
 } from "../src/db/batched-write.js";
 import { projectScopedId } from "../src/db/ids.js";
 import { WriteRefusedError } from "../src/errors.js";
-import { bucketOf, MembershipStore } from "../src/players/membership-store.js";
+import { MembershipStore } from "../src/players/membership-store.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -111,10 +111,11 @@ describe("multi-statement writes side by side stay within the statements measure
 describe("a statement the database refuses", () => {
   it("fails the write with a WriteRefusedError keeping what the database answered", async () => {
     const members = new MembershipStore(svc.database.db, engineOf(svc.database, 0));
-    const bucket = svc.database.db.collection<{ _id: string; members: string; version: unknown }>("player_tag_members");
-    // A bucket whose version is not a number: the write's $inc on it is refused statement by statement.
-    await bucket.insertOne({ _id: projectScopedId("refused", `t/${bucketOf("k")}`), members: "[]", version: "x" });
-    const write = members.apply("refused", [{ tag: "t", added: ["k"], removed: [] }]);
+    const docs = svc.database.db.collection<{ _id: string; counts: unknown }>("player_tag_members");
+    // Counts that are not numbers: the write's $inc on them is refused, statement by statement (the bucket's holds).
+    await docs.insertOne({ _id: projectScopedId("refused", "_counts"), counts: { t1: "x" } });
+    const counts = { deltas: new Map([[1, 1]]), given: [], now: new Date(0) };
+    const write = members.apply("refused", [{ tag: "t", added: ["k"], removed: [] }], counts);
     const error: unknown = await write.then(
       () => undefined,
       (e: unknown) => e,

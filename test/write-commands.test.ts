@@ -4,6 +4,7 @@ import { needsOwner } from "../src/db/engine.js";
 import { commandsOf } from "./support/commands.js";
 import { waitFor } from "./support/events.js";
 import { createLaunchFixture } from "./support/launch.js";
+import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 /** `direct` watches the apply cursor around the service, so waiting for it sends no command of the service's. */
@@ -24,10 +25,10 @@ afterAll(async () => {
 const BUDGETS = {
   // The owner keeps profiles, links, whole projects of histories and membership in memory; it writes 25 a command.
   embedded: {
-    newPlayers: 8,
-    existingPlayers: 6,
-    oneTag: 5,
-    tagListing: 3,
+    newPlayers: 6,
+    existingPlayers: 5,
+    oneTag: 3,
+    tagListing: 2,
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,
     tenCallsOfHundredEvents: 100,
@@ -36,9 +37,9 @@ const BUDGETS = {
   },
   // Nothing kept (other instances write), `$in` reads and writes of natural size.
   mongodb: {
-    newPlayers: 10,
+    newPlayers: 9,
     existingPlayers: 6,
-    oneTag: 10,
+    oneTag: 9,
     tagListing: 3,
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,
@@ -49,11 +50,13 @@ const BUDGETS = {
 };
 
 /**
- * Until the apply worker has applied every queued segment (events, and the resyncs player writes queue), and written
- * the history changes the owner keeps in memory a while.
+ * Until the owner has written the membership it keeps in memory and its rounds' resyncs are applied, and the apply
+ * worker has applied every queued segment (events, and the resyncs player writes queue) and written the history
+ * changes the owner keeps in memory a while.
  */
-const applied = () =>
-  waitFor(
+const applied = async () => {
+  await ownerRoundsDone(svc);
+  await waitFor(
     () =>
       direct
         .db(svc.config.dbName)
@@ -66,6 +69,7 @@ const applied = () =>
       return cursor?.applied === reserved && (cursor.written ?? cursor.applied) === reserved;
     },
   );
+};
 
 describe("database commands of writes", () => {
   it("players/update, tag listing, events through apply and a repeat verify stay within their budgets", async () => {

@@ -16,6 +16,11 @@ export class OwnerMemory {
     return true;
   }
 
+  /** Takes `bytes` (or gives back, when negative) whatever the budget: what must stay until it is written. */
+  charge(bytes: number): void {
+    this.used = Math.max(0, this.used + bytes);
+  }
+
   give(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
   }

@@ -37,7 +37,7 @@ export async function createPlayers({
   log?: Logger;
   histories?: PlayersOptions["histories"];
 }): Promise<Players> {
-  const stores = createPlayerStores(database.db, engine);
+  const stores = createPlayerStores(database.db, engine, log);
   await createPlayerIndexes(stores);
   // The sole writer has no other instance mid-write: what the repairs find is no one's work in progress.
   await repairMembership({ stores, now: clock.now(), graceMs: engine.soleWriter ? 0 : REPAIR_GRACE_MS, log });

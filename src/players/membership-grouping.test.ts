@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { membersByProject } from "./membership-repair.js";
-import { bucketOf, byBucket, MEMBERSHIP_BUCKETS } from "./membership-store.js";
+import { bucketOf, byBucket, MEMBERSHIP_BUCKETS } from "./membership-buckets.js";
 
 // 200,000 members of one tag: copying the group on every push (quadratic) would not finish within the test's time.
 const MEMBERS = 200_000;

@@ -30,4 +30,16 @@ describe("MembershipMemory", () => {
     memory.forgetAll();
     expect(budget.usedBytes).toBe(0);
   });
+
+  it("keeps a change made before it is written: a bucket it holds whatever the budget, a new one only if it fits", () => {
+    const budget = new OwnerMemory(300);
+    const memory = new MembershipMemory(budget);
+    expect(memory.change("p1/vip/0", { version: 1, members: ["u:a"] })).toBe(true);
+    // Grown past the budget: it must stay until it is written.
+    expect(memory.change("p1/vip/0", { version: 2, members: ["u:a", "u:b", "u:c"] })).toBe(true);
+    expect(memory.get("p1/vip/0")).toMatchObject({ version: 2, members: ["u:a", "u:b", "u:c"] });
+    expect(budget.usedBytes).toBeGreaterThan(300);
+    expect(memory.change("p1/vip/1", { version: 1, members: ["u:d"] })).toBe(false);
+    expect(memory.get("p1/vip/1")).toBeUndefined();
+  });
 });

@@ -45,6 +45,7 @@ export async function repairMembership(options: RepairOptions): Promise<void> {
     ...journaled,
   ].filter((round) => round.tags.length > 0);
   for (const round of rounds) await completeMembership(stores, round);
+  await stores.membership.writeBehindNow();
   if (journaled.length > 0) await stores.legacyJournal.remove(journaled.map((round) => round.id));
   if (rounds.length > 0) options.log?.info({ rounds: rounds.length }, "tag membership repaired after a crash");
 }
@@ -74,18 +75,26 @@ async function recount(stores: PlayerStores, projectId: string, tags: readonly s
     ids.map(([tag]) => tag),
   );
   const sizes = ids.map(([, id], i) => [id, buckets[i].reduce((n, members) => n + members.length, 0)] as const);
-  await stores.tagStats.setCounts(projectId, new Map(sizes));
+  await stores.membership.setCounts(projectId, new Map(sizes));
 }
 
-/** Re-derives every membership and count from the profiles, in one pass over them. */
+/**
+ * Re-derives every membership and count from the profiles, in one pass over
+ * them; the last-given times an earlier layout kept apart are carried over.
+ */
 export async function rebuildMembership(stores: PlayerStores): Promise<void> {
   const projects = await membersByProject(stores.profiles.allTags());
-  await stores.membership.dropAll();
-  for (const [projectId, byTag] of projects) {
+  const lastGiven = await stores.legacyTagStats.lastGiven();
+  await stores.membership.dropBuckets();
+  for (const projectId of new Set([...projects.keys(), ...lastGiven.keys()])) {
+    const byTag = projects.get(projectId) ?? new Map<string, string[]>();
     const registered = await stores.tags.listAll(projectId);
     for (const [tag, members] of byTag) await stores.membership.replace(projectId, tag, members);
-    await stores.tagStats.setCounts(projectId, new Map(registered.map((t) => [t.id, byTag.get(t.tag)?.length ?? 0])));
+    const counts = new Map(registered.map((t) => [t.id, byTag.get(t.tag)?.length ?? 0]));
+    await stores.membership.setCounts(projectId, counts, lastGiven.get(projectId));
   }
+  await stores.membership.writeBehindNow();
+  await stores.legacyTagStats.drop();
   await stores.legacyJournal.remove();
   await stores.membership.saveLayout();
 }

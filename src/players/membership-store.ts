@@ -1,77 +1,74 @@
+import type { AnyBulkWriteOperation, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
-import type { Db } from "mongodb";
 import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
-import { projectScopedId } from "../db/ids.js";
 import { ContentionError } from "../errors.js";
+import type { Logger } from "../log.js";
 import { sortKeys } from "./key-order.js";
-import { MembershipMemory, type MemberBucket } from "./membership-memory.js";
+import { bucketId, byBucket, byDocument, MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-buckets.js";
+import {
+  bucketStatement,
+  countsStatement,
+  parseMembers,
+  parseStats,
+  statsId,
+  statsStatement,
+  type BucketDoc,
+  type CountChange,
+  type MembersDoc,
+  type StatsDoc,
+} from "./membership-documents.js";
+import { MembershipMemory, type MemberBucket, type TagStats } from "./membership-memory.js";
+import { MembershipWriteBehind } from "./membership-write-behind.js";
 
-/**
- * Members of a tag are spread over this many bucket documents by a hash of
- * their identity key, so that no document grows with the whole tag and a
- * search reads a fixed number of documents per tag.
- */
-export const MEMBERSHIP_BUCKETS = 8;
+export { MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-buckets.js";
+export type { CountChange } from "./membership-documents.js";
+export type { TagStats } from "./membership-memory.js";
+
 /** The stored layout; the repair pass rebuilds every bucket when the database holds another. */
-export const MEMBERSHIP_LAYOUT = `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string`;
+export const MEMBERSHIP_LAYOUT = `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string; counts beside them`;
 /** Times a write re-reads a bucket another instance wrote meanwhile before it gives up. */
 const WRITE_ATTEMPTS = 10;
-
-/**
- * `members` is a JSON array of identity keys in compareKeys order, one string
- * value: FerretDB decodes a 1,250-key array in ~14 ms and the same keys as one
- * string in ~2 ms (measured at 100,000 profiles). `version` guards the
- * read-modify-write where several instances write (MongoDB).
- */
-interface MembershipDoc {
-  _id: string;
-  project_id: string;
-  tag: string;
-  bucket: number;
-  version: number;
-  members: string;
-}
 
 interface LayoutDoc {
   _id: string;
   layout: string;
 }
 
-/** Players who gained and lost one tag. */
-export interface MembershipChange {
-  tag: string;
-  added: readonly string[];
-  removed: readonly string[];
-}
-
-/** What one write does to one bucket document. */
-interface BucketChange {
-  tag: string;
-  bucket: number;
-  added: Set<string>;
-  removed: Set<string>;
+/** A bucket write: its statement, and the bucket as the database holds it once acknowledged. */
+interface BucketWrite {
+  _id: string;
+  operation: AnyBulkWriteOperation<MembersDoc>;
+  written: MemberBucket;
 }
 
 /**
  * The player_tag_members collection: per project and tag, the identity keys
  * carrying the tag, in MEMBERSHIP_BUCKETS documents addressed by `_id`
- * `<project>/<tag>/<bucket>`. A write reads each bucket it changes and writes
- * the bucket's new set back: adding a member twice or removing it twice
- * leaves the same set, so writing the same change twice is harmless.
+ * `<project>/<tag>/<bucket>`, and per project one document of its tags'
+ * players_count and last-given times, so a round's membership and counts are
+ * one command. A write reads each bucket it changes and writes the bucket's
+ * new set back: adding a member twice or removing it twice leaves the same
+ * set, so writing the same change twice is harmless. The owner of an embedded
+ * database changes its memory and writes behind (MembershipWriteBehind).
  */
 export class MembershipStore {
   private readonly members;
   private readonly layout;
   private readonly memory: MembershipMemory | null;
+  private readonly behind: MembershipWriteBehind | null;
 
   constructor(
     db: Db,
     private readonly engine: Engine,
+    log?: Logger,
   ) {
-    this.members = db.collection<MembershipDoc>("player_tag_members");
+    this.members = db.collection<MembersDoc>("player_tag_members");
     this.layout = db.collection<LayoutDoc>("player_tag_members_layout");
     this.memory = engine.ownerMemory && new MembershipMemory(engine.ownerMemory);
+    this.behind =
+      this.memory &&
+      new MembershipWriteBehind({ write: (projectId, ids, stats) => this.writeRemembered(projectId, ids, stats), log });
   }
 
   /** The bucket documents a change writes: the caller serialises writes to each (FerretDB loses concurrent ones). */
@@ -80,40 +77,44 @@ export class MembershipStore {
   }
 
   /**
-   * Applies `changes`, a key in both `added` and `removed` of one tag ending
-   * removed. Each bucket is read and written back if its set moved; on
-   * MongoDB the write holds only if the bucket is still at the version read,
-   * and a bucket another instance wrote meanwhile is read again.
+   * Applies `changes` (a key in both `added` and `removed` of one tag ends
+   * removed) and `counts`. Each bucket is read and written back if its set
+   * moved, in one command with the counts; on MongoDB the write holds only if
+   * the bucket is still at the version read, and a bucket another instance
+   * wrote meanwhile is read again. The owner changes its memory instead, and
+   * writes through only the buckets its budget cannot hold.
    */
-  async apply(projectId: string, changes: readonly MembershipChange[]): Promise<void> {
+  async apply(projectId: string, changes: readonly MembershipChange[], counts?: CountChange): Promise<void> {
     let pending = byDocument(projectId, changes);
-    for (let attempt = 1; pending.size > 0; attempt++) {
+    let countsLeft = counts && (counts.deltas.size > 0 || counts.given.length > 0) ? counts : undefined;
+    if (countsLeft && this.behind) {
+      await this.changeCounts(projectId, countsLeft);
+      countsLeft = undefined;
+    }
+    for (let attempt = 1; pending.size > 0 || countsLeft; attempt++) {
       if (attempt > WRITE_ATTEMPTS) throw new ContentionError("tag membership: buckets kept changing under the write");
       const ids = [...pending.keys()];
       const buckets = await this.readBuckets(ids);
-      const writes = ids.flatMap((_id, i) => {
-        const { tag, bucket, added, removed } = pending.get(_id)!;
+      const writes = ids.flatMap((_id, i): BucketWrite[] => {
+        const { added, removed } = pending.get(_id)!;
         const before = buckets[i].members;
         const after = new Set(before);
         for (const key of added) after.add(key);
         for (const key of removed) after.delete(key);
         if (after.size === before.length && before.every((key) => after.has(key))) return [];
         const { version } = buckets[i];
-        const filter = this.engine.isolatesUpdates ? { _id, version } : { _id };
         const members = sortKeys([...after]);
-        const update = {
-          $set: { project_id: projectId, tag, bucket, members: JSON.stringify(members) },
-          $inc: { version: 1 },
-        };
-        return [{ _id, filter, update, written: { version: version + 1, members } }];
+        const written = { version: version + 1, members };
+        if (this.memory?.change(_id, written)) {
+          this.behind!.changed(projectId, [_id], false);
+          return [];
+        }
+        const guard = this.engine.isolatesUpdates ? version : undefined;
+        return [{ _id, operation: bucketStatement(projectId, _id, written, guard), written }];
       });
-      const failures = await this.write(writes);
-      throwIfRefused(
-        "membership write",
-        failures.filter((failure) => !isDuplicateKeyCode(failure.code)),
-      );
       // A guard that no longer matched made its upsert a duplicate key: that bucket is read and written again.
-      const lost = new Set(failures.map((failure) => writes[failure.index]._id));
+      const lost = new Set(await this.write(projectId, writes, countsLeft));
+      countsLeft = undefined;
       pending = new Map([...pending].filter(([_id]) => lost.has(_id)));
     }
   }
@@ -129,12 +130,90 @@ export class MembershipStore {
     );
   }
 
+  /** The project's players_count and last-given time per tag id (the owner's from memory once read). */
+  async readStats(projectId: string): Promise<TagStats> {
+    const known = this.memory?.statsOf(projectId);
+    if (known) return known;
+    const epoch = this.memory?.epoch ?? 0;
+    const stats = parseStats((await this.members.findOne({ _id: statsId(projectId) })) as StatsDoc | null);
+    this.memory?.readStats(epoch, projectId, stats);
+    return stats;
+  }
+
+  /** Sets the counts of `counts`' tags, and the last-given times of `seen`'s (the repair pass). */
+  async setCounts(
+    projectId: string,
+    counts: ReadonlyMap<number, number>,
+    seen: ReadonlyMap<number, Date> = new Map(),
+  ): Promise<void> {
+    if (counts.size === 0 && seen.size === 0) return;
+    if (this.behind) {
+      const now = await this.readStats(projectId);
+      const stats = { counts: new Map([...now.counts, ...counts]), seen: new Map([...now.seen, ...seen]) };
+      this.memory!.changeStats(projectId, stats);
+      this.behind.changed(projectId, [], true);
+      return;
+    }
+    throwIfRefused(
+      "membership write",
+      await this.engine.writeAll(this.members, [
+        statsStatement(projectId, { counts: new Map(counts), seen: new Map(seen) }),
+      ]),
+    );
+  }
+
+  /** Whether changes are made in the owner's memory and written behind (`written` tells when they are in the database). */
+  get writesBehind(): boolean {
+    return this.behind !== null;
+  }
+
+  /** Resolves once every change of the project made before the call is in the database (at once unless written behind). */
+  written(projectId: string): Promise<void> {
+    return this.behind?.written(projectId) ?? Promise.resolve();
+  }
+
+  /** Writes every change kept in memory now (a clean stop, the end of a repair). */
+  async writeBehindNow(): Promise<void> {
+    await this.behind?.writeAll();
+  }
+
+  /** Unwritten documents kept in memory (a metric). */
+  get waitingWrites(): number {
+    return this.behind?.waiting ?? 0;
+  }
+
+  /** The owner's counts changed in memory (read once first), to be written behind. */
+  private async changeCounts(projectId: string, { deltas, given, now }: CountChange): Promise<void> {
+    const stats = await this.readStats(projectId);
+    const counts = new Map(stats.counts);
+    for (const [id, delta] of deltas) counts.set(id, (counts.get(id) ?? 0) + delta);
+    const seen = new Map(stats.seen);
+    for (const id of given) {
+      const last = seen.get(id);
+      if (!last || last < now) seen.set(id, now);
+    }
+    this.memory!.changeStats(projectId, { counts, seen });
+    this.behind!.changed(projectId, [], true);
+  }
+
+  /** The owner's buckets and counts of a project as its memory holds them, written in one go (write-behind). */
+  private async writeRemembered(projectId: string, ids: readonly string[], stats: boolean): Promise<void> {
+    const memory = this.memory!;
+    const operations = ids.flatMap((_id) => {
+      const bucket = memory.get(_id);
+      return bucket ? [bucketStatement(projectId, _id, bucket)] : [];
+    });
+    const counts = stats ? memory.statsOf(projectId) : undefined;
+    if (counts) operations.push(statsStatement(projectId, counts));
+    throwIfRefused("membership write", await this.engine.writeAll(this.members, operations));
+  }
+
   /** Buckets by `_id`: from the owner's memory, the rest read side by side (an absent one is empty, at version 0). */
   private async readBuckets(ids: readonly string[]): Promise<MemberBucket[]> {
     const known = ids.map((id) => this.memory?.get(id));
     const missing = ids.filter((_, i) => known[i] === undefined);
     const epoch = this.memory?.epoch ?? 0;
-    const docs = await this.engine.readByIds(this.members, missing);
+    const docs = (await this.engine.readByIds(this.members, missing)) as (BucketDoc | null)[];
     let next = 0;
     return known.map((bucket, i) => {
       if (bucket) return bucket;
@@ -145,22 +224,32 @@ export class MembershipStore {
     });
   }
 
-  /** The bucket writes, each remembered as written once acknowledged; the failed ones answered by index. */
-  private async write(writes: readonly { _id: string; filter: object; update: object; written: MemberBucket }[]) {
+  /**
+   * The bucket writes and the counts' change in one write; each bucket is
+   * remembered as written once acknowledged. Answers the buckets whose guard
+   * lost (duplicate key); any other refusal is thrown.
+   */
+  private async write(projectId: string, writes: readonly BucketWrite[], counts?: CountChange): Promise<string[]> {
+    // The counts first: FerretDB 1.24 reports any refused statement of an update command at index 0 (measured).
+    const counted = counts ? [countsStatement(projectId, counts)] : [];
+    const operations = [...counted, ...writes.map((write) => write.operation)];
     let failures: Awaited<ReturnType<Engine["writeAll"]>>;
     try {
-      failures = await this.engine.writeAll(
-        this.members,
-        writes.map(({ filter, update }) => ({ updateOne: { filter, update, upsert: true } })),
-      );
+      failures = await this.engine.writeAll(this.members, operations);
     } catch (error) {
       this.memory?.forget(writes.map(({ _id }) => _id));
       throw error;
     }
-    const failed = new Set(failures.map((failure) => writes[failure.index]._id));
-    if (failed.size > 0) this.memory?.forget(failed);
+    const failedIds = (failure: { index: number }) =>
+      failure.index >= counted.length ? writes[failure.index - counted.length]._id : null;
+    const failed = new Set(failures.map(failedIds));
+    if (failed.size > 0) this.memory?.forget(writes.filter((w) => failed.has(w._id)).map((w) => w._id));
     for (const { _id, written } of writes) if (!failed.has(_id)) this.memory?.written(_id, written);
-    return failures;
+    throwIfRefused(
+      "membership write",
+      failures.filter((failure) => failedIds(failure) === null || !isDuplicateKeyCode(failure.code)),
+    );
+    return failures.flatMap((failure) => failedIds(failure) ?? []);
   }
 
   /** Replaces the whole membership of `tag` (the repair pass); versions move on, so no earlier read's guard holds. */
@@ -186,9 +275,10 @@ export class MembershipStore {
     }
   }
 
-  async dropAll(): Promise<void> {
+  /** Removes every bucket (the counts stay: the rebuild sets them, and keeps when each tag was last given). */
+  async dropBuckets(): Promise<void> {
     try {
-      await this.members.deleteMany({});
+      await this.members.deleteMany({ tag: { $exists: true } });
     } finally {
       this.memory?.forgetAll();
     }
@@ -201,47 +291,4 @@ export class MembershipStore {
   async saveLayout(): Promise<void> {
     await this.layout.updateOne({ _id: "layout" }, { $set: { layout: MEMBERSHIP_LAYOUT } }, { upsert: true });
   }
-}
-
-const bucketId = (projectId: string, tag: string, bucket: number) => projectScopedId(projectId, `${tag}/${bucket}`);
-
-const parseMembers = (members: string | undefined): string[] => (members ? (JSON.parse(members) as string[]) : []);
-
-/** `changes` per bucket document they touch, by `_id`. */
-function byDocument(projectId: string, changes: readonly MembershipChange[]): Map<string, BucketChange> {
-  const documents = new Map<string, BucketChange>();
-  const of = (tag: string, key: string) => {
-    const bucket = bucketOf(key);
-    const _id = bucketId(projectId, tag, bucket);
-    let change = documents.get(_id);
-    if (!change) documents.set(_id, (change = { tag, bucket, added: new Set(), removed: new Set() }));
-    return change;
-  };
-  for (const { tag, added, removed } of changes) {
-    for (const key of added) of(tag, key).added.add(key);
-    for (const key of removed) of(tag, key).removed.add(key);
-  }
-  return documents;
-}
-
-/** FNV-1a of the identity key, modulo the bucket count: stable across processes and versions. */
-export function bucketOf(identityKey: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < identityKey.length; i++) {
-    hash ^= identityKey.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
-  }
-  return (hash >>> 0) % MEMBERSHIP_BUCKETS;
-}
-
-/** `keys` grouped by their bucket, each group in the order of `keys`. */
-export function byBucket(keys: readonly string[]): Map<number, string[]> {
-  const buckets = new Map<number, string[]>();
-  for (const key of keys) {
-    const bucket = bucketOf(key);
-    const members = buckets.get(bucket);
-    if (members) members.push(key);
-    else buckets.set(bucket, [key]);
-  }
-  return buckets;
 }

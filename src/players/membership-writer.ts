@@ -15,7 +15,10 @@ export interface MembershipWriterOptions {
 export class MembershipWriter {
   constructor(private readonly options: MembershipWriterOptions) {}
 
-  /** Membership and the tag counts of `moves`, and the last-given time of the `given` tags. */
+  /**
+   * Membership and the tag counts of `moves`, and the last-given time of the
+   * `given` tags, in one write (the owner: in its memory, written behind).
+   */
   async write(projectId: string, moves: readonly TagMove[], given: ReadonlySet<string>, now: Date): Promise<void> {
     const { stores, locks, registration } = this.options;
     const changes = membershipChanges(moves);
@@ -24,12 +27,9 @@ export class MembershipWriter {
     const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
     const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
     const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
-    // Side by side (other collections); under both locks together, so a completion's recount never falls between.
+    // Under both locks together, so a completion's recount never falls between.
     await locks.run([...docLocks, statsLock(projectId)], () =>
-      settleAll([
-        stores.membership.apply(projectId, changes),
-        stores.tagStats.change(projectId, idDeltas, byId(given), now),
-      ]),
+      stores.membership.apply(projectId, changes, { deltas: idDeltas, given: byId(given), now }),
     );
   }
 
@@ -72,10 +72,4 @@ export class MembershipWriter {
     const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
     await locks.run(docLocks, () => stores.membership.apply(projectId, changes));
   }
-}
-
-/** Waits for every promise to settle, then throws the first failure: no write is left running behind an error. */
-async function settleAll(promises: readonly Promise<unknown>[]): Promise<void> {
-  const failed = (await Promise.allSettled(promises)).find((result) => result.status === "rejected");
-  if (failed) throw failed.reason;
 }

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { fail, ok, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
@@ -87,8 +88,11 @@ export class Players {
   /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
   readonly changes: PlayerChangeStore;
 
+  private readonly log: Logger | undefined;
+
   constructor({ stores, clock, ...options }: PlayersOptions) {
     this.stores = stores;
+    this.log = options.log;
     this.clock = clock;
     this.changes = stores.changes;
     const registration = new Registration(stores);
@@ -164,6 +168,25 @@ export class Players {
       key = slot.foldedInto;
     }
     return null;
+  }
+
+  /**
+   * A clean stop, once no call is left: membership kept in memory is written,
+   * then the resyncs that waited for it are queued, and the changes the
+   * owner settled are removed (a crash instead leaves their recorded changes
+   * to the repairs). Waits at most `graceMs` for the resyncs.
+   */
+  async stop(graceMs: number): Promise<void> {
+    const warn = (what: string) => (error: unknown) =>
+      this.log?.warn({ error: (error as Error)?.message }, `players: ${what} not written at stop`);
+    await this.stores.membership.writeBehindNow().catch(warn("membership kept in memory"));
+    await Promise.race([this.writes.settled(), delay(graceMs, undefined, { ref: false })]);
+    await this.stores.changes.writeSettled().catch(warn("settled changes"));
+  }
+
+  /** Membership and count documents changed in the owner's memory, not yet written (a metric). */
+  get unwrittenMembership(): number {
+    return this.stores.membership.waitingWrites;
   }
 
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */

@@ -41,6 +41,8 @@ interface Begun {
 export class RoundWriter {
   private readonly completion: RoundCompletion;
   private readonly membership: MembershipWriter;
+  /** Resyncs waiting for their membership to be written behind (the owner), and completions running. */
+  private readonly background = new Set<Promise<void>>();
 
   constructor(private readonly options: RoundWriterOptions) {
     const { stores, locks, log, registration } = options;
@@ -81,7 +83,7 @@ export class RoundWriter {
     } catch (error) {
       // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
       const resync = writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links);
-      void this.complete(projectId, begun, resync);
+      this.track(this.complete(projectId, begun, resync));
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
@@ -117,7 +119,11 @@ export class RoundWriter {
     return { recorded: recording.status === "fulfilled" ? recording.value : null, membership };
   }
 
-  /** After the commit point: membership and counts, then the event histories' resync. */
+  /**
+   * After the commit point: membership and counts, then the event histories'
+   * resync; where membership is written behind (the owner), the call does not
+   * wait for the resync, which waits for the membership.
+   */
   private async afterCommit(projectId: string, round: CommittedRound) {
     const { moves, writes, written, plan, now, begun } = round;
     const resync = writtenProfiles(writes, written, plan.links);
@@ -130,10 +136,23 @@ export class RoundWriter {
         { projectId, error: (error as Error)?.message },
         "players round: profiles written, membership not; completing it in the background",
       );
-      void this.complete(projectId, begun, resync);
+      this.track(this.complete(projectId, begun, resync));
       return;
     }
-    await this.queueResync(projectId, resync, begun.recorded);
+    const queued = this.track(this.queueResync(projectId, resync, begun.recorded));
+    if (!this.options.stores.membership.writesBehind) await queued;
+  }
+
+  /** Waits for what runs behind the rounds: resyncs waiting for their membership, and completions (a clean stop). */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.all(this.background);
+  }
+
+  private track(work: Promise<void>): Promise<void> {
+    this.background.add(work);
+    const done = () => void this.background.delete(work);
+    work.then(done, done);
+    return work;
   }
 
   /** Membership completed in the background, then the resync: a failed round's profiles may be written or not. */
@@ -141,9 +160,13 @@ export class RoundWriter {
     return this.completion.start(begun.membership, () => this.queueResync(projectId, resync, begun.recorded));
   }
 
-  /** A resync that fails is logged: the recorded change stays pending, and the events side's check queues it again. */
+  /**
+   * The resync, once the round's membership is in the database (its apply settles the change record). A failure is
+   * logged: the recorded change stays pending, and the events side's check queues it again.
+   */
   private async queueResync(projectId: string, resync: readonly WrittenProfile[], recorded: string | null) {
     try {
+      await this.options.stores.membership.written(projectId);
       await this.options.histories?.queue(projectId, resync, recorded);
     } catch (error) {
       this.options.log?.warn(

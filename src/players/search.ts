@@ -2,7 +2,7 @@ import { mergeKeys, sortKeys } from "./key-order.js";
 import type { TraitValue } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
-import type { TagStats } from "./tag-stats-store.js";
+import type { TagStats } from "./membership-store.js";
 import type { RegisteredTag } from "./tag-store.js";
 
 /** A tag as listed: its registry record with its players_count. */
@@ -156,7 +156,7 @@ export class Search {
     const [listed, registered, stats] = await Promise.all([
       this.stores.tags.listed(projectId),
       this.stores.counters.read(projectId),
-      this.stores.tagStats.read(projectId),
+      this.stores.membership.readStats(projectId),
     ]);
     const all = (listed ?? []).length === registered.tags ? (listed ?? []) : await this.stores.tags.listAll(projectId);
     const text = query.textPattern === undefined ? undefined : new RegExp(query.textPattern, "i");
@@ -173,7 +173,7 @@ export class Search {
 
   /** Registry records with players_count and the last time a player was given the tag. */
   async withStats(projectId: string, tags: readonly RegisteredTag[]): Promise<TagRecord[]> {
-    return withStats(tags, await this.stores.tagStats.read(projectId));
+    return withStats(tags, await this.stores.membership.readStats(projectId));
   }
 }
 

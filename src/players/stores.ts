@@ -6,9 +6,10 @@ import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
 import { PlayerChangeStore } from "./player-change-store.js";
 import type { Engine } from "../db/engine.js";
+import type { Logger } from "../log.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
-import { TagStatsStore } from "./tag-stats-store.js";
+import { LegacyTagStatsStore } from "./legacy-tag-stats-store.js";
 import { TagStore } from "./tag-store.js";
 import { TraitKeyStore } from "./trait-key-store.js";
 import { UpdateRequestStore } from "./update-request-store.js";
@@ -17,10 +18,10 @@ import { UpdateRequestStore } from "./update-request-store.js";
 export interface PlayerStores {
   profiles: ProfileStore;
   tags: TagStore;
-  tagStats: TagStatsStore;
   membership: MembershipStore;
   changes: PlayerChangeStore;
   legacyJournal: LegacyJournalStore;
+  legacyTagStats: LegacyTagStatsStore;
   traitKeys: TraitKeyStore;
   counters: RegistryCounterStore;
   devices: DeviceLinkStore;
@@ -30,14 +31,14 @@ export interface PlayerStores {
 }
 
 /** `engine`: how the stores read and guard their writes, and the owner's memory where profiles are kept. */
-export function createPlayerStores(db: Db, engine: Engine): PlayerStores {
+export function createPlayerStores(db: Db, engine: Engine, log?: Logger): PlayerStores {
   return {
     profiles: new ProfileStore(db, engine),
     tags: new TagStore(db, engine),
-    tagStats: new TagStatsStore(db),
-    membership: new MembershipStore(db, engine),
+    membership: new MembershipStore(db, engine, log),
     changes: new PlayerChangeStore(db, engine),
     legacyJournal: new LegacyJournalStore(db),
+    legacyTagStats: new LegacyTagStatsStore(db),
     traitKeys: new TraitKeyStore(db, engine),
     counters: new RegistryCounterStore(db),
     devices: new DeviceLinkStore(db, engine),

@@ -95,6 +95,11 @@ export class WritePath {
     return finals;
   }
 
+  /** Waits for what the rounds left running behind them (RoundWriter.settled). */
+  settled(): Promise<void> {
+    return this.writer.settled();
+  }
+
   /**
    * A device-only write lands on the device's own profile; if a verify on
    * another instance linked the device meanwhile, that profile is folded into

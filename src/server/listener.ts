@@ -6,6 +6,9 @@ import { systemClock, type Clock } from "../clock.js";
 import { ConnectionPool, type PooledConnection } from "./connection-pool.js";
 import type { NodeHandler } from "./node-types.js";
 
+/** How long a close waits for requests in flight before it cuts their connections. */
+export const CLOSE_GRACE_MS = 10_000;
+
 export interface ListenerOptions {
   port: number;
   host: string;
@@ -110,7 +113,7 @@ export async function listen(handler: NodeHandler, options: ListenerOptions): Pr
 
   return {
     port: (server.address() as net.AddressInfo).port,
-    async close(graceMs = 10_000) {
+    async close(graceMs = CLOSE_GRACE_MS) {
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       const open = [...sockets];
       pool.drain();

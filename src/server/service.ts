@@ -5,7 +5,7 @@ import type { Logger } from "../log.js";
 import type { WriteContention } from "../players/players.js";
 import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
-import { listen, type Listener } from "./listener.js";
+import { CLOSE_GRACE_MS, listen, type Listener } from "./listener.js";
 import { Metrics } from "./metrics.js";
 import { createRequestHandler } from "./request-handler.js";
 import { SERVICES } from "./routes.js";
@@ -57,6 +57,16 @@ export async function startService({
       "Estimated bytes the instance owning its embedded database keeps in memory (profiles, player histories).",
       () => ownerMemory.usedBytes,
     );
+    metrics.gauge(
+      "platform_owner_membership_unwritten",
+      "Tag membership and count documents the owner changed in memory and has not written to its database yet.",
+      () => capabilities.players.unwrittenMembership,
+    );
+    metrics.gauge(
+      "platform_owner_changes_unsettled",
+      "Player changes recorded and not settled yet (their resync not applied): charts correct for each as of now.",
+      () => capabilities.players.changes.unsettled ?? 0,
+    );
   }
   if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
@@ -82,11 +92,13 @@ export async function startService({
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
-    async close(graceMs) {
+    async close(graceMs = CLOSE_GRACE_MS) {
       capabilities.launch.stop();
       closing.abort();
       // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment meanwhile.
       await Promise.all([listener.close(graceMs), worker.stop()]);
+      // No call is left: what the players' rounds write behind them goes to the database before it closes.
+      await capabilities.players.stop(graceMs);
       stopDatabaseMetrics();
     },
   };

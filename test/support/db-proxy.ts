@@ -84,14 +84,17 @@ export class DbProxy {
     this.server = server;
   }
 
-  /** Cuts as the first command of `client` matching `matches` starts: that command fails. */
-  cutAt(client: MongoClient, matches: (event: CommandStartedEvent) => boolean): void {
-    const onStarted = (event: CommandStartedEvent) => {
-      if (!matches(event)) return;
-      client.off("commandStarted", onStarted);
-      this.cut();
-    };
-    client.on("commandStarted", onStarted);
+  /** Cuts as the first command of `client` matching `matches` starts (that command fails); resolves once it has. */
+  cutAt(client: MongoClient, matches: (event: CommandStartedEvent) => boolean): Promise<void> {
+    return new Promise((resolve) => {
+      const onStarted = (event: CommandStartedEvent) => {
+        if (!matches(event)) return;
+        client.off("commandStarted", onStarted);
+        this.cut();
+        resolve();
+      };
+      client.on("commandStarted", onStarted);
+    });
   }
 
   /** Cuts as soon as the first command of `client` matching `matches` has succeeded, before `client` sees its reply. */

@@ -1,17 +1,33 @@
+import { waitFor } from "./events.js";
 import type { TestService } from "./service.js";
 
-/** The service's compare-and-swap race counters of player writes, read from its /metrics. */
-export async function playerWriteContention(svc: TestService): Promise<{ conflicts: number; exhausted: number }> {
+/** The value of each named sample of the service's /metrics (absent: undefined). */
+async function metricsOf(svc: TestService, names: readonly string[]): Promise<(number | undefined)[]> {
   const res = await fetch(`${svc.baseUrl}/metrics`);
   if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
   const text = await res.text();
-  const value = (name: string) => {
+  return names.map((name) => {
     const match = new RegExp(`^${name} (\\S+)$`, "m").exec(text);
-    if (!match) throw new Error(`/metrics has no ${name}`);
-    return Number(match[1]);
-  };
-  return {
-    conflicts: value("platform_player_write_conflicts_total"),
-    exhausted: value("platform_player_write_contention_errors_total"),
-  };
+    return match ? Number(match[1]) : undefined;
+  });
+}
+
+/** The service's compare-and-swap race counters of player writes, read from its /metrics. */
+export async function playerWriteContention(svc: TestService): Promise<{ conflicts: number; exhausted: number }> {
+  const names = ["platform_player_write_conflicts_total", "platform_player_write_contention_errors_total"];
+  const [conflicts, exhausted] = await metricsOf(svc, names);
+  if (conflicts === undefined || exhausted === undefined) throw new Error(`/metrics lacks ${names.join(" or ")}`);
+  return { conflicts, exhausted };
+}
+
+/**
+ * Until what the owner of an embedded database leaves behind its players rounds is done: membership written behind,
+ * and every recorded change's resync applied (its /metrics say so). At once elsewhere: nothing is left behind there.
+ */
+export async function ownerRoundsDone(svc: TestService): Promise<void> {
+  const names = ["platform_owner_membership_unwritten", "platform_owner_changes_unsettled"];
+  await waitFor(
+    () => metricsOf(svc, names),
+    ([unwritten = 0, unsettled = 0]) => unwritten === 0 && unsettled === 0,
+  );
 }

@@ -1,0 +1,89 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { MembershipWriteBehind } from "./membership-write-behind.js";
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** A write-behind whose writes are recorded, and fail while `failing` is set. */
+function recorded() {
+  const writes: { projectId: string; ids: string[]; stats: boolean }[] = [];
+  const state = { failing: false };
+  const behind = new MembershipWriteBehind({
+    write: async (projectId, ids, stats) => {
+      if (state.failing) throw new Error("the database went away");
+      writes.push({ projectId, ids: [...ids].sort(), stats });
+    },
+  });
+  return { behind, writes, state };
+}
+
+describe("MembershipWriteBehind", () => {
+  it("writes a project's changes together once they stop coming, and tells a waiter when they are written", async () => {
+    const { behind, writes } = recorded();
+    behind.changed("p1", ["p1/a/0"], false);
+    behind.changed("p1", ["p1/b/3", "p1/a/0"], true);
+    behind.changed("p2", ["p2/a/1"], false);
+    let written = false;
+    void behind.written("p1").then(() => (written = true));
+    expect(behind.waiting).toBe(4);
+
+    await vi.advanceTimersByTimeAsync(50);
+    expect(writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(writes).toEqual([
+      { projectId: "p1", ids: ["p1/a/0", "p1/b/3"], stats: true },
+      { projectId: "p2", ids: ["p2/a/1"], stats: false },
+    ]);
+    expect(written).toBe(true);
+    expect(behind.waiting).toBe(0);
+    await expect(behind.written("p1")).resolves.toBeUndefined();
+  });
+
+  it("writes within 5 s while changes keep coming", async () => {
+    const { behind, writes } = recorded();
+    for (let step = 0; step < 99; step++) {
+      behind.changed("p1", [`p1/a/${step % 8}`], false);
+      await vi.advanceTimersByTimeAsync(50);
+    }
+    expect(writes).toEqual([]);
+    behind.changed("p1", ["p1/b/0"], false);
+    await vi.advanceTimersByTimeAsync(50);
+    expect(writes).toHaveLength(1);
+    expect(writes[0].ids).toHaveLength(9);
+  });
+
+  it("keeps what a failed write held and tries again, the waiters waiting until it is written", async () => {
+    const { behind, writes, state } = recorded();
+    state.failing = true;
+    behind.changed("p1", ["p1/a/0"], true);
+    let written = false;
+    void behind.written("p1").then(() => (written = true));
+    await vi.advanceTimersByTimeAsync(200);
+    expect(written).toBe(false);
+    expect(behind.waiting).toBe(2);
+
+    state.failing = false;
+    behind.changed("p1", ["p1/b/0"], false);
+    // The retry waits out its backoff (0.5 s), not the quiet after the new change.
+    await vi.advanceTimersByTimeAsync(200);
+    expect(writes).toEqual([]);
+    await vi.advanceTimersByTimeAsync(400);
+    expect(writes).toEqual([{ projectId: "p1", ids: ["p1/a/0", "p1/b/0"], stats: true }]);
+    expect(written).toBe(true);
+  });
+
+  it("writes everything at once on writeAll (a clean stop)", async () => {
+    const { behind, writes } = recorded();
+    behind.changed("p1", ["p1/a/0"], false);
+    behind.changed("p2", [], true);
+    await behind.writeAll();
+    expect(writes).toEqual([
+      { projectId: "p1", ids: ["p1/a/0"], stats: false },
+      { projectId: "p2", ids: [], stats: true },
+    ]);
+  });
+});

@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { needsOwner } from "../src/db/engine.js";
+import { waitFor } from "./support/events.js";
+import { ownerRoundsDone } from "./support/metrics.js";
+import { startTestService, type TestService } from "./support/service.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.stop());
+
+/** The changes the database lists for the project, by id. */
+async function storedChanges(service: TestService, projectId: string): Promise<Record<string, { t?: string[] }>> {
+  const doc = await service.database.db.collection("event_player_changes").findOne({ _id: projectId as never });
+  return (doc?.changes as Record<string, { t?: string[] }> | undefined) ?? {};
+}
+
+/** Once the project's rounds are done: the owner's once its memory says so, elsewhere once the database lists none. */
+async function roundsDone(service: TestService, projectId: string) {
+  await ownerRoundsDone(service);
+  if (!needsOwner(service.database)) {
+    await waitFor(
+      () => storedChanges(service, projectId),
+      (changes) => Object.keys(changes).length === 0,
+    );
+  }
+}
+
+describe("a round's change record", () => {
+  it("names the tags it moves, and leaves the database once its resync is applied (the owner's with its next change)", async () => {
+    const { projectId, publicKey } = await svc.createProject();
+    const update = (partner_user_id: string) =>
+      svc.postOk("/v1/players/update", { players: [{ partner_user_id, tags_add: ["gold"] }] }, publicKey);
+
+    await update("ann");
+    await roundsDone(svc, projectId);
+    const first = await storedChanges(svc, projectId);
+    // Settled; the owner's database keeps it until the project's next change (or a clean stop).
+    expect(Object.values(first)).toEqual(needsOwner(svc.database) ? [expect.objectContaining({ t: ["gold"] })] : []);
+
+    await update("bob");
+    await roundsDone(svc, projectId);
+    const second = Object.keys(await storedChanges(svc, projectId));
+    expect(second.filter((id) => id in first)).toEqual([]);
+    expect(second).toHaveLength(needsOwner(svc.database) ? 1 : 0);
+  });
+
+  it("is removed at a clean stop once settled", async () => {
+    const own = await startTestService();
+    try {
+      const { projectId, publicKey } = await own.createProject();
+      await own.postOk("/v1/players/update", { players: [{ partner_user_id: "cat", tags_add: ["blue"] }] }, publicKey);
+      await roundsDone(own, projectId);
+      await own.service.close(1_000);
+      expect(await storedChanges(own, projectId)).toEqual({});
+    } finally {
+      await own.database.db.dropDatabase();
+      await own.database.close();
+    }
+  });
+});
