@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { byName, queueOf, waitFor } from "./support/events.js";
 import { CohortModel, sorted, type ModelFilter } from "./support/cohort-model.js";
@@ -150,6 +151,8 @@ describe("read your writes: charts count every acknowledged player change", () =
       const p = await project(keys);
       const model = new CohortModel();
       await seeded(p, model, keys.publicKey);
+      // The seeding's changes moved (the owner queues a resync once it has written the membership behind).
+      await ownerRoundsDone(svc);
       // A second start on the same database with its worker off (EVENT_WORKER), in place of this one.
       const first = svc;
       await first.service.close(1_000);

@@ -5,7 +5,7 @@ import { MembershipMemory } from "./membership-memory.js";
 describe("MembershipMemory", () => {
   it("keeps a bucket read, replaces it with each acknowledged write, and forgets it after a failed one", () => {
     const memory = new MembershipMemory(new OwnerMemory(1_000_000));
-    memory.read(memory.epoch, "p1/vip/0", { version: 2, members: ["u:a"] });
+    memory.read(memory.epoch("p1"), "p1/vip/0", { version: 2, members: ["u:a"] });
     expect(memory.get("p1/vip/0")).toMatchObject({ version: 2, members: ["u:a"] });
     memory.written("p1/vip/0", { version: 3, members: ["u:a", "u:b"] });
     expect(memory.get("p1/vip/0")).toMatchObject({ version: 3, members: ["u:a", "u:b"] });
@@ -15,7 +15,7 @@ describe("MembershipMemory", () => {
 
   it("does not keep a read that began before a write", () => {
     const memory = new MembershipMemory(new OwnerMemory(1_000_000));
-    const epoch = memory.epoch;
+    const epoch = memory.epoch("p1");
     memory.written("p1/vip/1", { version: 1, members: ["u:c"] });
     memory.read(epoch, "p1/vip/0", { version: 0, members: [] });
     expect(memory.get("p1/vip/0")).toBeUndefined();
@@ -24,8 +24,8 @@ describe("MembershipMemory", () => {
   it("keeps nothing past its budget, and gives back what it forgets", () => {
     const budget = new OwnerMemory(300);
     const memory = new MembershipMemory(budget);
-    memory.read(memory.epoch, "p1/vip/0", { version: 1, members: ["u:a"] });
-    memory.read(memory.epoch, "p1/vip/1", { version: 1, members: ["u:b"] });
+    memory.read(memory.epoch("p1"), "p1/vip/0", { version: 1, members: ["u:a"] });
+    memory.read(memory.epoch("p1"), "p1/vip/1", { version: 1, members: ["u:b"] });
     expect(memory.get("p1/vip/1")).toBeUndefined();
     memory.forgetAll();
     expect(budget.usedBytes).toBe(0);
@@ -41,5 +41,30 @@ describe("MembershipMemory", () => {
     expect(budget.usedBytes).toBeGreaterThan(300);
     expect(memory.change("p1/vip/1", { version: 1, members: ["u:d"] })).toBe(false);
     expect(memory.get("p1/vip/1")).toBeUndefined();
+  });
+
+  it("holds a project whole once read whole and undisturbed: an absent bucket is empty, not unknown", () => {
+    const memory = new MembershipMemory(new OwnerMemory(1_000_000));
+    const stats = { counts: new Map([[1, 1]]), seen: new Map() };
+    const disturbed = memory.epoch("p1");
+    memory.change("p1/vip/1", { version: 1, members: ["u:b"] });
+    expect(memory.readProject(disturbed, "p1", new Map([["p1/vip/0", { version: 1, members: ["u:a"] }]]), stats)).toBe(
+      false,
+    );
+    expect(memory.get("p1/gold/0")).toBeUndefined();
+
+    const read = memory.readProject(
+      memory.epoch("p1"),
+      "p1",
+      new Map([["p1/vip/0", { version: 1, members: ["u:a"] }]]),
+      stats,
+    );
+    expect(read).toBe(true);
+    expect(memory.get("p1/gold/0")).toEqual({ version: 0, members: [] });
+    expect(memory.get("p1/vip/1")).toMatchObject({ members: ["u:b"] });
+    expect(memory.get("p2/gold/0")).toBeUndefined();
+    // A write through that fails may have changed the bucket: the project is no longer whole.
+    memory.forget(["p1/vip/0"]);
+    expect(memory.get("p1/gold/0")).toBeUndefined();
   });
 });

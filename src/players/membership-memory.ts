@@ -1,3 +1,4 @@
+import { projectOfId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 
 /** One bucket of a tag's members as stored: its write count and its keys in compareKeys order (shared: read only). */
@@ -16,6 +17,8 @@ interface Remembered extends MemberBucket {
   bytes: number;
 }
 
+const EMPTY: MemberBucket = { version: 0, members: [] };
+
 /** A rough size in memory: fixed overhead, then each key's characters at two bytes and its slot. */
 const sizeOf = (members: readonly string[]) => members.reduce((bytes, key) => bytes + 2 * key.length + 40, 200);
 /** A project's counts: a few map entries a tag. */
@@ -23,24 +26,27 @@ const statsSize = ({ counts, seen }: TagStats) => 200 + 60 * (counts.size + seen
 
 /**
  * The owner's memory of tag membership (player_tag_members; embedded FerretDB
- * only): a bucket or a project's counts read once are kept, and every write
- * of the membership store (the only writer) replaces them: written through,
- * once acknowledged, or changed here first and written behind
- * (MembershipWriteBehind). A read that began before a write is not kept; a
- * write through that fails forgets what it touched. Past the budget, buckets
- * are not kept and are read again.
+ * only): a project's buckets and counts, filled by one read of the project's
+ * documents (`whole`: a bucket not in memory has no document), or a bucket
+ * read once where the project does not fit. Every write of the membership
+ * store (the only writer) replaces what it touched: written through, once
+ * acknowledged, or changed here first and written behind
+ * (MembershipWriteBehind). A read that began before a write of its project is
+ * not kept; a write through that fails forgets what it touched.
  */
 export class MembershipMemory {
   private readonly buckets = new Map<string, Remembered>();
   private readonly stats = new Map<string, { stats: TagStats; bytes: number }>();
-  /** Moves at every write: a read that began before one may hold what that write changed. */
-  private writes = 0;
+  /** Projects whose every document is in memory. */
+  private readonly wholeProjects = new Set<string>();
+  /** Per project, moves at every write: a read that began before one may hold what that write changed. */
+  private readonly writes = new Map<string, number>();
 
   constructor(private readonly budget: OwnerMemory) {}
 
   /** The bucket by `_id` (an empty one at version 0: none stored), or undefined when not in memory. */
   get(id: string): MemberBucket | undefined {
-    return this.buckets.get(id);
+    return this.buckets.get(id) ?? (this.wholeProjects.has(projectOfId(id)) ? EMPTY : undefined);
   }
 
   /** A project's counts, or undefined when not in memory (shared: read only). */
@@ -48,28 +54,46 @@ export class MembershipMemory {
     return this.stats.get(projectId)?.stats;
   }
 
-  /** Where writes stand, taken before a read of the database. */
-  get epoch(): number {
-    return this.writes;
+  /** Whether every document of the project is in memory. */
+  whole(projectId: string): boolean {
+    return this.wholeProjects.has(projectId);
   }
 
-  /** What a read begun at `epoch` found; kept only if no write came in between. */
+  /** Where the project's writes stand, taken before a read of the database. */
+  epoch(projectId: string): number {
+    return this.writes.get(projectId) ?? 0;
+  }
+
+  /** What a read begun at `epoch` found; kept only if no write of its project came in between. */
   read(epoch: number, id: string, found: MemberBucket): void {
-    if (epoch === this.writes && !this.buckets.has(id)) this.keep(id, found);
+    if (epoch === this.epoch(projectOfId(id)) && !this.buckets.has(id)) this.keep(id, found);
   }
 
   /** A project's counts as a read begun at `epoch` found them; kept only if no write came in between. */
   readStats(epoch: number, projectId: string, found: TagStats): void {
-    if (epoch !== this.writes || this.stats.has(projectId)) return;
+    if (epoch !== this.epoch(projectId) || this.stats.has(projectId)) return;
     const bytes = statsSize(found);
     if (this.budget.take(bytes)) this.stats.set(projectId, { stats: found, bytes });
   }
 
+  /**
+   * Every document of the project as a read begun at `epoch` found them: kept,
+   * and the project whole, only if no write of it came in between and all fit.
+   */
+  readProject(epoch: number, projectId: string, buckets: ReadonlyMap<string, MemberBucket>, stats: TagStats): boolean {
+    if (epoch !== this.epoch(projectId)) return false;
+    this.readStats(epoch, projectId, stats);
+    let all = this.stats.has(projectId);
+    for (const [id, bucket] of buckets) if (!this.buckets.has(id)) all = this.keep(id, bucket) && all;
+    if (all) this.wholeProjects.add(projectId);
+    return all;
+  }
+
   /** An acknowledged write: the bucket as it is stored now. */
   written(id: string, bucket: MemberBucket): void {
-    this.writes++;
+    this.moved(projectOfId(id));
     this.drop(id);
-    this.keep(id, bucket);
+    if (!this.keep(id, bucket)) this.wholeProjects.delete(projectOfId(id));
   }
 
   /**
@@ -78,7 +102,7 @@ export class MembershipMemory {
    * one if it fits. False when it did not fit: the caller writes it through.
    */
   change(id: string, bucket: MemberBucket): boolean {
-    this.writes++;
+    this.moved(projectOfId(id));
     const known = this.buckets.get(id);
     if (!known) return this.keep(id, bucket);
     const bytes = sizeOf(bucket.members);
@@ -87,9 +111,9 @@ export class MembershipMemory {
     return true;
   }
 
-  /** Counts changed here before they are written (written behind); the caller holds them in memory first (statsOf). */
+  /** Counts changed here before they are written (written behind), whatever the budget. */
   changeStats(projectId: string, stats: TagStats): void {
-    this.writes++;
+    this.moved(projectId);
     const known = this.stats.get(projectId);
     const bytes = statsSize(stats);
     this.budget.charge(bytes - (known?.bytes ?? 0));
@@ -98,22 +122,25 @@ export class MembershipMemory {
 
   /** Buckets a failed write may or may not have changed. */
   forget(ids: Iterable<string>): void {
-    this.writes++;
-    for (const id of ids) this.drop(id);
-  }
-
-  /** A project's counts a failed write may or may not have changed. */
-  forgetStats(projectId: string): void {
-    this.writes++;
-    const known = this.stats.get(projectId);
-    if (!known) return;
-    this.stats.delete(projectId);
-    this.budget.give(known.bytes);
+    for (const id of ids) {
+      this.moved(projectOfId(id));
+      this.wholeProjects.delete(projectOfId(id));
+      this.drop(id);
+    }
   }
 
   forgetAll(): void {
     this.forget([...this.buckets.keys()]);
-    for (const projectId of [...this.stats.keys()]) this.forgetStats(projectId);
+    for (const [projectId, known] of this.stats) {
+      this.moved(projectId);
+      this.budget.give(known.bytes);
+    }
+    this.stats.clear();
+    this.wholeProjects.clear();
+  }
+
+  private moved(projectId: string): void {
+    this.writes.set(projectId, this.epoch(projectId) + 1);
   }
 
   private keep(id: string, { version, members }: MemberBucket): boolean {

@@ -2,6 +2,7 @@ import type { AnyBulkWriteOperation, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
+import { projectIdRange } from "../db/ids.js";
 import { ContentionError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { sortKeys } from "./key-order.js";
@@ -57,6 +58,9 @@ export class MembershipStore {
   private readonly layout;
   private readonly memory: MembershipMemory | null;
   private readonly behind: MembershipWriteBehind | null;
+  /** The owner's reads of whole projects in flight, and the projects that did not fit its memory. */
+  private readonly filling = new Map<string, Promise<void>>();
+  private readonly tooLarge = new Set<string>();
 
   constructor(
     db: Db,
@@ -94,7 +98,7 @@ export class MembershipStore {
     for (let attempt = 1; pending.size > 0 || countsLeft; attempt++) {
       if (attempt > WRITE_ATTEMPTS) throw new ContentionError("tag membership: buckets kept changing under the write");
       const ids = [...pending.keys()];
-      const buckets = await this.readBuckets(ids);
+      const buckets = await this.readBuckets(projectId, ids);
       const writes = ids.flatMap((_id, i): BucketWrite[] => {
         const { added, removed } = pending.get(_id)!;
         const before = buckets[i].members;
@@ -124,7 +128,7 @@ export class MembershipStore {
     const ids = tags.flatMap((tag) =>
       Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket)),
     );
-    const buckets = await this.readBuckets(ids);
+    const buckets = await this.readBuckets(projectId, ids);
     return tags.map((_, t) =>
       buckets.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS).map((bucket) => bucket.members),
     );
@@ -132,9 +136,10 @@ export class MembershipStore {
 
   /** The project's players_count and last-given time per tag id (the owner's from memory once read). */
   async readStats(projectId: string): Promise<TagStats> {
+    await this.fill(projectId);
     const known = this.memory?.statsOf(projectId);
     if (known) return known;
-    const epoch = this.memory?.epoch ?? 0;
+    const epoch = this.memory?.epoch(projectId) ?? 0;
     const stats = parseStats((await this.members.findOne({ _id: statsId(projectId) })) as StatsDoc | null);
     this.memory?.readStats(epoch, projectId, stats);
     return stats;
@@ -208,11 +213,15 @@ export class MembershipStore {
     throwIfRefused("membership write", await this.engine.writeAll(this.members, operations));
   }
 
-  /** Buckets by `_id`: from the owner's memory, the rest read side by side (an absent one is empty, at version 0). */
-  private async readBuckets(ids: readonly string[]): Promise<MemberBucket[]> {
+  /**
+   * Buckets of the project by `_id`: from the owner's memory (filled with the whole project first, when it fits),
+   * the rest read side by side (an absent one is empty, at version 0).
+   */
+  private async readBuckets(projectId: string, ids: readonly string[]): Promise<MemberBucket[]> {
+    await this.fill(projectId);
     const known = ids.map((id) => this.memory?.get(id));
     const missing = ids.filter((_, i) => known[i] === undefined);
-    const epoch = this.memory?.epoch ?? 0;
+    const epoch = this.memory?.epoch(projectId) ?? 0;
     const docs = (await this.engine.readByIds(this.members, missing)) as (BucketDoc | null)[];
     let next = 0;
     return known.map((bucket, i) => {
@@ -222,6 +231,34 @@ export class MembershipStore {
       this.memory?.read(epoch, ids[i], found);
       return found;
     });
+  }
+
+  /**
+   * The owner's memory of the project made whole by one read of its documents (by the `_id` range, from the index),
+   * once: a tag change then reads no bucket. A project that does not fit is read a bucket at a time.
+   */
+  private async fill(projectId: string): Promise<void> {
+    const memory = this.memory;
+    if (!memory || memory.whole(projectId) || this.tooLarge.has(projectId)) return;
+    let filling = this.filling.get(projectId);
+    if (!filling) {
+      filling = (async () => {
+        const epoch = memory.epoch(projectId);
+        const docs = await this.members.find({ _id: projectIdRange(projectId) }).toArray();
+        const buckets = new Map<string, MemberBucket>();
+        let stats: StatsDoc | null = null;
+        for (const doc of docs) {
+          if ("members" in doc) buckets.set(doc._id, { version: doc.version, members: parseMembers(doc.members) });
+          else stats = doc;
+        }
+        // A write of the project during the read leaves it to the next one; one that does not fit, to bucket reads.
+        if (!memory.readProject(epoch, projectId, buckets, parseStats(stats)) && epoch === memory.epoch(projectId)) {
+          this.tooLarge.add(projectId);
+        }
+      })().finally(() => this.filling.delete(projectId));
+      this.filling.set(projectId, filling);
+    }
+    await filling;
   }
 
   /**
@@ -281,6 +318,7 @@ export class MembershipStore {
       await this.members.deleteMany({ tag: { $exists: true } });
     } finally {
       this.memory?.forgetAll();
+      this.tooLarge.clear();
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Logger } from "../log.js";
 
 /** A project's membership is written once no change came for this long… */
-const QUIET_MS = 100;
+const QUIET_MS = 1_000;
 /** …or once its oldest unwritten change waited this long while changes kept coming. */
 const MAX_WAIT_MS = 5_000;
 /** Waits before a failed write is tried again: doubling from the first, capped at the last. */
