@@ -5,6 +5,7 @@ import { configDefaults, defineConfig } from "vitest/config";
 const ISOLATION_ONLY = [
   "test/players-instances.test.ts",
   "test/players-contention.test.ts",
+  "test/players-two-instances.test.ts",
   "test/events-instances.test.ts",
   "test/launch-two-instances.test.ts",
 ];

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
+import { engineOf } from "../src/db/engine.js";
 import { projectIdRange } from "../src/db/ids.js";
+import { PLAYER_PROFILES, ProfileStore } from "../src/players/profile-store.js";
 import { scratchDatabase } from "./support/scratch-database.js";
 
 // FerretDB's SQLite query plans (the embedded engine only): what its filters cost.
@@ -17,5 +19,15 @@ describe("the embedded engine's query plans", () => {
     expect(await plan({ _id: projectIdRange("prjA") })).toMatch(/SEARCH .* USING INDEX/);
     expect(await plan({ _id: "prjA/u:a" })).toMatch(/SEARCH .* USING INDEX/);
     expect(await plan({ project_id: "prjA" })).toMatch(/^[^;]*SCAN/);
+  });
+});
+
+describe("indexes on the embedded engine", () => {
+  it("are none on the profiles but _id's (a query never uses one): an earlier version's are dropped at start", async () => {
+    const profiles = database().db.collection(PLAYER_PROFILES);
+    await profiles.createIndex({ project_id: 1, identity_key: 1 });
+    await profiles.createIndex({ project_id: 1, trait_index: 1 });
+    await new ProfileStore(database().db, engineOf(database(), 0)).createIndexes();
+    expect((await profiles.listIndexes().toArray()).map((index) => index.name)).toEqual(["_id_"]);
   });
 });

@@ -183,9 +183,8 @@ describe("players/update from two instances on one database", () => {
         return released;
       }),
       clock: systemClock,
-      sharedDatabase: true,
     });
-    const fast = new Players({ stores: stores(), clock: systemClock, sharedDatabase: true });
+    const fast = new Players({ stores: stores(), clock: systemClock });
     const entry = (ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({
       partnerUserId: "crowded",
       tagsAdd: ops.tagsAdd ?? [],

@@ -118,7 +118,7 @@ describe("players/search", () => {
     expect(ids(await search({ traits: Object.fromEntries(many(50).map((k) => [k, 1])) }))).toEqual([]);
   });
 
-  it("without the owner's memory, reads a many-tag search's membership at most READS_IN_FLIGHT at a time", async () => {
+  it("without the owner's memory, reads a many-tag search's membership at most READS_IN_FLIGHT at a time (none on MongoDB)", async () => {
     const bare = await startTestService({ OWNER_MEMORY_MB: "0" });
     const project = await bare.createProject();
     await bare.postJson(
@@ -153,8 +153,12 @@ describe("players/search", () => {
       client.off("commandFailed", ended);
       await bare.stop();
     }
-    expect(most).toBeGreaterThan(0);
-    expect(most).toBeLessThanOrEqual(READS_IN_FLIGHT);
+    // On MongoDB the profiles' tag index answers: no membership document is read at all.
+    if (!bare.database.isFerretDb) expect(most).toBe(0);
+    else {
+      expect(most).toBeGreaterThan(0);
+      expect(most).toBeLessThanOrEqual(READS_IN_FLIGHT);
+    }
   });
 
   it("needs events:read", async () => {

@@ -35,11 +35,11 @@ const BUDGETS = {
     repeatLaunchVerify: 2,
     spentTokenVerify: 3,
   },
-  // Nothing kept (other instances write), `$in` reads and writes of natural size.
+  // Nothing kept (other instances write), `$in` reads and writes of natural size, membership the profiles' tag index.
   mongodb: {
-    newPlayers: 9,
+    newPlayers: 7,
     existingPlayers: 6,
-    oneTag: 9,
+    oneTag: 7,
     tagListing: 3,
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,

@@ -45,7 +45,6 @@ export async function createPlayers({
   return new Players({
     stores,
     clock,
-    sharedDatabase: !engine.soleWriter,
     histories,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,

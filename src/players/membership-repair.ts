@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import { MEMBERSHIP_LAYOUT, type MembershipChange } from "./membership-store.js";
+import type { MembershipChange } from "./membership-store.js";
 import type { PlayerStores } from "./stores.js";
 
 /** The players whose membership of `tags` a round may have left behind their profiles. */
@@ -29,7 +29,7 @@ export interface RepairOptions {
  */
 export async function repairMembership(options: RepairOptions): Promise<void> {
   const { stores } = options;
-  if ((await stores.membership.storedLayout()) !== MEMBERSHIP_LAYOUT) {
+  if (!(await stores.membership.layoutIsCurrent())) {
     await rebuildMembership(stores);
     options.log?.info("tag membership rebuilt from profiles");
     return;
@@ -67,15 +67,16 @@ export async function completeMembership(stores: PlayerStores, round: RoundMembe
   await recount(stores, round.projectId, round.tags);
 }
 
-/** Sets players_count of `tags` to the size of their membership. */
+/** Sets players_count of `tags` to the size of their membership: its buckets, or the profiles' tag index. */
 async function recount(stores: PlayerStores, projectId: string, tags: readonly string[]): Promise<void> {
   const ids = [...(await stores.tags.findIds(projectId, tags))];
-  const buckets = await stores.membership.read(
-    projectId,
-    ids.map(([tag]) => tag),
-  );
-  const sizes = ids.map(([, id], i) => [id, buckets[i].reduce((n, members) => n + members.length, 0)] as const);
-  await stores.membership.setCounts(projectId, new Map(sizes));
+  const registered = ids.map(([tag]) => tag);
+  const sizes = stores.membership.materialised
+    ? (await stores.membership.read(projectId, registered)).map((buckets) =>
+        buckets.reduce((n, members) => n + members.length, 0),
+      )
+    : await stores.profiles.countTagged(projectId, registered);
+  await stores.membership.setCounts(projectId, new Map(ids.map(([, id], i) => [id, sizes[i]])));
 }
 
 /**

@@ -6,7 +6,14 @@ import { projectIdRange } from "../db/ids.js";
 import { ContentionError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { sortKeys } from "./key-order.js";
-import { bucketId, byBucket, byDocument, MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-buckets.js";
+import {
+  bucketId,
+  byBucket,
+  byDocument,
+  MEMBERSHIP_BUCKETS,
+  type BucketChange,
+  type MembershipChange,
+} from "./membership-buckets.js";
 import {
   bucketStatement,
   countsStatement,
@@ -26,8 +33,14 @@ export { MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-buckets.
 export type { CountChange } from "./membership-documents.js";
 export type { TagStats } from "./membership-memory.js";
 
-/** The stored layout; the repair pass rebuilds every bucket when the database holds another. */
-export const MEMBERSHIP_LAYOUT = `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string; counts beside them`;
+/**
+ * The stored layout per engine: materialised buckets (FerretDB), or the profiles' tag index with the counts alone
+ * (MongoDB). The repair pass rebuilds membership and counts when the database holds another.
+ */
+const LAYOUTS = {
+  materialised: `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string; counts beside them`,
+  indexed: "the profiles' tag index; counts apart",
+};
 /** Times a write re-reads a bucket another instance wrote meanwhile before it gives up. */
 const WRITE_ATTEMPTS = 10;
 
@@ -55,7 +68,7 @@ interface BucketWrite {
  */
 export class MembershipStore {
   private readonly members;
-  private readonly layout;
+  private readonly layouts;
   private readonly memory: MembershipMemory | null;
   private readonly behind: MembershipWriteBehind | null;
   /** The owner's reads of whole projects in flight, and the projects that did not fit its memory. */
@@ -68,16 +81,24 @@ export class MembershipStore {
     log?: Logger,
   ) {
     this.members = db.collection<MembersDoc>("player_tag_members");
-    this.layout = db.collection<LayoutDoc>("player_tag_members_layout");
+    this.layouts = db.collection<LayoutDoc>("player_tag_members_layout");
     this.memory = engine.ownerMemory && new MembershipMemory(engine.ownerMemory);
     this.behind =
       this.memory &&
       new MembershipWriteBehind({ write: (projectId, ids, stats) => this.writeRemembered(projectId, ids, stats), log });
   }
 
+  /**
+   * Whether membership is kept in bucket documents here. Where indexes answer queries (MongoDB) it is not: the
+   * profiles' multikey tag index answers search and cohorts (ProfileStore), and only the counts are written.
+   */
+  get materialised(): boolean {
+    return !this.engine.queryIndexes;
+  }
+
   /** The bucket documents a change writes: the caller serialises writes to each (FerretDB loses concurrent ones). */
   documentIds(projectId: string, changes: readonly MembershipChange[]): string[] {
-    return [...byDocument(projectId, changes).keys()];
+    return this.materialised ? [...byDocument(projectId, changes).keys()] : [];
   }
 
   /**
@@ -89,7 +110,7 @@ export class MembershipStore {
    * writes through only the buckets its budget cannot hold.
    */
   async apply(projectId: string, changes: readonly MembershipChange[], counts?: CountChange): Promise<void> {
-    let pending = byDocument(projectId, changes);
+    let pending = this.materialised ? byDocument(projectId, changes) : new Map<string, BucketChange>();
     let countsLeft = counts && (counts.deltas.size > 0 || counts.given.length > 0) ? counts : undefined;
     if (countsLeft && this.behind) {
       await this.changeCounts(projectId, countsLeft);
@@ -125,6 +146,7 @@ export class MembershipStore {
 
   /** Per tag, its members by bucket (each in compareKeys order): every bucket of every tag read side by side by `_id`. */
   async read(projectId: string, tags: readonly string[]): Promise<(readonly string[])[][]> {
+    if (!this.materialised) throw new Error("tag membership is the profiles' tag index on this engine");
     const ids = tags.flatMap((tag) =>
       Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket)),
     );
@@ -291,6 +313,7 @@ export class MembershipStore {
 
   /** Replaces the whole membership of `tag` (the repair pass); versions move on, so no earlier read's guard holds. */
   async replace(projectId: string, tag: string, members: readonly string[]): Promise<void> {
+    if (!this.materialised) return;
     const buckets = byBucket(members);
     const operations = Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => ({
       updateOne: {
@@ -322,11 +345,16 @@ export class MembershipStore {
     }
   }
 
-  async storedLayout(): Promise<string | null> {
-    return (await this.layout.findOne({ _id: "layout" }))?.layout ?? null;
+  /** Whether the database holds membership in this engine's current layout. */
+  async layoutIsCurrent(): Promise<boolean> {
+    return (await this.layouts.findOne({ _id: "layout" }))?.layout === this.layout;
   }
 
   async saveLayout(): Promise<void> {
-    await this.layout.updateOne({ _id: "layout" }, { $set: { layout: MEMBERSHIP_LAYOUT } }, { upsert: true });
+    await this.layouts.updateOne({ _id: "layout" }, { $set: { layout: this.layout } }, { upsert: true });
+  }
+
+  private get layout(): string {
+    return this.materialised ? LAYOUTS.materialised : LAYOUTS.indexed;
   }
 }

@@ -60,8 +60,6 @@ const REJECT_MESSAGES: Record<RejectCode, string> = {
 export interface PlayersOptions {
   stores: PlayerStores;
   clock: Clock;
-  /** Other processes write the same profiles (MongoDB with several instances). */
-  sharedDatabase?: boolean;
   /** Told of each round's written profiles and folds (updates, verifies) once they and their membership are written. */
   histories?: WritePathOptions["histories"];
   log?: Logger;

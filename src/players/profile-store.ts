@@ -61,9 +61,26 @@ export class ProfileStore {
     this.memory = engine.ownerMemory && new ProfileMemory(engine.ownerMemory);
   }
 
+  /**
+   * Where indexes answer queries (MongoDB): a project's profiles by identity key, by trait, and by tag (multikey,
+   * in identity key order: tag membership). Elsewhere (FerretDB) none, and those an earlier version made are dropped:
+   * they answered nothing there and cost every write.
+   */
   async createIndexes(): Promise<void> {
-    await this.profiles.createIndex({ project_id: 1, identity_key: 1 });
-    await this.profiles.createIndex({ project_id: 1, trait_index: 1 });
+    const indexes: Record<string, 1>[] = [
+      { project_id: 1, identity_key: 1 },
+      { project_id: 1, trait_index: 1 },
+      { project_id: 1, tags: 1, identity_key: 1 },
+    ];
+    if (this.engine.queryIndexes) {
+      for (const index of indexes) await this.profiles.createIndex(index);
+      return;
+    }
+    const existing = await this.profiles
+      .listIndexes()
+      .toArray()
+      .catch(() => []);
+    for (const { name } of existing) if (name !== "_id_") await this.profiles.dropIndex(name);
   }
 
   async findProfile(projectId: string, identityKey: string): Promise<ProfileRecord | null> {
@@ -150,8 +167,11 @@ export class ProfileStore {
     return lost;
   }
 
-  /** One page of the profiles matching `query`, by identity_key, and the number of matches: a scan of the collection. */
-  async scan(
+  /**
+   * One page of the profiles matching `query`, by identity_key, and the number of matches: from the tag and trait
+   * indexes on MongoDB, a scan of the collection on FerretDB.
+   */
+  async matching(
     projectId: string,
     query: ProfileQuery,
     skip: number,
@@ -165,11 +185,18 @@ export class ProfileStore {
     return { profiles: docs.map(toProfile), total };
   }
 
-  /** The identity keys of every live profile matching `query`: a scan of the collection, identity keys only. */
-  async scanKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+  /** The identity keys of every live profile matching `query` (the indexes on MongoDB, a scan on FerretDB). */
+  async matchingKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
     const filter = profileFilter(projectId, query);
     const docs = await this.profiles.find(filter, { projection: { identity_key: 1 } }).toArray();
     return docs.map((doc) => doc.identity_key);
+  }
+
+  /** How many live profiles carry each of `tags` (where a tag index answers it: MongoDB). */
+  async countTagged(projectId: string, tags: readonly string[]): Promise<number[]> {
+    return Promise.all(
+      tags.map((tag) => this.profiles.countDocuments({ project_id: projectId, tags: tag, folded_into: null })),
+    );
   }
 
   /** Every live profile's identity and tags, project by project: what the membership repair derives from. */

@@ -14,8 +14,6 @@ export interface RoundWriterOptions {
   stores: PlayerStores;
   registration: Registration;
   locks: KeyedLock;
-  /** Other processes write the same profiles (MongoDB with several instances): membership is settled after each round. */
-  sharedDatabase?: boolean;
   /** Told of each round's profiles and folds once they and their membership are written: event histories follow them. */
   histories?: HistoryFollower;
   log?: Logger;
@@ -130,7 +128,6 @@ export class RoundWriter {
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
     try {
       await this.membership.write(projectId, writtenMoves, plan.given, now);
-      if (this.options.sharedDatabase) await this.membership.settle(projectId, writtenMoves, writes);
     } catch (error) {
       this.options.log?.warn(
         { projectId, error: (error as Error)?.message },

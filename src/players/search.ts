@@ -28,10 +28,12 @@ export class Search {
    * checked on the owner's memory of profiles, then the tags' sorted buckets
    * are merged up to the page. Traits without tags, or `tags_none` alone,
    * filter the profiles in memory; without memory, candidates are read, or the
-   * engine scans.
+   * engine scans. Where indexes answer queries (MongoDB) the profiles' tag and
+   * trait indexes answer it all: no membership documents there.
    */
   async search(projectId: string, query: ProfileQuery, page: number, pageSize: number) {
     const skip = (page - 1) * pageSize;
+    if (!this.stores.membership.materialised) return this.stores.profiles.matching(projectId, query, skip, pageSize);
     const buckets = await this.tagMembersByBucket(projectId, query);
     const matching = buckets && (query.traits ? await this.withTraits(projectId, buckets, query.traits) : buckets);
     if (matching) {
@@ -46,7 +48,7 @@ export class Search {
     }
     const members = buckets && mergeKeys(buckets);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
-      return this.stores.profiles.scan(projectId, query, skip, pageSize);
+      return this.stores.profiles.matching(projectId, query, skip, pageSize);
     }
     const wanted = traitPairs(query.traits ?? []);
     const found = (await this.read(projectId, members)).filter((profile) => hasTraits(profile, wanted));
@@ -66,12 +68,13 @@ export class Search {
    * tags' members to check or none, by the engine's scan.
    */
   async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
+    if (!this.stores.membership.materialised) return this.stores.profiles.matchingKeys(projectId, query);
     const remembered = await this.fromMemory(projectId, query);
     // Unsorted: the charts sum them.
     if (remembered) return remembered.map((profile) => profile.identityKey);
     const members = await this.tagMembers(projectId, query);
     if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
-      return this.stores.profiles.scanKeys(projectId, query);
+      return this.stores.profiles.matchingKeys(projectId, query);
     }
     if (!query.traits) return members;
     const wanted = traitPairs(query.traits);
