@@ -1,20 +1,28 @@
 import type { AnyBulkWriteOperation } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { parseBucketId } from "./membership-buckets.js";
+import { MEMBERSHIP_BUCKETS, parseBucketId } from "./membership-buckets.js";
 import type { MemberBucket, TagStats } from "./membership-memory.js";
+
+/**
+ * The stored layout per engine: materialised buckets (FerretDB), or the profiles' tag index with the counts alone
+ * (MongoDB). The repair pass rebuilds membership and counts when the database holds another.
+ */
+export const MEMBERSHIP_LAYOUTS = {
+  materialised: `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string; counts beside them`,
+  indexed: "the profiles' tag index; counts apart",
+};
 
 /**
  * A bucket: `members` is a JSON array of identity keys in compareKeys order,
  * one string value: FerretDB decodes a 1,250-key array in ~14 ms and the same
- * keys as one string in ~2 ms (measured at 100,000 profiles). `version`
- * guards the read-modify-write where several instances write (MongoDB).
+ * keys as one string in ~2 ms (measured at 100,000 profiles). Documents of
+ * earlier versions carry a `version` too, which nothing reads any more.
  */
 export interface BucketDoc {
   _id: string;
   project_id: string;
   tag: string;
   bucket: number;
-  version: number;
   members: string;
 }
 
@@ -49,16 +57,30 @@ export function parseStats(doc: StatsDoc | null): TagStats {
   return { counts: parse(doc?.counts), seen: parse(doc?.seen) };
 }
 
-/** A bucket written as `bucket` says, where (with `readVersion`, MongoDB's guard) it is still at the version read. */
+/** `stats` with a round's change of the counts applied (new maps: `stats` is left as it is). */
+export function countsChanged(stats: TagStats, { deltas, given, now }: CountChange): TagStats {
+  const counts = new Map(stats.counts);
+  for (const [id, delta] of deltas) counts.set(id, (counts.get(id) ?? 0) + delta);
+  const seen = new Map(stats.seen);
+  for (const id of given) {
+    const last = seen.get(id);
+    if (!last || last < now) seen.set(id, now);
+  }
+  return { counts, seen };
+}
+
+/**
+ * A bucket written as `bucket` says. Its one owner serialises the writes (FerretDB, the only engine with buckets),
+ * so no guard is needed.
+ */
 export function bucketStatement(
   projectId: string,
   _id: string,
-  { version, members }: MemberBucket,
-  readVersion?: number,
+  { members }: MemberBucket,
 ): AnyBulkWriteOperation<MembersDoc> {
   const { tag, bucket } = parseBucketId(projectId, _id);
-  const filter = readVersion === undefined ? { _id } : { _id, version: readVersion };
-  const update = { $set: { project_id: projectId, tag, bucket, version, members: JSON.stringify(members) } };
+  const filter = { _id };
+  const update = { $set: { project_id: projectId, tag, bucket, members: JSON.stringify(members) } };
   return { updateOne: { filter, update, upsert: true } };
 }
 

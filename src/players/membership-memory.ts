@@ -1,9 +1,8 @@
 import { projectOfId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 
-/** One bucket of a tag's members as stored: its write count and its keys in compareKeys order (shared: read only). */
+/** One bucket of a tag's members as stored: its keys in compareKeys order (shared: read only). */
 export interface MemberBucket {
-  version: number;
   members: readonly string[];
 }
 
@@ -17,7 +16,7 @@ interface Remembered extends MemberBucket {
   bytes: number;
 }
 
-const EMPTY: MemberBucket = { version: 0, members: [] };
+const EMPTY: MemberBucket = { members: [] };
 
 /** A rough size in memory: fixed overhead, then each key's characters at two bytes and its slot. */
 const sizeOf = (members: readonly string[]) => members.reduce((bytes, key) => bytes + 2 * key.length + 40, 200);
@@ -37,14 +36,16 @@ const statsSize = ({ counts, seen }: TagStats) => 200 + 60 * (counts.size + seen
 export class MembershipMemory {
   private readonly buckets = new Map<string, Remembered>();
   private readonly stats = new Map<string, { stats: TagStats; bytes: number }>();
-  /** Projects whose every document is in memory. */
+  /** Projects whose every document is in memory; reads of whole projects in flight; projects that did not fit. */
   private readonly wholeProjects = new Set<string>();
+  private readonly filling = new Map<string, Promise<void>>();
+  private readonly tooLarge = new Set<string>();
   /** Per project, moves at every write: a read that began before one may hold what that write changed. */
   private readonly writes = new Map<string, number>();
 
   constructor(private readonly budget: OwnerMemory) {}
 
-  /** The bucket by `_id` (an empty one at version 0: none stored), or undefined when not in memory. */
+  /** The bucket by `_id` (an empty one: none stored), or undefined when not in memory. */
   get(id: string): MemberBucket | undefined {
     return this.buckets.get(id) ?? (this.wholeProjects.has(projectOfId(id)) ? EMPTY : undefined);
   }
@@ -74,6 +75,31 @@ export class MembershipMemory {
     if (epoch !== this.epoch(projectId) || this.stats.has(projectId)) return;
     const bytes = statsSize(found);
     if (this.budget.take(bytes)) this.stats.set(projectId, { stats: found, bytes });
+  }
+
+  /**
+   * Makes the project whole from `read` (every document of the project), once:
+   * a tag change then reads no bucket. A write of the project during the read
+   * leaves it to the next call; a project that does not fit is not read again
+   * (its buckets are read one at a time).
+   */
+  async fill(
+    projectId: string,
+    read: () => Promise<{ buckets: ReadonlyMap<string, MemberBucket>; stats: TagStats }>,
+  ): Promise<void> {
+    if (this.wholeProjects.has(projectId) || this.tooLarge.has(projectId)) return;
+    let filling = this.filling.get(projectId);
+    if (!filling) {
+      filling = (async () => {
+        const epoch = this.epoch(projectId);
+        const { buckets, stats } = await read();
+        if (!this.readProject(epoch, projectId, buckets, stats) && epoch === this.epoch(projectId)) {
+          this.tooLarge.add(projectId);
+        }
+      })().finally(() => this.filling.delete(projectId));
+      this.filling.set(projectId, filling);
+    }
+    await filling;
   }
 
   /**
@@ -137,16 +163,17 @@ export class MembershipMemory {
     }
     this.stats.clear();
     this.wholeProjects.clear();
+    this.tooLarge.clear();
   }
 
   private moved(projectId: string): void {
     this.writes.set(projectId, this.epoch(projectId) + 1);
   }
 
-  private keep(id: string, { version, members }: MemberBucket): boolean {
+  private keep(id: string, { members }: MemberBucket): boolean {
     const bytes = sizeOf(members);
     if (!this.budget.take(bytes)) return false;
-    this.buckets.set(id, { version, members, bytes });
+    this.buckets.set(id, { members, bytes });
     return true;
   }
 

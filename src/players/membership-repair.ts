@@ -1,5 +1,5 @@
 import type { Logger } from "../log.js";
-import type { MembershipChange } from "./membership-store.js";
+import type { MembershipChange } from "./membership-buckets.js";
 import type { PlayerStores } from "./stores.js";
 
 /** The players whose membership of `tags` a round may have left behind their profiles. */

@@ -1,9 +1,7 @@
 import type { AnyBulkWriteOperation, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { throwIfRefused } from "../db/batched-write.js";
-import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectIdRange } from "../db/ids.js";
-import { ContentionError } from "../errors.js";
 import type { Logger } from "../log.js";
 import { sortKeys } from "./key-order.js";
 import {
@@ -16,7 +14,9 @@ import {
 } from "./membership-buckets.js";
 import {
   bucketStatement,
+  countsChanged,
   countsStatement,
+  MEMBERSHIP_LAYOUTS,
   parseMembers,
   parseStats,
   statsId,
@@ -28,21 +28,6 @@ import {
 } from "./membership-documents.js";
 import { MembershipMemory, type MemberBucket, type TagStats } from "./membership-memory.js";
 import { MembershipWriteBehind } from "./membership-write-behind.js";
-
-export { MEMBERSHIP_BUCKETS, type MembershipChange } from "./membership-buckets.js";
-export type { CountChange } from "./membership-documents.js";
-export type { TagStats } from "./membership-memory.js";
-
-/**
- * The stored layout per engine: materialised buckets (FerretDB), or the profiles' tag index with the counts alone
- * (MongoDB). The repair pass rebuilds membership and counts when the database holds another.
- */
-const LAYOUTS = {
-  materialised: `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string; counts beside them`,
-  indexed: "the profiles' tag index; counts apart",
-};
-/** Times a write re-reads a bucket another instance wrote meanwhile before it gives up. */
-const WRITE_ATTEMPTS = 10;
 
 interface LayoutDoc {
   _id: string;
@@ -65,15 +50,14 @@ interface BucketWrite {
  * new set back: adding a member twice or removing it twice leaves the same
  * set, so writing the same change twice is harmless. The owner of an embedded
  * database changes its memory and writes behind (MembershipWriteBehind).
+ * Where indexes answer queries (MongoDB) only the counts are kept here: the
+ * profiles' tag index is the membership (`materialised`).
  */
 export class MembershipStore {
   private readonly members;
   private readonly layouts;
   private readonly memory: MembershipMemory | null;
   private readonly behind: MembershipWriteBehind | null;
-  /** The owner's reads of whole projects in flight, and the projects that did not fit its memory. */
-  private readonly filling = new Map<string, Promise<void>>();
-  private readonly tooLarge = new Set<string>();
 
   constructor(
     db: Db,
@@ -104,44 +88,35 @@ export class MembershipStore {
   /**
    * Applies `changes` (a key in both `added` and `removed` of one tag ends
    * removed) and `counts`. Each bucket is read and written back if its set
-   * moved, in one command with the counts; on MongoDB the write holds only if
-   * the bucket is still at the version read, and a bucket another instance
-   * wrote meanwhile is read again. The owner changes its memory instead, and
-   * writes through only the buckets its budget cannot hold.
+   * moved, in one command with the counts (the caller holds their locks). The
+   * owner changes its memory instead, and writes through only the buckets its
+   * budget cannot hold. Where membership is not materialised, only the counts.
    */
   async apply(projectId: string, changes: readonly MembershipChange[], counts?: CountChange): Promise<void> {
-    let pending = this.materialised ? byDocument(projectId, changes) : new Map<string, BucketChange>();
+    const pending = this.materialised ? byDocument(projectId, changes) : new Map<string, BucketChange>();
     let countsLeft = counts && (counts.deltas.size > 0 || counts.given.length > 0) ? counts : undefined;
     if (countsLeft && this.behind) {
       await this.changeCounts(projectId, countsLeft);
       countsLeft = undefined;
     }
-    for (let attempt = 1; pending.size > 0 || countsLeft; attempt++) {
-      if (attempt > WRITE_ATTEMPTS) throw new ContentionError("tag membership: buckets kept changing under the write");
-      const ids = [...pending.keys()];
-      const buckets = await this.readBuckets(projectId, ids);
-      const writes = ids.flatMap((_id, i): BucketWrite[] => {
-        const { added, removed } = pending.get(_id)!;
-        const before = buckets[i].members;
-        const after = new Set(before);
-        for (const key of added) after.add(key);
-        for (const key of removed) after.delete(key);
-        if (after.size === before.length && before.every((key) => after.has(key))) return [];
-        const { version } = buckets[i];
-        const members = sortKeys([...after]);
-        const written = { version: version + 1, members };
-        if (this.memory?.change(_id, written)) {
-          this.behind!.changed(projectId, [_id], false);
-          return [];
-        }
-        const guard = this.engine.isolatesUpdates ? version : undefined;
-        return [{ _id, operation: bucketStatement(projectId, _id, written, guard), written }];
-      });
-      // A guard that no longer matched made its upsert a duplicate key: that bucket is read and written again.
-      const lost = new Set(await this.write(projectId, writes, countsLeft));
-      countsLeft = undefined;
-      pending = new Map([...pending].filter(([_id]) => lost.has(_id)));
-    }
+    if (pending.size === 0 && !countsLeft) return;
+    const ids = [...pending.keys()];
+    const buckets = await this.readBuckets(projectId, ids);
+    const writes = ids.flatMap((_id, i): BucketWrite[] => {
+      const { added, removed } = pending.get(_id)!;
+      const before = buckets[i].members;
+      const after = new Set(before);
+      for (const key of added) after.add(key);
+      for (const key of removed) after.delete(key);
+      if (after.size === before.length && before.every((key) => after.has(key))) return [];
+      const written = { members: sortKeys([...after]) };
+      if (this.memory?.change(_id, written)) {
+        this.behind!.changed(projectId, [_id], false);
+        return [];
+      }
+      return [{ _id, operation: bucketStatement(projectId, _id, written), written }];
+    });
+    await this.write(projectId, writes, countsLeft);
   }
 
   /** Per tag, its members by bucket (each in compareKeys order): every bucket of every tag read side by side by `_id`. */
@@ -210,16 +185,8 @@ export class MembershipStore {
   }
 
   /** The owner's counts changed in memory (read once first), to be written behind. */
-  private async changeCounts(projectId: string, { deltas, given, now }: CountChange): Promise<void> {
-    const stats = await this.readStats(projectId);
-    const counts = new Map(stats.counts);
-    for (const [id, delta] of deltas) counts.set(id, (counts.get(id) ?? 0) + delta);
-    const seen = new Map(stats.seen);
-    for (const id of given) {
-      const last = seen.get(id);
-      if (!last || last < now) seen.set(id, now);
-    }
-    this.memory!.changeStats(projectId, { counts, seen });
+  private async changeCounts(projectId: string, change: CountChange): Promise<void> {
+    this.memory!.changeStats(projectId, countsChanged(await this.readStats(projectId), change));
     this.behind!.changed(projectId, [], true);
   }
 
@@ -237,7 +204,7 @@ export class MembershipStore {
 
   /**
    * Buckets of the project by `_id`: from the owner's memory (filled with the whole project first, when it fits),
-   * the rest read side by side (an absent one is empty, at version 0).
+   * the rest read side by side (an absent one is empty).
    */
   private async readBuckets(projectId: string, ids: readonly string[]): Promise<MemberBucket[]> {
     await this.fill(projectId);
@@ -249,7 +216,7 @@ export class MembershipStore {
     return known.map((bucket, i) => {
       if (bucket) return bucket;
       const doc = docs[next++];
-      const found = { version: doc?.version ?? 0, members: parseMembers(doc?.members) };
+      const found = { members: parseMembers(doc?.members) };
       this.memory?.read(epoch, ids[i], found);
       return found;
     });
@@ -260,35 +227,20 @@ export class MembershipStore {
    * once: a tag change then reads no bucket. A project that does not fit is read a bucket at a time.
    */
   private async fill(projectId: string): Promise<void> {
-    const memory = this.memory;
-    if (!memory || memory.whole(projectId) || this.tooLarge.has(projectId)) return;
-    let filling = this.filling.get(projectId);
-    if (!filling) {
-      filling = (async () => {
-        const epoch = memory.epoch(projectId);
-        const docs = await this.members.find({ _id: projectIdRange(projectId) }).toArray();
-        const buckets = new Map<string, MemberBucket>();
-        let stats: StatsDoc | null = null;
-        for (const doc of docs) {
-          if ("members" in doc) buckets.set(doc._id, { version: doc.version, members: parseMembers(doc.members) });
-          else stats = doc;
-        }
-        // A write of the project during the read leaves it to the next one; one that does not fit, to bucket reads.
-        if (!memory.readProject(epoch, projectId, buckets, parseStats(stats)) && epoch === memory.epoch(projectId)) {
-          this.tooLarge.add(projectId);
-        }
-      })().finally(() => this.filling.delete(projectId));
-      this.filling.set(projectId, filling);
-    }
-    await filling;
+    await this.memory?.fill(projectId, async () => {
+      const docs = await this.members.find({ _id: projectIdRange(projectId) }).toArray();
+      const buckets = new Map<string, MemberBucket>();
+      let stats: StatsDoc | null = null;
+      for (const doc of docs) {
+        if ("members" in doc) buckets.set(doc._id, { members: parseMembers(doc.members) });
+        else stats = doc;
+      }
+      return { buckets, stats: parseStats(stats) };
+    });
   }
 
-  /**
-   * The bucket writes and the counts' change in one write; each bucket is
-   * remembered as written once acknowledged. Answers the buckets whose guard
-   * lost (duplicate key); any other refusal is thrown.
-   */
-  private async write(projectId: string, writes: readonly BucketWrite[], counts?: CountChange): Promise<string[]> {
+  /** The bucket writes and the counts' change in one write; each bucket is remembered as written once acknowledged. */
+  private async write(projectId: string, writes: readonly BucketWrite[], counts?: CountChange): Promise<void> {
     // The counts first: FerretDB 1.24 reports any refused statement of an update command at index 0 (measured).
     const counted = counts ? [countsStatement(projectId, counts)] : [];
     const operations = [...counted, ...writes.map((write) => write.operation)];
@@ -299,33 +251,20 @@ export class MembershipStore {
       this.memory?.forget(writes.map(({ _id }) => _id));
       throw error;
     }
-    const failedIds = (failure: { index: number }) =>
-      failure.index >= counted.length ? writes[failure.index - counted.length]._id : null;
-    const failed = new Set(failures.map(failedIds));
-    if (failed.size > 0) this.memory?.forget(writes.filter((w) => failed.has(w._id)).map((w) => w._id));
-    for (const { _id, written } of writes) if (!failed.has(_id)) this.memory?.written(_id, written);
-    throwIfRefused(
-      "membership write",
-      failures.filter((failure) => failedIds(failure) === null || !isDuplicateKeyCode(failure.code)),
-    );
-    return failures.flatMap((failure) => failedIds(failure) ?? []);
+    const failed = new Set(failures.flatMap(({ index }) => (index >= counted.length ? [index - counted.length] : [])));
+    this.memory?.forget(writes.filter((_, i) => failed.has(i)).map((w) => w._id));
+    for (const [i, { _id, written }] of writes.entries()) if (!failed.has(i)) this.memory?.written(_id, written);
+    throwIfRefused("membership write", failures);
   }
 
-  /** Replaces the whole membership of `tag` (the repair pass); versions move on, so no earlier read's guard holds. */
+  /** Replaces the whole membership of `tag` (the repair pass). */
   async replace(projectId: string, tag: string, members: readonly string[]): Promise<void> {
     if (!this.materialised) return;
     const buckets = byBucket(members);
-    const operations = Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => ({
-      updateOne: {
-        filter: { _id: bucketId(projectId, tag, bucket) },
-        update: {
-          $set: { project_id: projectId, tag, bucket, members: JSON.stringify(sortKeys(buckets.get(bucket) ?? [])) },
-          $inc: { version: 1 },
-        },
-        upsert: true,
-      },
-    }));
-    const ids = operations.map((operation) => operation.updateOne.filter._id);
+    const ids = Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket));
+    const operations = ids.map((id, bucket) =>
+      bucketStatement(projectId, id, { members: sortKeys(buckets.get(bucket) ?? []) }),
+    );
     // Forgotten before and after: a search between the two would keep what the replacement is about to change.
     this.memory?.forget(ids);
     try {
@@ -341,7 +280,6 @@ export class MembershipStore {
       await this.members.deleteMany({ tag: { $exists: true } });
     } finally {
       this.memory?.forgetAll();
-      this.tooLarge.clear();
     }
   }
 
@@ -355,6 +293,6 @@ export class MembershipStore {
   }
 
   private get layout(): string {
-    return this.materialised ? LAYOUTS.materialised : LAYOUTS.indexed;
+    return this.materialised ? MEMBERSHIP_LAYOUTS.materialised : MEMBERSHIP_LAYOUTS.indexed;
   }
 }

@@ -1,4 +1,4 @@
-import type { MembershipChange } from "./membership-store.js";
+import type { MembershipChange } from "./membership-buckets.js";
 import type { ProfileSlot, SlotContent } from "./profile-store.js";
 
 /** The tags a profile carries before and after one round: what its membership must follow. */

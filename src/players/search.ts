@@ -2,7 +2,7 @@ import { mergeKeys, sortKeys } from "./key-order.js";
 import type { TraitValue } from "./normalise.js";
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import type { PlayerStores } from "./stores.js";
-import type { TagStats } from "./membership-store.js";
+import type { TagStats } from "./membership-memory.js";
 import type { RegisteredTag } from "./tag-store.js";
 
 /** A tag as listed: its registry record with its players_count. */
