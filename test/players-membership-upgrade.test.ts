@@ -1,3 +1,4 @@
+import type { Db } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
@@ -17,6 +18,29 @@ async function listing(service: TestService, privateKey: string) {
       { count: t.players_count, lastGiven: t.last_seen_at },
     ]),
   );
+}
+
+/**
+ * What an earlier version's crash left: `player`'s profile written (a copy of `copyOf`'s), its membership of `tags`
+ * not, and the round's journal document naming them.
+ */
+async function cutRound(db: Db, projectId: string, round: { copyOf: string; player: string; tags: string[] }) {
+  const profiles = db.collection("player_profiles");
+  const copied = await profiles.findOne({ _id: `${projectId}/u:${round.copyOf}` as never });
+  const identityKey = `u:${round.player}`;
+  await profiles.insertOne({
+    ...copied!,
+    _id: `${projectId}/${identityKey}` as never,
+    identity_key: identityKey,
+    partner_user_id: round.player,
+  });
+  await db.collection("player_membership_journal").insertOne({
+    _id: "cut-round" as never,
+    project_id: projectId,
+    identity_keys: [identityKey],
+    tags: round.tags,
+    started_at: new Date(0),
+  });
 }
 
 describe("a database written by a version before counts moved beside membership", () => {
@@ -46,21 +70,7 @@ describe("a database written by a version before counts moved beside membership"
     await db
       .collection("player_tag_members_layout")
       .updateOne({ _id: "layout" as never }, { $set: { layout: "8 buckets, sorted keys as one JSON string" } });
-    const profiles = db.collection("player_profiles");
-    const ann = await profiles.findOne({ _id: `${projectId}/u:ann` as never });
-    await profiles.insertOne({
-      ...ann!,
-      _id: `${projectId}/u:dan` as never,
-      identity_key: "u:dan",
-      partner_user_id: "dan",
-    });
-    await db.collection("player_membership_journal").insertOne({
-      _id: "cut-round" as never,
-      project_id: projectId,
-      identity_keys: ["u:dan"],
-      tags: ["gold", "silver"],
-      started_at: new Date(0),
-    });
+    await cutRound(db, projectId, { copyOf: "ann", player: "dan", tags: ["gold", "silver"] });
 
     const restarted = await startTestService({ DB_NAME: svc.config.dbName }, { clock: svc.clock });
     try {
@@ -85,21 +95,7 @@ describe("a database written by a version before counts moved beside membership"
     await ownerRoundsDone(own);
     await own.service.close(1_000);
     const db = own.database.db;
-    const profiles = db.collection("player_profiles");
-    const eve = await profiles.findOne({ _id: `${projectId}/u:eve` as never });
-    await profiles.insertOne({
-      ...eve!,
-      _id: `${projectId}/u:fay` as never,
-      identity_key: "u:fay",
-      partner_user_id: "fay",
-    });
-    await db.collection("player_membership_journal").insertOne({
-      _id: "cut-round" as never,
-      project_id: projectId,
-      identity_keys: ["u:fay"],
-      tags: ["gold"],
-      started_at: new Date(0),
-    });
+    await cutRound(db, projectId, { copyOf: "eve", player: "fay", tags: ["gold"] });
 
     const restarted = await startTestService({ DB_NAME: own.config.dbName });
     try {
