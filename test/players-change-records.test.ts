@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { needsOwner } from "../src/db/engine.js";
+import { systemClock } from "../src/clock.js";
+import { engineOf, needsOwner } from "../src/db/engine.js";
+import { Players } from "../src/players/players.js";
+import { createPlayerStores } from "../src/players/stores.js";
+import type { HistoryFollower } from "../src/players/written-profiles.js";
 import { waitFor } from "./support/events.js";
 import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
@@ -58,5 +62,21 @@ describe("a round's change record", () => {
       await own.database.db.dropDatabase();
       await own.database.close();
     }
+  });
+
+  it("is settled by a resync queued only once the round's membership is in the database", async () => {
+    const { projectId } = await svc.createProject();
+    // Players of their own, kept in an owner's memory where the engine has one, telling when the resync is queued.
+    const stores = createPlayerStores(svc.database.db, engineOf(svc.database, 64 * 2 ** 20));
+    const inDatabase = createPlayerStores(svc.database.db, engineOf(svc.database, 0)).membership;
+    const countsWhenQueued: number[][] = [];
+    const histories: HistoryFollower = {
+      queue: async () => void countsWhenQueued.push([...(await inDatabase.readStats(projectId)).counts.values()]),
+    };
+    const players = new Players({ stores, clock: systemClock, histories });
+    const entry = { partnerUserId: "dan", tagsAdd: ["green"], tagsRemove: [], traitsIncrement: {}, traitsUnset: [] };
+    await players.update(projectId, [entry]);
+    await players.stop(5_000);
+    expect(countsWhenQueued).toEqual([[1]]);
   });
 });
