@@ -1,6 +1,7 @@
 import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { needsOwner } from "../src/db/engine.js";
+import { startedDuring } from "./support/commands.js";
 import { DbProxy } from "./support/db-proxy.js";
 import { waitFor } from "./support/main-process.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
@@ -151,21 +152,10 @@ describe("database calls of a verify", () => {
   afterAll(() => quiet.stop());
 
   /** The commands the service sends to its database while `run` runs. */
-  async function commandsDuring(run: () => Promise<unknown>): Promise<string[]> {
-    const commands: string[] = [];
-    const record = (event: CommandStartedEvent) => {
-      if (event.databaseName === quiet.config.dbName) {
-        commands.push(`${event.commandName} ${event.command[event.commandName]}`);
-      }
-    };
-    quiet.database.client.on("commandStarted", record);
-    try {
-      await run();
-    } finally {
-      quiet.database.client.off("commandStarted", record);
-    }
-    return commands;
-  }
+  const commandsDuring = async (run: () => Promise<unknown>) =>
+    (await startedDuring(quiet.database.client, run))
+      .filter((event) => event.databaseName === quiet.config.dbName)
+      .map((event) => `${event.commandName} ${event.command[event.commandName]}`);
 
   const verifyOnce = async (launch: LaunchFixture) => {
     const { token } = await launch.issue();

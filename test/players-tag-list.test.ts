@@ -1,8 +1,8 @@
-import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { engineOf } from "../src/db/engine.js";
 import { repairRegistryCounters } from "../src/players/counter-repair.js";
 import { createPlayerStores } from "../src/players/stores.js";
+import { startedDuring } from "./support/commands.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
@@ -13,19 +13,10 @@ afterAll(() => svc.stop());
 
 describe("players/tags from the project's tag list", () => {
   /** The filters of the finds the service sends while `run` runs. */
-  async function findsDuring(run: () => Promise<unknown>): Promise<object[]> {
-    const filters: object[] = [];
-    const started = (event: CommandStartedEvent) => {
-      if (event.commandName === "find") filters.push(event.command.filter);
-    };
-    svc.database.client.on("commandStarted", started);
-    try {
-      await run();
-    } finally {
-      svc.database.client.off("commandStarted", started);
-    }
-    return filters;
-  }
+  const findsDuring = async (run: () => Promise<unknown>) =>
+    (await startedDuring(svc.database.client, run))
+      .filter((event) => event.commandName === "find")
+      .map((event) => event.command.filter as object);
 
   it("answers with point reads, reads the records while the list lags the tag counter, and the repair writes it again", async () => {
     const project = await svc.createProject();
