@@ -55,11 +55,6 @@ export class MembershipMemory {
     return this.stats.get(projectId)?.stats;
   }
 
-  /** Whether every document of the project is in memory. */
-  whole(projectId: string): boolean {
-    return this.wholeProjects.has(projectId);
-  }
-
   /** Where the project's writes stand, taken before a read of the database. */
   epoch(projectId: string): number {
     return this.writes.get(projectId) ?? 0;

@@ -29,6 +29,8 @@ interface PlannedWrite {
 interface Begun {
   recorded: string | null;
   membership: RoundMembership;
+  /** The profiles it writes, as if every write held: what its change names, and a failed round's resync covers. */
+  planned: readonly WrittenProfile[];
 }
 
 /**
@@ -80,8 +82,7 @@ export class RoundWriter {
       );
     } catch (error) {
       // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
-      const resync = writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links);
-      this.track(this.complete(projectId, begun, resync));
+      this.track(this.complete(projectId, begun, begun.planned));
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
@@ -94,7 +95,10 @@ export class RoundWriter {
    * what a crash's repair completes), beside its device links. A failure
    * fails the round before any profile is written.
    */
-  private async beginRound(projectId: string, round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">) {
+  private async beginRound(
+    projectId: string,
+    round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">,
+  ): Promise<Begun> {
     const { moves, writes, plan, now } = round;
     const { stores } = this.options;
     const moving = moves.filter(movesAnyTag);
@@ -103,10 +107,8 @@ export class RoundWriter {
       identityKeys: moving.map((move) => move.identityKey),
       tags: [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))],
     };
-    const change = playerChange(
-      writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links),
-      membership.tags,
-    );
+    const planned = writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links);
+    const change = playerChange(planned, membership.tags);
     const changes = change.identityKeys.length > 0 || change.folds.length > 0;
     // Side by side, and both settled before a failure is thrown: no write is left running behind it.
     const [recording, linking] = await Promise.allSettled([
@@ -114,7 +116,7 @@ export class RoundWriter {
       plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
     ]);
     for (const step of [recording, linking]) if (step.status === "rejected") throw step.reason;
-    return { recorded: recording.status === "fulfilled" ? recording.value : null, membership };
+    return { recorded: recording.status === "fulfilled" ? recording.value : null, membership, planned };
   }
 
   /**
