@@ -3,7 +3,9 @@ import { engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { batchedWrite } from "../src/db/batched-write.js";
-import { rebuildMembership } from "../src/players/membership-repair.js";
+import { sortKeys } from "../src/players/key-order.js";
+import { bucketId, bucketOf } from "../src/players/membership-buckets.js";
+import { bucketStatement, type MembersDoc } from "../src/players/membership-documents.js";
 import { profileDocument, type ProfileDoc } from "../src/players/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/profile-store.js";
 import { createPlayerStores } from "../src/players/stores.js";
@@ -43,7 +45,7 @@ async function createProject(bench: BenchService, gameId: number) {
   return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
 }
 
-/** Profiles, tag records and the registry counter in their stored shape, then the tag list and membership as the repair pass writes them. */
+/** Profiles, tag records and the registry counter in their stored shape, then the tag list, membership and counts as rounds leave them. */
 async function generate(bench: BenchService, projectId: string) {
   const db = bench.database.db;
   const started = performance.now();
@@ -99,12 +101,24 @@ async function generate(bench: BenchService, projectId: string) {
     .insertOne({ _id: projectId, tag_count: tags.length, trait_key_count: 0, last_tag_id: tags.length });
   const stores = createPlayerStores(db, engineOf(bench.database, 0));
   await stores.tags.rewriteList(projectId);
-  const inserted = performance.now();
-  await rebuildMembership(stores);
-  return {
-    insert_seconds: round((inserted - started) / 1000),
-    membership_rebuild_seconds: round((performance.now() - inserted) / 1000),
-  };
+  const members = new Map<string, string[]>();
+  for (let i = 0; i < PROFILES; i++)
+    for (const tag of tagsOf(i)) (members.get(tag) ?? members.set(tag, []).get(tag)!).push(`u:gen-${i}`);
+  if (stores.membership.materialised) {
+    // Each tag's members in their buckets, sorted, as the rounds that gave the tags would have written them.
+    const buckets = new Map<string, string[]>();
+    for (const [tag, keys] of members)
+      for (const key of keys) {
+        const id = bucketId(projectId, tag, bucketOf(key));
+        (buckets.get(id) ?? buckets.set(id, []).get(id)!).push(key);
+      }
+    await batchedWrite(
+      db.collection<MembersDoc>("player_tag_members"),
+      [...buckets].map(([id, keys]) => bucketStatement(projectId, id, { members: sortKeys(keys) })),
+    );
+  }
+  await stores.membership.setCounts(projectId, new Map(tags.map(({ id, tag }) => [id, members.get(tag)?.length ?? 0])));
+  return { insert_seconds: round((performance.now() - started) / 1000) };
 }
 
 /** Runs the load generator (players-load.ts) to its end: what it printed. */

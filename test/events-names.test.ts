@@ -70,40 +70,4 @@ describe("many event names", () => {
     // Everyone and vip, each month (one or two) in three documents.
     expect(documents.count).toBeGreaterThanOrEqual(6);
   });
-
-  it("a database whose months were one document each splits them at the next start", async () => {
-    const before = await startTestService();
-    const { projectId, publicKey, privateKey } = await before.createProject();
-    const sent = await sendManyNames(before, publicKey);
-    await before.service.close(1_000);
-    // As they were stored before: each cohort month's names in its first document (the `_id` without a block).
-    const rollups = before.database.db.collection<{
-      _id: string;
-      cohort: string;
-      month: string;
-      counts: Record<string, Record<string, unknown>>;
-    }>("event_cohort_rollups");
-    const docs = await rollups.find({ project_id: projectId }).toArray();
-    for (const first of docs.filter((doc) => doc._id === `${projectId}/${doc.cohort}/${doc.month}`)) {
-      const rest = docs.filter((doc) => doc !== first && doc.cohort === first.cohort && doc.month === first.month);
-      const counts = first.counts;
-      for (const doc of rest)
-        for (const [day, fields] of Object.entries(doc.counts)) Object.assign((counts[day] ??= {}), fields);
-      await rollups.updateOne({ _id: first._id }, { $set: { counts } });
-      await rollups.deleteMany({ _id: { $in: rest.map((doc) => doc._id) } });
-    }
-    await rollups.updateOne({ _id: "layout" }, { $set: { version: 2 } });
-    expect((await cohortDocuments(before, projectId)).mostNames).toBe(40);
-    await before.database.close();
-    const later = await startTestService({ DB_NAME: before.config.dbName });
-    try {
-      await waitFor(
-        () => cohortDocuments(later, projectId),
-        (documents) => documents.mostNames <= 16,
-      );
-      await expectCharts(later, privateKey, sent);
-    } finally {
-      await later.stop();
-    }
-  });
 });

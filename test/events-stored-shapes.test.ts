@@ -51,21 +51,6 @@ describe("queue segments and plans as stored", () => {
     });
   });
 
-  it("a segment written before the packing is read as it is", async () => {
-    const receivedAt = new Date("2026-01-02T05:00:00.000Z");
-    await database()
-      .db.collection("event_segments")
-      .insertOne({
-        _id: sequenceId(2) as never,
-        project_id: "prj",
-        received_at: receivedAt,
-        count: 2,
-        latest: receivedAt,
-        work: { kind: "events", events },
-      });
-    expect((await new SegmentStore(database().db).find(2))?.work).toEqual({ kind: "events", events });
-  });
-
   it("a plan is one string, and read back exact, 64-bit counts included", async () => {
     const plans = new PlanStore(database().db, engineOf(database(), 0));
     expect(await plans.settle(7, plan)).toEqual({ plan, mine: true });
@@ -76,21 +61,5 @@ describe("queue segments and plans as stored", () => {
     const found = await plans.find(7);
     expect(found).toEqual(plan);
     expect((found!.cohorts[0].inc["days.2026-01-02.n0"] as Long).equals(countsChange(2 ** 22, 3))).toBe(true);
-  });
-
-  it("a plan stored before the packing is read as it is", async () => {
-    const [player] = plan.players;
-    const { inc, ...fields } = player;
-    await database()
-      .db.collection("event_plans")
-      .insertOne({
-        _id: sequenceId(8) as never,
-        players: [{ ...fields, inc_paths: Object.keys(inc), inc_by: Object.values(inc) }],
-        cohorts: [],
-      });
-    expect(await new PlanStore(database().db, engineOf(database(), 0)).find(8)).toEqual({
-      players: [player],
-      cohorts: [],
-    });
   });
 });

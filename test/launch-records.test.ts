@@ -48,62 +48,6 @@ async function commandsDuring<T>(service: TestService, run: () => Promise<T>): P
   }
 }
 
-describe("launch records stored before they joined the entitlement's document", () => {
-  let before: TestService;
-  let after: TestService;
-  let linked: LaunchFixture;
-  let launched: LaunchFixture;
-  beforeAll(async () => {
-    before = await startTestService(QUIET);
-    linked = await createLaunchFixture(before);
-    launched = await createLaunchFixture(before);
-    const legacy = (name: string) => before.database.db.collection<{ _id: string; [field: string]: unknown }>(name);
-    const scoped = (launch: LaunchFixture) => ({
-      _id: `${launch.projectId}/${launch.platformUserId}`,
-      project_id: launch.projectId,
-      platform_user_id: launch.platformUserId,
-    });
-    // The oldest place of a partner link, and the launch records that replaced it.
-    await legacy("partner_links").insertOne({
-      ...scoped(linked),
-      partner_user_id: "legacy-7",
-      linked_at: before.clock.now(),
-    });
-    await legacy("launch_users").insertOne({
-      ...scoped(launched),
-      partner_user_id: "legacy-8",
-      linked_at: before.clock.now(),
-      linked_as: "legacy-8",
-      installations: [launched.installationId],
-    });
-    // A second start on the same database (stopping a test service drops its database).
-    after = await startTestService({ ...QUIET, DB_NAME: before.config.dbName });
-  });
-  afterAll(async () => {
-    await after.stop();
-    await before.stop();
-  });
-
-  it("are moved at start: the old collections are gone and verify answers the links", async () => {
-    const names = (await after.database.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name);
-    expect(names).not.toContain("partner_links");
-    expect(names).not.toContain("launch_users");
-
-    const first = await launchOn(after, linked);
-    expect(first.answer.body).toMatchObject({ valid: true, partner_user_id: "legacy-7" });
-    expect(first.answer.body.entitlement.owns).toBe(true);
-  });
-
-  it("an installation a launch record remembered needs no follow-up again: two database calls", async () => {
-    // This start has not seen the project's key yet: its first check reads it.
-    const warmUp = await after.postJson("/v1/launch_tokens/verify", { token: "x.y.z" }, launched.privateKey);
-    expect(warmUp.body).toMatchObject({ valid: false, error: "invalid_token" });
-    const repeat = await launchOn(after, launched);
-    expect(repeat.answer.body).toMatchObject({ valid: true, partner_user_id: "legacy-8" });
-    expect(repeat.on).toEqual(["find entitlements", "delete launch_tokens_unspent"]);
-  });
-});
-
 describe("the entitlement and the launch record in one document", () => {
   let test: TestService;
   beforeAll(async () => {
@@ -117,6 +61,14 @@ describe("the entitlement and the launch record in one document", () => {
       { platform_user_id: platformUserId, game_id: gameId, owns, source: "STORE", channel_id: "s", build_version: "1" },
       ADMIN_KEY,
     );
+
+  it("an installation the launch record remembers needs no follow-up again: two database calls", async () => {
+    const launch = await createLaunchFixture(test);
+    expect((await launchOn(test, launch)).answer.body).toMatchObject({ valid: true });
+    const repeat = await launchOn(test, launch);
+    expect(repeat.answer.body).toMatchObject({ valid: true, entitlement: { owns: true } });
+    expect(repeat.on).toEqual(["find entitlements", "delete launch_tokens_unspent"]);
+  });
 
   it("an entitlement written before its game has a project counts once the project exists", async () => {
     const gameId = 7_000_000 + Math.floor(Math.random() * 1_000_000);

@@ -1,13 +1,11 @@
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { generateApiKey, hashApiKey } from "../src/admin/api-keys.js";
 import { READS_IN_FLIGHT } from "../src/db/side-by-side.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;
 let writeKey: string;
 let readKey: string;
-let projectId: string;
 
 const post = (path: string, body: unknown, key = readKey) => svc.postJson(path, body, key);
 const update = (players: unknown[]) => post("/v1/players/update", { players }, writeKey);
@@ -23,7 +21,6 @@ beforeAll(async () => {
   const project = await svc.createProject();
   writeKey = project.publicKey;
   readKey = project.privateKey;
-  projectId = project.projectId;
   // Written a second apart, newest last: search answers by identity_key, whatever the write order.
   for (const [id, tags, traits] of [
     ["p3", ["vip"], { level: 7, region: "eu" }],
@@ -196,18 +193,7 @@ describe("players/tags", () => {
 
   it("filters by text (case-insensitive, tag or label, regex characters literal) and by category", async () => {
     await update([{ partner_user_id: "p6", tags_add: ["Season.1", "season-2"] }]);
-    // A private key stored before players:manage existed (its stored scopes lack it) holds it: scopes follow the type.
-    const { key } = generateApiKey("private");
-    await svc.database.db.collection<{ _id: string; [field: string]: unknown }>("api_keys").insertOne({
-      _id: hashApiKey(key).toString("hex"),
-      key_id: "key_stored_before_players_manage",
-      type: "private",
-      scopes: ["launch:verify", "events:write", "events:read"],
-      project_id: projectId,
-      created_at: new Date(),
-      revoked_at: null,
-    });
-    expect((await post("/v1/players/tags/update", { tag: "season.1", label: "Season 1" }, key)).status).toBe(200);
+    expect((await post("/v1/players/tags/update", { tag: "season.1", label: "Season 1" })).status).toBe(200);
     let set = await post("/v1/players/tags/update", {
       tag: "season.1",
       category: "Seasons",

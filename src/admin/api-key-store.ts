@@ -25,8 +25,6 @@ interface ApiKeyDoc {
   _id: string;
   key_id: string;
   type: ApiKeyType;
-  /** Written for a rollback to an earlier version, which reads it; this version derives scopes from `type`. */
-  scopes: Scope[];
   project_id: string | null;
   created_at: Date;
   revoked_at: Date | null;
@@ -52,7 +50,6 @@ export class ApiKeyStore {
       _id: key.hash.toString("hex"),
       key_id: key.keyId,
       type: key.type,
-      scopes: key.scopes,
       project_id: key.projectId,
       created_at: now,
       revoked_at: null,
@@ -65,7 +62,7 @@ export class ApiKeyStore {
     await this.apiKeys.updateOne(
       { _id: id },
       {
-        $set: { key_id: BOOTSTRAP_ADMIN_KEY_ID, type: "admin", scopes: ["admin"], project_id: null, revoked_at: null },
+        $set: { key_id: BOOTSTRAP_ADMIN_KEY_ID, type: "admin", project_id: null, revoked_at: null },
         $setOnInsert: { created_at: now },
       },
       { upsert: true },
@@ -101,7 +98,7 @@ export class ApiKeyStore {
     const keys = docs.map((doc) => ({
       keyId: doc.key_id,
       type: doc.type,
-      scopes: doc.scopes,
+      scopes: [...SCOPES_BY_TYPE[doc.type]],
       projectId: doc.project_id,
       createdAt: doc.created_at,
       revokedAt: doc.revoked_at,

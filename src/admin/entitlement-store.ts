@@ -28,14 +28,6 @@ export interface UserGameRecord {
   launch: LaunchRecord;
 }
 
-/** Launch record fields written by a migration from the collections that held them before. */
-export interface LegacyLaunchRecord {
-  partnerUserId?: string;
-  linkedAt?: Date;
-  linkedAs?: string;
-  installations?: string[];
-}
-
 interface UserGameDoc {
   _id: string;
   platform_user_id: string;
@@ -146,18 +138,6 @@ export class EntitlementStore {
   /** Forgets an installation of a user, after another user launched on it. */
   async forgetInstallation(platformUserId: string, gameId: number, installationId: string): Promise<void> {
     await this.write(platformUserId, gameId, { $pull: { installations: installationId } });
-  }
-
-  /** Sets the launch record's fields given; for moving records kept elsewhere before. */
-  async setLaunchRecord(platformUserId: string, gameId: number, record: LegacyLaunchRecord): Promise<void> {
-    const fields = {
-      partner_user_id: record.partnerUserId,
-      linked_at: record.linkedAt,
-      linked_as: record.linkedAs,
-      installations: record.installations,
-    };
-    const $set = Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined));
-    await this.write(platformUserId, gameId, { $set });
   }
 
   /** Upserts the document under its lock; `update` may be decided from a read made holding it. */

@@ -71,7 +71,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   }
 
   const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
-  // Every name the plan counts is registered (`names`): the events' at ingestion, the histories' earlier or by the rebuild.
+  // Every name the plan counts is registered (`names`): the events' at ingestion, the histories' when theirs were.
   const [rollups, profiles, materialised] = await Promise.all([
     deps.playerRollups.read(projectId, keys, { fillMemory: true }),
     deps.directory.cohortsOf(projectId, keys),

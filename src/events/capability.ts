@@ -62,7 +62,7 @@ export interface CreateEventsOptions {
   /** The players' recorded changes: charts correct for them, the worker settles them. */
   changes: PlayerChangeStore;
   /** Lease, polling and test hooks of the apply worker. */
-  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError" | "onRebuilt">;
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
 }
 
 /** The events capability and its apply worker (not started: the caller decides whether this process applies). */

@@ -34,14 +34,6 @@ export function unpackCounts(packed: bigint): { e: number; p: number } {
   return { e: Number((packed - p) / PLAYERS_SPAN), p: Number(p) };
 }
 
-/** The packing before counts were 64-bit (events * 2^26 + players, as an Int32 or a double): read until rebuilt. */
-const LEGACY_PLAYERS_SPAN = 2 ** 26;
-
-function unpackLegacy(packed: number): { e: number; p: number } {
-  const p = packed % LEGACY_PLAYERS_SPAN;
-  return { e: (packed - p) / LEGACY_PLAYERS_SPAN, p };
-}
-
 interface CohortMonthDoc extends RollupDoc {
   _id: string;
   project_id: string;
@@ -49,33 +41,8 @@ interface CohortMonthDoc extends RollupDoc {
   month: string;
   /** Per day, per name field: events * PLAYERS_SPAN + players, an Int64. */
   counts?: Record<string, Record<string, bigint>>;
-  /** The same in the legacy packing, until the rebuild (cohort-rebuild.ts) replaces it. */
-  days?: Record<string, Record<string, number>>;
   hw: number;
 }
-
-/** One cohort's month of counts, summed from the players' histories. */
-export interface CohortTotals {
-  projectId: string;
-  cohort: string;
-  month: string;
-  days: CohortDays;
-}
-
-/** Its `_id` is no cohort month's (those are project-scoped: `<project>/...`). */
-const LAYOUT_ID = "layout";
-/**
- * 3: a month's names in blocks of NAMES_PER_DOCUMENT. 2: 64-bit counts under
- * `counts`, one document a month. Absent: packed in 32 bits under `days`.
- */
-const LAYOUT_VERSION = 3;
-
-interface LayoutDoc {
-  _id: string;
-  version: number;
-}
-
-const packDays = (days: CohortDays) => mapValues(days, (names) => mapValues(names, ({ e, p }) => countsChange(e, p)));
 
 /**
  * A cohort month is kept in documents of this many names each (the names in
@@ -89,7 +56,7 @@ const NAMES_PER_DOCUMENT = 16;
 export const nameBlockOf = (names: ProjectNames, name: string): number =>
   Math.floor((names.placeOf(name) ?? 0) / NAMES_PER_DOCUMENT);
 
-/** The first block keeps the id of the days when a month was one document. */
+/** The first block's id names no block. */
 export const cohortMonthId = (projectId: string, cohort: string, month: string, block: number): string =>
   projectScopedId(projectId, block === 0 ? `${cohort}/${month}` : `${cohort}/${month}/${block}`);
 
@@ -102,8 +69,6 @@ export class CohortRollupStore {
   private readonly rollups;
   /** The same collection, as absorb() writes it. */
   private readonly writes;
-  /** The same collection: the one document recording the counts' layout. */
-  private readonly layout;
 
   constructor(
     db: Db,
@@ -111,14 +76,13 @@ export class CohortRollupStore {
   ) {
     this.rollups = db.collection<CohortMonthDoc>("event_cohort_rollups");
     this.writes = db.collection<RollupDoc>("event_cohort_rollups");
-    this.layout = db.collection<LayoutDoc>("event_cohort_rollups");
   }
 
   /**
    * The days of each (cohort, month) over the blocks of `wanted` names (every
    * block of `names` when absent), read side by side by `_id`; missing
-   * documents read as empty. A block counts only its own names: until the
-   * rebuild of an older layout, the first holds them all.
+   * documents read as empty. A block counts only its own names (one not
+   * registered when it was written is in the first).
    */
   async read(
     projectId: string,
@@ -135,18 +99,16 @@ export class CohortRollupStore {
       documents.map(({ month, block }) =>
         this.rollups.findOne(
           { _id: cohortMonthId(projectId, cohort, month, block) },
-          { projection: { counts: 1, days: 1 }, useBigInt64: true },
+          { projection: { counts: 1 }, useBigInt64: true },
         ),
       ),
     );
     const counts: CohortDays = {};
     docs.forEach((doc, i) => {
       const inBlock = (field: string) => nameBlockOf(names, nameOfField(field)) === documents[i].block;
-      if (doc?.counts) {
-        for (const [day, fields] of Object.entries(doc.counts)) addFields(counts, day, fields, inBlock, unpackCounts);
-      } else {
-        for (const [day, fields] of Object.entries(doc?.days ?? {}))
-          addFields(counts, day, fields, inBlock, unpackLegacy);
+      for (const [day, fields] of Object.entries(doc?.counts ?? {})) {
+        for (const [field, stored] of Object.entries(fields))
+          if (inBlock(field)) (counts[day] ??= {})[field] = unpackCounts(stored);
       }
     });
     return counts;
@@ -157,69 +119,8 @@ export class CohortRollupStore {
     return absorb(this.engine, this.writes, seq, changes, options);
   }
 
-  /** Whether the counts are all in the 64-bit layout (false on a database from before it). */
-  async isCurrent(): Promise<boolean> {
-    return (await this.layout.findOne({ _id: LAYOUT_ID }))?.version === LAYOUT_VERSION;
-  }
-
-  /**
-   * Replaces the counts of `totals`' documents with theirs, in blocks of each
-   * project's `names`, drops every legacy packed count left, then records the
-   * layout (cohort-rebuild.ts).
-   */
-  async replaceAll(
-    totals: readonly CohortTotals[],
-    names: ReadonlyMap<string, ProjectNames>,
-    hw: number,
-  ): Promise<void> {
-    const operations = totals.flatMap(({ projectId, cohort, month, days }) =>
-      [...inBlocks(days, names.get(projectId)!)].map(([block, blockDays]) => ({
-        updateOne: {
-          filter: { _id: cohortMonthId(projectId, cohort, month, block) },
-          update: {
-            $set: { project_id: projectId, cohort, month, hw, counts: packDays(blockDays) },
-            $unset: { days: "" },
-          },
-          upsert: true,
-        },
-      })),
-    );
-    const failures = await this.engine.writeAll(this.writes, operations);
-    if (failures.length > 0) throw new Error(`cohort rebuild write failed with code ${failures[0].code}`);
-    // Documents no player history counts in any more: a scan, once.
-    await this.rollups.updateMany({ days: { $exists: true } }, { $unset: { days: "" } });
-    await this.layout.updateOne({ _id: LAYOUT_ID }, { $set: { version: LAYOUT_VERSION } }, { upsert: true });
-  }
-
   /** Months wholly before `beforeMonth`. A periodic sweep: it scans. */
   async deleteBefore(beforeMonth: string): Promise<number> {
     return (await this.rollups.deleteMany({ month: { $lt: beforeMonth } })).deletedCount;
   }
 }
-
-/** `days` split by the block of each name; the first block always, so that it replaces what an older layout kept. */
-function inBlocks(days: CohortDays, names: ProjectNames): Map<number, CohortDays> {
-  const blocks = new Map<number, CohortDays>([[0, {}]]);
-  for (const [day, fields] of Object.entries(days)) {
-    for (const [field, slot] of Object.entries(fields)) {
-      const block = nameBlockOf(names, nameOfField(field));
-      if (!blocks.has(block)) blocks.set(block, {});
-      (blocks.get(block)![day] ??= {})[field] = slot;
-    }
-  }
-  return blocks;
-}
-
-function addFields<T>(
-  counts: CohortDays,
-  day: string,
-  fields: Record<string, T>,
-  inBlock: (field: string) => boolean,
-  unpack: (stored: T) => { e: number; p: number },
-): void {
-  for (const [field, stored] of Object.entries(fields))
-    if (inBlock(field)) (counts[day] ??= {})[field] = unpack(stored);
-}
-
-const mapValues = <T, U>(record: Record<string, T>, f: (value: T) => U): Record<string, U> =>
-  Object.fromEntries(Object.entries(record).map(([key, value]) => [key, f(value)]));

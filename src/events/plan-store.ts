@@ -2,24 +2,17 @@ import { Long, type Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKey } from "../db/errors.js";
-import type { DocumentChange } from "./absorb.js";
 import type { Plan } from "./plan.js";
 import { sequenceId } from "./segment-store.js";
 
 /**
- * A change as plans before the packing stored it: `$inc` paths contain dots, which are no field names, and
- * FerretDB stores no nested arrays, so paths and amounts are two lists.
- */
-type StoredChange = Omit<DocumentChange, "inc"> & { inc_paths: string[]; inc_by: DocumentChange["inc"][string][] };
-
-/**
  * A plan as stored: one JSON string, its Int64 counts as `{"$long": "<decimal>"}` (FerretDB 1.24 decodes a
  * document field by field, so hundreds of changes as fields cost tens of ms to insert; see segment-store.ts).
- * Plans stored before the packing hold `players` and `cohorts` as fields: they are read as they are.
  */
-type PlanDoc = { _id: string } & (
-  { packed: string } | { players: StoredChange[]; cohorts: StoredChange[]; backfill?: Plan["backfill"] }
-);
+interface PlanDoc {
+  _id: string;
+  packed: string;
+}
 
 const packed = (plan: Plan): string =>
   JSON.stringify(plan, (_, value: unknown) => (value instanceof Long ? { $long: value.toString() } : value));
@@ -28,10 +21,6 @@ const unpacked = (text: string): Plan =>
   JSON.parse(text, (_, value: unknown) =>
     value !== null && typeof value === "object" && "$long" in value ? Long.fromString(String(value.$long)) : value,
   ) as Plan;
-
-function restored({ inc_paths, inc_by, ...change }: StoredChange): DocumentChange {
-  return { ...change, inc: Object.fromEntries(inc_paths.map((path, i) => [path, inc_by[i]])) };
-}
 
 /**
  * The event_plans collection: the changes a segment makes, stored before
@@ -61,13 +50,7 @@ export class PlanStore {
 
   async find(seq: number): Promise<Plan | null> {
     const doc = await this.plans.findOne({ _id: sequenceId(seq) });
-    if (!doc) return null;
-    if ("packed" in doc) return unpacked(doc.packed);
-    return {
-      players: doc.players.map(restored),
-      cohorts: doc.cohorts.map(restored),
-      ...(doc.backfill && { backfill: doc.backfill }),
-    };
+    return doc && unpacked(doc.packed);
   }
 
   async delete(seq: number): Promise<void> {

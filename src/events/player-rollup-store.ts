@@ -253,25 +253,6 @@ export class PlayerRollupStore {
     return docs.map((doc) => doc.identity_key);
   }
 
-  /** Every player history of every project, one at a time. A scan, once (cohort-rebuild.ts). */
-  async forEachHistory(visit: (projectId: string, rollup: PlayerRollup) => void): Promise<void> {
-    await this.writeBehind();
-    const histories = this.rollups.find(
-      {},
-      { projection: { project_id: 1, identity_key: 1, days: 1, cohorts: 1, hw: 1 } },
-    );
-    for await (const doc of histories) {
-      if (doc.folded_into) continue;
-      visit(doc.project_id, {
-        identityKey: doc.identity_key,
-        days: doc.days ?? {},
-        cohorts: doc.cohorts ?? [],
-        foldedInto: null,
-        hw: doc.hw ?? 0,
-      });
-    }
-  }
-
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */
   async deleteIdle(beforeDay: string): Promise<number> {
     await this.writeBehind();

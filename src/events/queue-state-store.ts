@@ -14,8 +14,8 @@ interface CursorDoc {
   _id: "cursor";
   /** Every segment up to this one is applied. */
   applied: number;
-  /** Segments past `applied` applied ahead of it (an earlier one's project was set aside); absent in old documents. */
-  ahead?: number[];
+  /** Segments past `applied` applied ahead of it (an earlier one's project was set aside). */
+  ahead: number[];
   /** Every segment up to this one has its history changes written (the rest are in their plans); absent: `applied`. */
   written?: number;
   /** Events applied, in all. */

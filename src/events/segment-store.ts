@@ -45,12 +45,9 @@ export function sequenceId(seq: number): string {
 /**
  * Events as stored: one JSON string of `[n, u, d, t (ms), i, p]` rows. FerretDB 1.24 decodes a document field by
  * field with its types, so 500 events as objects cost 30 ms to insert and again to read (measured); as one string, a
- * few. Segments written before the packing hold `events` as objects: they are read as they are.
+ * few.
  */
-export type StoredWork =
-  | Exclude<SegmentWork, { kind: "events" }>
-  | { kind: "events"; packed: string }
-  | { kind: "events"; events: QueuedEvent[] };
+export type StoredWork = Exclude<SegmentWork, { kind: "events" }> | { kind: "events"; packed: string };
 
 type PackedEvent = [string, string | null, string | null, number, string | null, string | null];
 
@@ -60,9 +57,9 @@ function storedWork(work: SegmentWork | null): StoredWork | null {
   return { kind: "events", packed: JSON.stringify(rows) };
 }
 
-/** The work of a stored segment, in either shape (see StoredWork). */
+/** The work of a stored segment (see StoredWork). */
 export function workOf(stored: StoredWork | null): SegmentWork | null {
-  if (stored?.kind !== "events" || !("packed" in stored)) return stored;
+  if (stored?.kind !== "events") return stored;
   const rows = JSON.parse(stored.packed) as PackedEvent[];
   return { kind: "events", events: rows.map(([n, u, d, t, i, p]) => ({ n, u, d, t: new Date(t), i, p })) };
 }

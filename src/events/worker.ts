@@ -2,7 +2,6 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
-import { rebuildCohortsIfLegacy } from "./cohort-rebuild.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { PlayerChangeStore } from "../players/player-change-store.js";
 import type { PlanStore } from "./plan-store.js";
@@ -39,8 +38,6 @@ export interface WorkerOptions extends PlanningDeps {
   /** A sequence number reserved but never written for this long was given up by its writer. */
   gapGraceMs?: number;
   onError?: (error: unknown) => void;
-  /** Legacy cohort counts were rebuilt from the players' histories. */
-  onRebuilt?: () => void;
 }
 
 /**
@@ -67,8 +64,6 @@ export class ApplyWorker {
   private planLeftBehind = true;
   private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
-  /** The cohort counts are in the current layout (checked once a start). */
-  private cohortsCurrent = false;
   private readonly histories: WriteBehindSchedule;
 
   constructor(private readonly options: WorkerOptions) {
@@ -131,7 +126,6 @@ export class ApplyWorker {
     await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();
     const seq = state.applied + 1;
-    await this.upgradeCohorts(seq);
     if (seq > state.reserved) return this.histories.idle(now);
     const segment = await segments.find(seq);
     if (!segment) return (await this.histories.idle(now)) || this.closeGap(seq, now);
@@ -192,14 +186,6 @@ export class ApplyWorker {
       held.add(head.projectId);
     }
     return false;
-  }
-
-  /** Rebuilds legacy cohort counts once, before `seq` is applied: never while a segment is half-written. */
-  private async upgradeCohorts(seq: number): Promise<void> {
-    if (this.cohortsCurrent || (await this.options.plans.find(seq))) return;
-    const { playerRollups, cohortRollups, names, onRebuilt } = this.options;
-    if (await rebuildCohortsIfLegacy(playerRollups, cohortRollups, names, seq - 1)) onRebuilt?.();
-    this.cohortsCurrent = true;
   }
 
   /**

@@ -9,7 +9,6 @@ import { FollowUps, type VerifiedLaunches } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
 import { LaunchTokens } from "./launch-tokens.js";
 import { FollowUpStore } from "./follow-up-store.js";
-import { migrateLaunchRecords } from "./launch-record-migration.js";
 import { SpendsInDoubt } from "./spends-in-doubt.js";
 import { LaunchStore } from "./store.js";
 
@@ -40,7 +39,6 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
   const { config, database, engine, projectStore, entitlementStore, clock, log } = options;
   const store = new LaunchStore(database.db);
   await store.createIndexes({ ttl: engine.ttlIndexes });
-  await migrateLaunchRecords({ db: database.db, projectStore, entitlementStore });
   const keyring = new Keyring({ store, tokenTtlMs: config.launchTokenTtlSeconds * 1000, clock });
   await keyring.start();
   const followUps = new FollowUps({

@@ -59,15 +59,3 @@ export function bucketOf(identityKey: string): number {
   }
   return (hash >>> 0) % MEMBERSHIP_BUCKETS;
 }
-
-/** `keys` grouped by their bucket, each group in the order of `keys`. */
-export function byBucket(keys: readonly string[]): Map<number, string[]> {
-  const buckets = new Map<number, string[]>();
-  for (const key of keys) {
-    const bucket = bucketOf(key);
-    const members = buckets.get(bucket);
-    if (members) members.push(key);
-    else buckets.set(bucket, [key]);
-  }
-  return buckets;
-}

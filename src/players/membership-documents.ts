@@ -1,22 +1,12 @@
 import type { AnyBulkWriteOperation } from "mongodb";
 import { projectScopedId } from "../db/ids.js";
-import { MEMBERSHIP_BUCKETS, parseBucketId } from "./membership-buckets.js";
+import { parseBucketId } from "./membership-buckets.js";
 import type { MemberBucket, TagStats } from "./membership-memory.js";
-
-/**
- * The stored layout per engine: materialised buckets (FerretDB), or the profiles' tag index with the counts alone
- * (MongoDB). The repair pass rebuilds membership and counts when the database holds another.
- */
-export const MEMBERSHIP_LAYOUTS = {
-  materialised: `${MEMBERSHIP_BUCKETS} buckets, sorted keys as one JSON string; counts beside them`,
-  indexed: "the profiles' tag index; counts apart",
-};
 
 /**
  * A bucket: `members` is a JSON array of identity keys in compareKeys order,
  * one string value: FerretDB decodes a 1,250-key array in ~14 ms and the same
- * keys as one string in ~2 ms (measured at 100,000 profiles). Documents of
- * earlier versions carry a `version` too, which nothing reads any more.
+ * keys as one string in ~2 ms (measured at 100,000 profiles).
  */
 export interface BucketDoc {
   _id: string;

@@ -21,32 +21,22 @@ export interface RepairOptions {
 }
 
 /**
- * Makes tag membership and players_count match the profiles: in full when
- * the stored layout is not the current one (a database from before
- * membership, or another bucket count), else for the tags of every recorded
- * change still pending (a crash between a round's profile write and its
- * membership write leaves one), and for the rounds an earlier version journaled.
+ * Makes tag membership and players_count match the profiles for the tags of
+ * every recorded change still pending (a crash between a round's profile
+ * write and its membership write leaves one).
  */
 export async function repairMembership(options: RepairOptions): Promise<void> {
   const { stores } = options;
-  if (!(await stores.membership.layoutIsCurrent())) {
-    await rebuildMembership(stores);
-    options.log?.info("tag membership rebuilt from profiles");
-    return;
-  }
   const before = new Date(options.now.getTime() - options.graceMs);
-  const journaled = await stores.legacyJournal.pending(before);
-  const rounds: RoundMembership[] = [
-    ...(await stores.changes.olderThan(before)).map(({ projectId, change }) => ({
+  const rounds: RoundMembership[] = (await stores.changes.olderThan(before))
+    .map(({ projectId, change }) => ({
       projectId,
       identityKeys: [...change.identityKeys, ...change.folds.map((fold) => fold.from)],
       tags: change.tags,
-    })),
-    ...journaled,
-  ].filter((round) => round.tags.length > 0);
+    }))
+    .filter((round) => round.tags.length > 0);
   for (const round of rounds) await completeMembership(stores, round);
   await stores.membership.writeBehindNow();
-  if (journaled.length > 0) await stores.legacyJournal.remove(journaled.map((round) => round.id));
   if (rounds.length > 0) options.log?.info({ rounds: rounds.length }, "tag membership repaired after a crash");
 }
 
@@ -77,42 +67,4 @@ async function recount(stores: PlayerStores, projectId: string, tags: readonly s
       )
     : await stores.profiles.countTagged(projectId, registered);
   await stores.membership.setCounts(projectId, new Map(ids.map(([, id], i) => [id, sizes[i]])));
-}
-
-/**
- * Re-derives every membership and count from the profiles, in one pass over
- * them; the last-given times an earlier layout kept apart are carried over.
- */
-export async function rebuildMembership(stores: PlayerStores): Promise<void> {
-  const projects = await membersByProject(stores.profiles.allTags());
-  const lastGiven = await stores.legacyTagStats.lastGiven();
-  await stores.membership.dropBuckets();
-  for (const projectId of new Set([...projects.keys(), ...lastGiven.keys()])) {
-    const byTag = projects.get(projectId) ?? new Map<string, string[]>();
-    const registered = await stores.tags.listAll(projectId);
-    for (const [tag, members] of byTag) await stores.membership.replace(projectId, tag, members);
-    const counts = new Map(registered.map((t) => [t.id, byTag.get(t.tag)?.length ?? 0]));
-    await stores.membership.setCounts(projectId, counts, lastGiven.get(projectId));
-  }
-  await stores.membership.writeBehindNow();
-  await stores.legacyTagStats.drop();
-  await stores.legacyJournal.remove();
-  await stores.membership.saveLayout();
-}
-
-/** Per project and tag, the identity keys carrying it, in the order the profiles come. */
-export async function membersByProject(
-  profiles: AsyncIterable<{ projectId: string; identityKey: string; tags: readonly string[] }>,
-): Promise<Map<string, Map<string, string[]>>> {
-  const projects = new Map<string, Map<string, string[]>>();
-  for await (const { projectId, identityKey, tags } of profiles) {
-    let byTag = projects.get(projectId);
-    if (!byTag) projects.set(projectId, (byTag = new Map()));
-    for (const tag of tags) {
-      const members = byTag.get(tag);
-      if (members) members.push(identityKey);
-      else byTag.set(tag, [identityKey]);
-    }
-  }
-  return projects;
 }

@@ -6,7 +6,6 @@ import type { Logger } from "../log.js";
 import { sortKeys } from "./key-order.js";
 import {
   bucketId,
-  byBucket,
   byDocument,
   MEMBERSHIP_BUCKETS,
   type BucketChange,
@@ -16,7 +15,6 @@ import {
   bucketStatement,
   countsChanged,
   countsStatement,
-  MEMBERSHIP_LAYOUTS,
   parseMembers,
   parseStats,
   statsId,
@@ -28,11 +26,6 @@ import {
 } from "./membership-documents.js";
 import { MembershipMemory, type MemberBucket, type TagStats } from "./membership-memory.js";
 import { MembershipWriteBehind } from "./membership-write-behind.js";
-
-interface LayoutDoc {
-  _id: string;
-  layout: string;
-}
 
 /** A bucket write: its statement, and the bucket as the database holds it once acknowledged. */
 interface BucketWrite {
@@ -55,7 +48,6 @@ interface BucketWrite {
  */
 export class MembershipStore {
   private readonly members;
-  private readonly layouts;
   private readonly memory: MembershipMemory | null;
   private readonly behind: MembershipWriteBehind | null;
 
@@ -65,7 +57,6 @@ export class MembershipStore {
     log?: Logger,
   ) {
     this.members = db.collection<MembersDoc>("player_tag_members");
-    this.layouts = db.collection<LayoutDoc>("player_tag_members_layout");
     this.memory = engine.ownerMemory && new MembershipMemory(engine.ownerMemory);
     this.behind =
       this.memory &&
@@ -142,16 +133,12 @@ export class MembershipStore {
     return stats;
   }
 
-  /** Sets the counts of `counts`' tags, and the last-given times of `seen`'s (the repair pass). */
-  async setCounts(
-    projectId: string,
-    counts: ReadonlyMap<number, number>,
-    seen: ReadonlyMap<number, Date> = new Map(),
-  ): Promise<void> {
-    if (counts.size === 0 && seen.size === 0) return;
+  /** Sets the counts of `counts`' tags (the repair pass). */
+  async setCounts(projectId: string, counts: ReadonlyMap<number, number>): Promise<void> {
+    if (counts.size === 0) return;
     if (this.behind) {
       const now = await this.readStats(projectId);
-      const stats = { counts: new Map([...now.counts, ...counts]), seen: new Map([...now.seen, ...seen]) };
+      const stats = { counts: new Map([...now.counts, ...counts]), seen: now.seen };
       this.memory!.changeStats(projectId, stats);
       this.behind.changed(projectId, [], true);
       return;
@@ -159,7 +146,7 @@ export class MembershipStore {
     throwIfRefused(
       "membership write",
       await this.engine.writeAll(this.members, [
-        statsStatement(projectId, { counts: new Map(counts), seen: new Map(seen) }),
+        statsStatement(projectId, { counts: new Map(counts), seen: new Map() }),
       ]),
     );
   }
@@ -255,44 +242,5 @@ export class MembershipStore {
     this.memory?.forget(writes.filter((_, i) => failed.has(i)).map((w) => w._id));
     for (const [i, { _id, written }] of writes.entries()) if (!failed.has(i)) this.memory?.written(_id, written);
     throwIfRefused("membership write", failures);
-  }
-
-  /** Replaces the whole membership of `tag` (the repair pass). */
-  async replace(projectId: string, tag: string, members: readonly string[]): Promise<void> {
-    if (!this.materialised) return;
-    const buckets = byBucket(members);
-    const ids = Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket));
-    const operations = ids.map((id, bucket) =>
-      bucketStatement(projectId, id, { members: sortKeys(buckets.get(bucket) ?? []) }),
-    );
-    // Forgotten before and after: a search between the two would keep what the replacement is about to change.
-    this.memory?.forget(ids);
-    try {
-      throwIfRefused("membership write", await this.engine.writeAll(this.members, operations));
-    } finally {
-      this.memory?.forget(ids);
-    }
-  }
-
-  /** Removes every bucket (the counts stay: the rebuild sets them, and keeps when each tag was last given). */
-  async dropBuckets(): Promise<void> {
-    try {
-      await this.members.deleteMany({ tag: { $exists: true } });
-    } finally {
-      this.memory?.forgetAll();
-    }
-  }
-
-  /** Whether the database holds membership in this engine's current layout. */
-  async layoutIsCurrent(): Promise<boolean> {
-    return (await this.layouts.findOne({ _id: "layout" }))?.layout === this.layout;
-  }
-
-  async saveLayout(): Promise<void> {
-    await this.layouts.updateOne({ _id: "layout" }, { $set: { layout: this.layout } }, { upsert: true });
-  }
-
-  private get layout(): string {
-    return this.materialised ? MEMBERSHIP_LAYOUTS.materialised : MEMBERSHIP_LAYOUTS.indexed;
   }
 }

@@ -20,7 +20,7 @@ export interface ProfileDoc {
   last_seen_at: Date;
   /** Set on the tombstone a fold leaves: the identity key the profile now lives under. */
   folded_into?: string | null;
-  /** On a tombstone: its other fields are the profile as it was folded (tombstones written before this field hold none). */
+  /** On a tombstone: its other fields are the profile as it was folded */
   snapshot?: boolean;
   absorbed?: string[];
   requests?: WrittenBy[];

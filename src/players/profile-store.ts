@@ -63,8 +63,8 @@ export class ProfileStore {
 
   /**
    * Where indexes answer queries (MongoDB): a project's profiles by identity key, by trait, and by tag (multikey,
-   * in identity key order: tag membership). Elsewhere (FerretDB) none, and those an earlier version made are dropped:
-   * they answered nothing there and cost every write.
+   * in identity key order: tag membership). Elsewhere (FerretDB) none: they would answer nothing there and cost every
+   * write.
    */
   async createIndexes(): Promise<void> {
     const indexes: Record<string, 1>[] = [
@@ -72,15 +72,8 @@ export class ProfileStore {
       { project_id: 1, trait_index: 1 },
       { project_id: 1, tags: 1, identity_key: 1 },
     ];
-    if (this.engine.queryIndexes) {
-      for (const index of indexes) await this.profiles.createIndex(index);
-      return;
-    }
-    const existing = await this.profiles
-      .listIndexes()
-      .toArray()
-      .catch(() => []);
-    for (const { name } of existing) if (name !== "_id_") await this.profiles.dropIndex(name);
+    if (!this.engine.queryIndexes) return;
+    for (const index of indexes) await this.profiles.createIndex(index);
   }
 
   async findProfile(projectId: string, identityKey: string): Promise<ProfileRecord | null> {
@@ -197,15 +190,6 @@ export class ProfileStore {
     return Promise.all(
       tags.map((tag) => this.profiles.countDocuments({ project_id: projectId, tags: tag, folded_into: null })),
     );
-  }
-
-  /** Every live profile's identity and tags, project by project: what the membership repair derives from. */
-  async *allTags(): AsyncGenerator<{ projectId: string; identityKey: string; tags: string[] }> {
-    const cursor = this.profiles.find(
-      { folded_into: null },
-      { projection: { project_id: 1, identity_key: 1, tags: 1 } },
-    );
-    for await (const doc of cursor) yield { projectId: doc.project_id, identityKey: doc.identity_key, tags: doc.tags };
   }
 }
 

@@ -1,7 +1,6 @@
 import type { Db } from "mongodb";
 import { AccountLinkStore } from "./account-link-store.js";
 import { DeviceLinkStore } from "./device-link-store.js";
-import { LegacyJournalStore } from "./legacy-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
 import { PlayerChangeStore } from "./player-change-store.js";
@@ -9,7 +8,6 @@ import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
 import { ProfileStore } from "./profile-store.js";
 import { RegistryCounterStore } from "./registry-counter-store.js";
-import { LegacyTagStatsStore } from "./legacy-tag-stats-store.js";
 import { TagStore } from "./tag-store.js";
 import { TraitKeyStore } from "./trait-key-store.js";
 import { UpdateRequestStore } from "./update-request-store.js";
@@ -20,8 +18,6 @@ export interface PlayerStores {
   tags: TagStore;
   membership: MembershipStore;
   changes: PlayerChangeStore;
-  legacyJournal: LegacyJournalStore;
-  legacyTagStats: LegacyTagStatsStore;
   traitKeys: TraitKeyStore;
   counters: RegistryCounterStore;
   devices: DeviceLinkStore;
@@ -37,8 +33,6 @@ export function createPlayerStores(db: Db, engine: Engine, log?: Logger): Player
     tags: new TagStore(db, engine),
     membership: new MembershipStore(db, engine, log),
     changes: new PlayerChangeStore(db, engine),
-    legacyJournal: new LegacyJournalStore(db),
-    legacyTagStats: new LegacyTagStatsStore(db),
     traitKeys: new TraitKeyStore(db, engine),
     counters: new RegistryCounterStore(db),
     devices: new DeviceLinkStore(db, engine),

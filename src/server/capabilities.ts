@@ -63,7 +63,6 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     changes: players.changes,
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),
-      onRebuilt: () => log.info("event cohort counts rebuilt in the current layout from the players' histories"),
     },
   });
   const launch = await createLaunch({

@@ -1,4 +1,3 @@
-import { playerRollupId } from "../../src/events/player-rollup-store.js";
 import { sequenceId } from "../../src/events/segment-store.js";
 import type { TestService } from "./service.js";
 
@@ -65,23 +64,6 @@ export function bruteForce(
 /** Trends series as a map by name (and tag when split). */
 export function byName(body: { series: { name: string; tag?: string; points: unknown[] }[] }) {
   return new Map(body.series.map((s) => [s.tag ? `${s.tag}/${s.name}` : s.name, s.points]));
-}
-
-/**
- * Stores a history document for `identityKey` that the worker cannot add to (its days are a string): every apply
- * of the project's events fails from then on, and its segment stays the head of the queue. Answers the repair.
- */
-export async function breakHistory(
-  svc: TestService,
-  projectId: string,
-  identityKey: string,
-): Promise<() => Promise<void>> {
-  const histories = svc.database.db.collection<{ _id: string; [field: string]: unknown }>("event_player_rollups");
-  const _id = playerRollupId(projectId, identityKey);
-  await histories.insertOne({ _id, project_id: projectId, identity_key: identityKey, days: "x", hw: 0 });
-  return async () => {
-    await histories.deleteOne({ _id });
-  };
 }
 
 /**
