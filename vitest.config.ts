@@ -31,6 +31,7 @@ const EMBEDDED_ONLY = [
   "test/ferretdb-plans.test.ts",
   // No database.
   "test/date-sensitive.test.ts",
+  "test/import-cycles.test.ts",
   "test/vendored-proto.test.ts",
 ];
 

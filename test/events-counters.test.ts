@@ -3,7 +3,8 @@ import { CohortRollupStore, tagCohort } from "../src/events/cohort-rollup-store.
 import { ProjectNames } from "../src/events/event-name-store.js";
 import { Planner } from "../src/events/plan.js";
 import { engineOf } from "../src/db/engine.js";
-import { PlayerRollupStore, type PlayerRollup } from "../src/events/player-rollup-store.js";
+import { PlayerRollupStore } from "../src/events/player-rollup-store.js";
+import type { PlayerRollup } from "../src/events/player-rollup.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { bruteForce, byName, queueOf, waitFor } from "./support/events.js";
 

@@ -4,7 +4,8 @@ import type { CohortDays } from "./cohort-rollup-store.js";
 import { EVERYONE } from "./cohort-rollup-store.js";
 import type { PendingChange, PlayerChangeStore } from "../players/player-change-store.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
-import type { DayCounts, PlayerRollup, PlayerRollupStore } from "./player-rollup-store.js";
+import type { PlayerRollupStore } from "./player-rollup-store.js";
+import type { DayCounts, PlayerRollup } from "./player-rollup.js";
 import type { CohortFilter } from "./query.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 

@@ -2,7 +2,7 @@ import { projectOfId, projectScopedId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 import type { DocumentChange } from "./absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
-import type { PlayerRollup } from "./player-rollup-store.js";
+import type { PlayerRollup } from "./player-rollup.js";
 
 interface Remembered {
   projectId: string;

@@ -4,7 +4,8 @@ import { dayOf, monthOf } from "./days.js";
 import type { QueuedEvent } from "./entries.js";
 import type { ProjectNames } from "./event-name-store.js";
 import { nameField, nameOfField } from "./names.js";
-import { playerRollupId, type DayCounts, type PlayerRollup } from "./player-rollup-store.js";
+import { playerRollupId } from "./player-rollup-store.js";
+import type { DayCounts, PlayerRollup } from "./player-rollup.js";
 
 /** What one segment changes: exactly what the worker writes, recorded before any of it is written. */
 export interface Plan {

@@ -3,6 +3,7 @@ import { projectIdRange, projectOfId, projectScopedId } from "../db/ids.js";
 import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
+import type { DayCounts, PlayerRollup } from "./player-rollup.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
@@ -15,21 +16,6 @@ import {
   type SequencedChange,
 } from "./absorb.js";
 import { HistoryWriteBehind, HistoryWriteFailed, type PendingSelection } from "./history-write-behind.js";
-
-/** Per day, events per name field (see names.ts). */
-export type DayCounts = Record<string, Record<string, number>>;
-
-/** One player's history of events, and the cohorts it is counted in. */
-export interface PlayerRollup {
-  identityKey: string;
-  days: DayCounts;
-  /** Cohort ids ("t/<tag>", "r/<trait>") the history is counted in now. */
-  cohorts: string[];
-  /** Set once a device's history moved to a player. */
-  foldedInto: string | null;
-  /** The last queue segment this history absorbed. */
-  hw: number;
-}
 
 interface PlayerRollupDoc extends RollupDoc {
   _id: string;

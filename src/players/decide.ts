@@ -11,7 +11,7 @@ import {
   type PlayerLimitCode,
   type PlayerState,
 } from "./operations.js";
-import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile-store.js";
+import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile.js";
 import type { ProjectLimitCode, RegistrationNeed } from "./registration.js";
 import { REQUEST_ID_KEPT_MS } from "./update-replays.js";
 

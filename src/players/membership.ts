@@ -1,5 +1,5 @@
 import type { MembershipChange } from "./membership-buckets.js";
-import type { ProfileSlot, SlotContent } from "./profile-store.js";
+import type { ProfileSlot, SlotContent } from "./profile.js";
 
 /** The tags a profile carries before and after one round: what its membership must follow. */
 export interface TagMove {

@@ -15,7 +15,8 @@ import {
   type DroppedItem,
   type EntryInput,
 } from "./operations.js";
-import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
+import type { ProfileQuery } from "./profile-store.js";
+import type { ProfileRecord } from "./profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
 import { Search, type TagRecord } from "./search.js";
 import type { PlayerChangeStore } from "./player-change-store.js";

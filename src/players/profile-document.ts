@@ -1,6 +1,6 @@
 import { projectScopedId } from "../db/ids.js";
 import { traitIndexEntry, type TraitValue } from "./normalise.js";
-import type { ProfileRecord, ProfileSlot, SlotContent, SlotWrite, WrittenBy } from "./profile-store.js";
+import type { ProfileRecord, ProfileSlot, SlotContent, SlotWrite, WrittenBy } from "./profile.js";
 
 /** A profile as player_profiles stores it (ProfileStore), and a slot's read and write in that shape. */
 export interface ProfileDoc {

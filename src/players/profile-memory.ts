@@ -1,6 +1,6 @@
 import type { OwnerMemory } from "../db/owner-memory.js";
 import type { TraitValue } from "./normalise.js";
-import type { ProfileRecord, ProfileSlot } from "./profile-store.js";
+import type { ProfileRecord, ProfileSlot } from "./profile.js";
 import { TraitHolderIndex } from "./trait-holder-index.js";
 
 interface ProjectProfiles {

@@ -4,7 +4,7 @@ import type { RoundPlan } from "./decide.js";
 import { movesAnyTag, tagMove, type TagMove } from "./membership.js";
 import type { RoundMembership } from "./membership-repair.js";
 import { MembershipWriter } from "./membership-writer.js";
-import type { ProfileSlot, SlotContent } from "./profile-store.js";
+import type { ProfileSlot, SlotContent } from "./profile.js";
 import type { Registration } from "./registration.js";
 import { RoundCompletion } from "./round-completion.js";
 import type { PlayerStores } from "./stores.js";

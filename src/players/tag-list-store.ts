@@ -2,7 +2,7 @@ import type { Engine } from "../db/engine.js";
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../db/errors.js";
 import { ContentionError } from "../errors.js";
-import type { RegisteredTag } from "./tag-store.js";
+import type { RegisteredTag } from "./tag-record.js";
 
 /** Times a write re-reads the list another instance wrote meanwhile before it gives up. */
 const WRITE_ATTEMPTS = 10;
@@ -42,10 +42,10 @@ export class TagListStore {
   }
 
   /**
-   * Writes the list `change` makes of the stored one. `change` reads what it
-   * needs from player_tags after each read of the list, so the last write
-   * follows the last registry write it saw (on FerretDB the caller
-   * serialises writers in this process; on MongoDB the version guard does).
+   * Writes the list `change` makes of the stored one, called again after
+   * each read of the list: a `change` that copies records reads them there, so
+   * the last write follows the last registry write it saw (on FerretDB the
+   * caller serialises writers in this process; on MongoDB the version guard does).
    */
   async write(
     projectId: string,

@@ -4,17 +4,7 @@ import { projectScopedId } from "../db/ids.js";
 import { insertAllNew } from "../db/insert-all-new.js";
 import { sideBySide } from "../db/side-by-side.js";
 import { TagListStore } from "./tag-list-store.js";
-
-export interface RegisteredTag {
-  id: number;
-  tag: string;
-  label: string;
-  category: string | null;
-  description: string | null;
-  isHidden: boolean;
-  firstSeenAt: Date;
-  lastSeenAt: Date;
-}
+import type { RegisteredTag } from "./tag-record.js";
 
 export interface TagMetadata {
   label?: string;
@@ -93,9 +83,9 @@ export class TagStore {
       }),
     );
     const failed = await insertAllNew(this.engine, this.tags, docs);
-    const inserted = tags.filter((_, i) => !failed.has(i)).map(({ tag }) => tag);
-    if (inserted.length > 0) await this.copyToList(projectId, inserted);
-    return inserted;
+    const inserted = docs.filter((_, i) => !failed.has(i)).map(toTag);
+    if (inserted.length > 0) await this.list.write(projectId, async (current) => withNew(current, inserted));
+    return inserted.map(({ tag }) => tag);
   }
 
   async findTag(projectId: string, tag: string): Promise<RegisteredTag | null> {
@@ -141,6 +131,15 @@ export class TagStore {
       return [...byTag.values()];
     });
   }
+}
+
+/**
+ * `current` with the records just inserted that it lacks. One it holds was put there after the insert (a metadata
+ * update, or the repair's copy of the records), so it is kept: no read of player_tags is needed.
+ */
+function withNew(current: RegisteredTag[], inserted: readonly RegisteredTag[]): RegisteredTag[] {
+  const listed = new Set(current.map((record) => record.tag));
+  return [...current, ...inserted.filter((record) => !listed.has(record.tag))];
 }
 
 /** The stored shape of a tag record. */

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { OwnerMemory } from "../db/owner-memory.js";
 import type { TraitValue } from "./normalise.js";
 import { ProfileMemory } from "./profile-memory.js";
-import type { ProfileSlot } from "./profile-store.js";
+import type { ProfileSlot } from "./profile.js";
 import { TraitHolderIndex } from "./trait-holder-index.js";
 
 const PROJECT = "0123456789abcdef01234567";

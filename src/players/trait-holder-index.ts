@@ -1,5 +1,5 @@
 import type { TraitValue } from "./normalise.js";
-import type { ProfileSlot } from "./profile-store.js";
+import type { ProfileSlot } from "./profile.js";
 
 /** Trait values a project keeps the holders of: the ones searched most recently. */
 const VALUES_KEPT = 16;

@@ -13,7 +13,7 @@ import {
 } from "./decide.js";
 import type { DeviceLink } from "./device-link-store.js";
 import { partnerOf } from "./identity-key.js";
-import type { ProfileSlot } from "./profile-store.js";
+import type { ProfileSlot } from "./profile.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundWriter, type RoundWriterOptions } from "./round-writer.js";
 

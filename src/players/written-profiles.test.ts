@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ProfileRecord } from "./profile-store.js";
+import type { ProfileRecord } from "./profile.js";
 import { writtenProfiles } from "./written-profiles.js";
 
 const profile = (tags: string[], traits: [string, string | number][] = []): ProfileRecord => ({

@@ -1,7 +1,7 @@
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
 import type { PlayerChange } from "./player-change-store.js";
-import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile-store.js";
+import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile.js";
 
 /** A profile a round wrote; `foldedInto` when it was folded into another (a tombstone now, or a device just linked). */
 export interface WrittenProfile {

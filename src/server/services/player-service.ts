@@ -25,7 +25,7 @@ import { NotFoundError } from "../../errors.js";
 import type { TraitMaterialisation } from "../../events/trait-cohorts.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
-import type { ProfileRecord } from "../../players/profile-store.js";
+import type { ProfileRecord } from "../../players/profile.js";
 import type { TagRecord } from "../../players/search.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths } from "../protocol.js";
