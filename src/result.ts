@@ -8,3 +8,9 @@ export type Result<T, E> = { ok: true; value: T } | { ok: false; error: E };
 export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
 
 export const fail = <E>(error: E): Result<never, E> => ({ ok: false, error });
+
+/** An input refused (an update entry, an event): the code the API answers with, and a message naming the field. */
+export interface Rejection<Code extends string> {
+  code: Code;
+  message: string;
+}

@@ -1,6 +1,6 @@
 /**
  * The byte budget of what the instance that owns its database keeps in memory
- * (DESIGN.md "Engines"). Sizes are estimates from each cache's own measure; a
+ * (it is the only writer, so what it wrote stays true; OWNER_MEMORY_MB). Sizes are estimates from each cache's own measure; a
  * cache that cannot take what it needs keeps nothing and its reads go to the
  * database.
  */

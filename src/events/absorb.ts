@@ -1,13 +1,12 @@
 import { Long, type AnyBulkWriteOperation, type Collection, type Document } from "mongodb";
+import type { Engine } from "../db/engine.js";
+import { isDuplicateKeyCode } from "../db/errors.js";
 
 /** Any rollup document: addressed by `_id`, with the high-water mark of the queue it has absorbed. */
 export interface RollupDoc extends Document {
   _id: string;
   hw: number;
 }
-import type { Engine } from "../db/engine.js";
-
-const DUPLICATE_KEY = 11000;
 
 /** A change to one rollup document, as a plan records it. */
 export interface DocumentChange {
@@ -84,7 +83,7 @@ export async function absorbEach(
     return { updateOne: { filter, update, upsert: true } };
   });
   const failures = await engine.writeAll(collection, operations);
-  const other = failures.find((failure) => failure.code !== DUPLICATE_KEY);
+  const other = failures.find((failure) => !isDuplicateKeyCode(failure.code));
   if (other) throw new Error(`rollup write failed with code ${other.code}`);
 }
 

@@ -1,4 +1,4 @@
-import { fail, ok, type Result } from "../result.js";
+import { fail, ok, type Rejection, type Result } from "../result.js";
 
 /** One event as the caller sent it, before validation. */
 export interface IncomingEvent {
@@ -28,7 +28,7 @@ export interface QueuedEvent {
   p: string | null;
 }
 
-export type RejectCode =
+export type EventRejectCode =
   | "missing_identity"
   | "bad_identity"
   | "bad_name"
@@ -36,11 +36,6 @@ export type RejectCode =
   | "bad_event_id"
   | "properties_too_large"
   | "name_limit";
-
-export interface Rejection {
-  code: RejectCode;
-  message: string;
-}
 
 export const MAX_EVENTS_PER_CALL = 1000;
 export const MAX_NAME_CHARS = 64;
@@ -53,13 +48,18 @@ export const MAX_FUTURE_MS = 5 * 60 * 1000;
 
 const NAME = /^[A-Za-z0-9_\-.:]+$/;
 
-const reject = (code: RejectCode, message: string): Result<never, Rejection> => fail({ code, message });
+const reject = (code: EventRejectCode, message: string): Result<never, Rejection<EventRejectCode>> =>
+  fail({ code, message });
 
 /**
  * Decides one event: accepted (in its queued shape) or rejected with a code.
  * `oldest` is the start of the retention window: older events would be deleted at once.
  */
-export function checkEvent(event: IncomingEvent, now: Date, oldest: Date): Result<QueuedEvent, Rejection> {
+export function checkEvent(
+  event: IncomingEvent,
+  now: Date,
+  oldest: Date,
+): Result<QueuedEvent, Rejection<EventRejectCode>> {
   const partner = event.partnerUserId || undefined;
   const device = event.deviceId || undefined;
   if (partner === undefined && device === undefined) {

@@ -1,8 +1,7 @@
 import type { Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
+import { isDuplicateKeyCode } from "../db/errors.js";
 import { projectScopedId } from "../db/ids.js";
-
-const DUPLICATE_KEY = 11000;
 
 interface EventIdDoc {
   _id: string;
@@ -44,7 +43,7 @@ export class EventIdStore {
     );
     const repeats = new Set<number>();
     const taken = failures.map((failure) => {
-      if (failure.code !== DUPLICATE_KEY) throw new Error(`event id claim failed with code ${failure.code}`);
+      if (!isDuplicateKeyCode(failure.code)) throw new Error(`event id claim failed with code ${failure.code}`);
       return claims[failure.index];
     });
     const holders = await this.engine.readByIds(

@@ -2,7 +2,8 @@ import type { Backpressure } from "./backpressure.js";
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { EventNameStore } from "./event-name-store.js";
-import { checkEvent, type IncomingEvent, type Rejection } from "./entries.js";
+import type { Rejection } from "../result.js";
+import { checkEvent, type EventRejectCode, type IncomingEvent } from "./entries.js";
 import type { Retention } from "./retention.js";
 import type { QueueWriter } from "./queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
@@ -20,7 +21,7 @@ export const MAX_SPLIT_TAGS = 20;
 
 export interface IngestOutcome {
   accepted: number;
-  rejected: ({ index: number } & Rejection)[];
+  rejected: ({ index: number } & Rejection<EventRejectCode>)[];
   lag: Lag;
   /** The time the events were checked against, and the timestamp of those sent without one. */
   serverTime: Date;

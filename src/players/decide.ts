@@ -15,7 +15,7 @@ import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile.js";
 import type { ProjectLimitCode, RegistrationNeed } from "./registration.js";
 import { REQUEST_ID_KEPT_MS } from "./update-replays.js";
 
-export type RejectCode = PlayerLimitCode | ProjectLimitCode | "missing_identity";
+export type EntryRejectCode = PlayerLimitCode | ProjectLimitCode | "missing_identity";
 
 /** One entry of a round, normalised: an update entry, or the fold a verified launch asks for. */
 export interface RoundEntry {
@@ -102,7 +102,7 @@ function requestsAfter(profile: ProfileRecord | null, requestId: string | null, 
 export type EntryDecision =
   | { kind: "applied"; targetKey: string | null; profile: ProfileRecord | null; dropped: DroppedItem[] }
   /** `targetKey`: the profile whose read decided it (null without identity); the entry runs again if its write lost. */
-  | { kind: "rejected"; code: RejectCode; targetKey: string | null }
+  | { kind: "rejected"; code: EntryRejectCode; targetKey: string | null }
   /** The target is a tombstone: the entry runs again in the next round, on the profile it was folded into. */
   | { kind: "redirected"; from: string; to: string };
 
@@ -130,7 +130,7 @@ const stateOf = (profile: ProfileRecord | null): PlayerState => ({
 export function decideRound(
   reads: RoundReads,
   entries: readonly RoundEntry[],
-  rejected: ReadonlyMap<number, RejectCode>,
+  rejected: ReadonlyMap<number, EntryRejectCode>,
 ) {
   const plan: RoundPlan = { decisions: new Map(), writes: new Map(), links: new Map(), needs: [], given: new Set() };
   const current = (key: string) => plan.writes.get(key)?.next ?? contentOf(reads.slots.get(key));

@@ -1,9 +1,9 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
-import { fail, ok, type Result } from "../result.js";
+import { fail, ok, type Rejection, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
-import { foldEntry, type RejectCode } from "./decide.js";
+import { foldEntry, type EntryRejectCode } from "./decide.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
 import { sortKeys } from "./key-order.js";
 import { unavailableOf } from "../db/errors.js";
@@ -26,7 +26,6 @@ import { registryLock } from "./round-locks.js";
 import { UpdateReplays } from "./update-replays.js";
 import { WritePath, type WritePathOptions } from "./write-path.js";
 
-export type { RejectCode } from "./decide.js";
 export type { WriteContention } from "./write-path.js";
 export type { WrittenProfile } from "./written-profiles.js";
 
@@ -42,15 +41,10 @@ export interface AppliedEntry {
   dropped: DroppedItem[];
 }
 
-export interface Rejection {
-  code: RejectCode;
-  message: string;
-}
-
 /** An entry applies whole or is rejected whole. */
-export type EntryOutcome = Result<AppliedEntry, Rejection>;
+export type EntryOutcome = Result<AppliedEntry, Rejection<EntryRejectCode>>;
 
-const REJECT_MESSAGES: Record<RejectCode, string> = {
+const REJECT_MESSAGES: Record<EntryRejectCode, string> = {
   player_tag_limit: `the player would carry more than ${MAX_TAGS_PER_PLAYER} tags`,
   player_trait_limit: `the player would carry more than ${MAX_TRAITS_PER_PLAYER} traits`,
   project_tag_limit: `the project would have more than ${MAX_TAGS_PER_PROJECT} tags`,

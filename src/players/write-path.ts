@@ -6,7 +6,7 @@ import {
   foldEntry,
   replayedProfiles,
   type EntryDecision,
-  type RejectCode,
+  type EntryRejectCode,
   type RoundEntry,
   type RoundPlan,
   type RoundReads,
@@ -158,7 +158,7 @@ export class WritePath {
   /** Every entry decided in memory; names new to the project registered, and entries over a project limit rejected. */
   private async decide(reads: RoundReads, entries: readonly RoundEntry[]): Promise<RoundPlan> {
     const { locks, registration, lockWaitLimitMs } = this.options;
-    let rejected = new Map<number, RejectCode>();
+    let rejected = new Map<number, EntryRejectCode>();
     let plan = decideRound(reads, entries, rejected);
     for (;;) {
       const more = await locks.run(
