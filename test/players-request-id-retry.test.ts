@@ -34,7 +34,10 @@ describe("players/update retried with its request_id after a 503", () => {
     await released;
     await proxy.restoreFor(svc.baseUrl);
     expect(await coins("eve")).toBe(1);
-    // Its claim on the id could not be given back (the database was gone); the retry runs at once all the same.
+    // Its claim on the id could not be given back (the database was gone): another instance would wait for it to
+    // free at the call's deadline, 30 s from its start; the retry through this one runs at once all the same.
+    const claim = await svc.database.db.collection("player_update_requests").findOne({ state: "running" });
+    expect(claim!.expires_at.getTime()).toBeLessThanOrEqual(svc.clock.now().getTime() + 30_000);
     const retry = await update();
     expect(retry.status).toBe(200);
     expect(retry.body.updated.map((p: any) => [p.identity_key, p.tags])).toEqual([
