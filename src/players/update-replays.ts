@@ -12,7 +12,7 @@ export const REQUEST_ID_KEPT_MS = 24 * 60 * 60_000;
  * applying it twice.
  */
 const RUNNING_MS = 30_000;
-/** Attempts that failed and could not give their claim back, remembered so that a retry here takes it over at once. */
+/** Attempts that ended and could not give their claim back or complete it, remembered so that a retry here takes it over at once. */
 const ENDED_KEPT = 1_000;
 /** How often the calls that carry a request_id remove expired ones, where the engine does not (FerretDB). */
 const SWEEP_EVERY_MS = 60 * 60_000;
@@ -34,7 +34,7 @@ export interface UpdateReplaysOptions {
 export class UpdateReplays {
   /** The call of each project/request_id running in this process, the only one of its id here. */
   private readonly running = new Map<string, { fingerprint: string; answer: Promise<Uint8Array> }>();
-  /** Attempts of this process that failed and could not give their claim back (oldest first). */
+  /** Attempts of this process that ended with their claim still running (oldest first). */
   private readonly ended = new Set<string>();
   private lastSweep = 0;
 
@@ -89,12 +89,14 @@ export class UpdateReplays {
       await store.release(projectId, requestId, owner).catch(() => this.remember(owner));
       throw error;
     }
-    // The update is made: its answer stands even if keeping it fails (a retry then waits for the claim to expire).
+    // The update is made: its answer stands even if keeping it fails (a retry then runs, and its profiles'
+    // request_ids keep it from applying anything twice).
     await store
       .complete(projectId, requestId, answer, new Date(clock.now().getTime() + REQUEST_ID_KEPT_MS))
-      .catch((err: unknown) =>
-        log?.warn({ err, projectId }, "players/update: keeping the answer for request_id failed"),
-      );
+      .catch((err: unknown) => {
+        this.remember(owner);
+        log?.warn({ err, projectId }, "players/update: keeping the answer for request_id failed");
+      });
     return answer;
   }
 
