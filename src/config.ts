@@ -60,6 +60,8 @@ export interface Config {
   eventNameLimit: number;
   /** Past this lag of the event queue, POST /v1/events answers 429 with Retry-After and accepts nothing. */
   eventMaxLagSeconds: number;
+  /** With this many events accepted and not yet applied, POST /v1/events answers 429 with Retry-After and accepts nothing. */
+  eventMaxQueueEvents: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
   eventWorker: boolean;
   /** What the instance owning an embedded database may keep in memory (profiles, player histories), in MiB; 0: nothing. */
@@ -142,6 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetentionDays: integer("EVENT_RETENTION_DAYS", 400, 1, 3650),
     eventNameLimit: integer("EVENT_NAME_LIMIT", 1000, 1, 100_000),
     eventMaxLagSeconds: integer("EVENT_MAX_LAG_SECONDS", 300, 1, 86_400),
+    eventMaxQueueEvents: integer("EVENT_MAX_QUEUE_EVENTS", 1_000_000, 1, 1_000_000_000),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
     ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),
     corsOrigins,

@@ -8,26 +8,37 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
-type Player = { id: string; tags: string[]; tier: string };
+/** A player without a profile (never updated, events only) carries no tag and no trait. */
+type Player = { id: string; tags: string[]; tier: string | null; profile: boolean };
 type Raw = { name: string; player: string; day: string };
 
 /**
- * 30 players over overlapping tags (red: every 2nd, blue: every 3rd, green: every 5th) and a trait, with events on
- * three past days; every filter's answer on trends, names and search is compared with a count over the raw events.
+ * 30 players over overlapping tags (red: every 2nd, blue: every 3rd, green: every 5th) and a trait, and 5 more with
+ * events and no profile (a game that sends events before its first players/update), with events on three past days;
+ * every filter's answer on trends, names and search is compared with a count over the raw events.
  */
 async function cohortProject() {
   const { publicKey, privateKey } = await svc.createProject();
   const times = eventTimes(svc, 3);
   const days = times.map((time) => time.day);
   const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
-  const players: Player[] = Array.from({ length: 30 }, (_, i) => ({
-    id: `pl${String(i).padStart(2, "0")}`,
-    tags: [...(i % 2 === 0 ? ["red"] : []), ...(i % 3 === 0 ? ["blue"] : []), ...(i % 5 === 0 ? ["green"] : [])],
-    tier: i % 4 === 0 ? "gold" : "free",
-  }));
+  const players: Player[] = Array.from({ length: 35 }, (_, i) =>
+    i < 30
+      ? {
+          id: `pl${String(i).padStart(2, "0")}`,
+          tags: [...(i % 2 === 0 ? ["red"] : []), ...(i % 3 === 0 ? ["blue"] : []), ...(i % 5 === 0 ? ["green"] : [])],
+          tier: i % 4 === 0 ? "gold" : "free",
+          profile: true,
+        }
+      : { id: `np${i}`, tags: [], tier: null, profile: false },
+  );
   await post(
     "/v1/players/update",
-    { players: players.map((pl) => ({ partner_user_id: pl.id, tags: pl.tags, traits: { tier: pl.tier } })) },
+    {
+      players: players
+        .filter((pl) => pl.profile)
+        .map((pl) => ({ partner_user_id: pl.id, tags: pl.tags, traits: { tier: pl.tier } })),
+    },
     publicKey,
   );
   const raw: Raw[] = [];
@@ -75,8 +86,13 @@ async function cohortProject() {
         .map(([name, events]) => ({ name, events: String(events) }))
         .sort((a, b) => Number(b.events) - Number(a.events) || (a.name < b.name ? -1 : 1));
     },
-    expectedSearch: (keep: (pl: Player) => boolean) => {
-      const keys = players.filter(keep).map((pl) => `u:${pl.id}`);
+    /** What search answers: the players with a profile (as `now` has them) that `keep` selects. */
+    expectedSearch: (keep: (pl: Player) => boolean, now = (pl: Player) => pl) => {
+      const keys = players
+        .map(now)
+        .filter((pl) => pl.profile && keep(pl))
+        .map((pl) => `u:${pl.id}`)
+        .sort();
       return { keys, total: keys.length };
     },
   };
@@ -108,6 +124,8 @@ const FILTERS: [string, object, (pl: Player) => boolean][] = [
   ["two tags, any", { tags: ["red", "green"] }, (pl) => has(pl, "red") || has(pl, "green")],
   ["a tag and a trait", { tags: ["blue"], traits: { tier: "gold" } }, (pl) => has(pl, "blue") && pl.tier === "gold"],
   ["a tag, none of itself", { tags: ["red"], tags_none: ["red"] }, () => false],
+  ["a trait alone", { traits: { tier: "free" } }, (pl) => pl.tier === "free"],
+  ["everyone", {}, () => true],
 ];
 
 describe("cohort filters, tags_none among them, against a brute-force count", () => {
@@ -147,15 +165,19 @@ describe("cohort filters, tags_none among them, against a brute-force count", ()
   it("a tag change shows in tags_none in the very next read, both ways", async () => {
     const p = await cohortProject();
     const filter = { tags_none: ["green"] };
-    // pl01 gets green, pl00 loses it.
+    // pl01 gets green, pl00 loses it; np30, with events and no profile so far, gets it, np31 a profile without it.
     await p.update([
       { partner_user_id: "pl01", tags_add: ["green"] },
       { partner_user_id: "pl00", tags_remove: ["green"] },
+      { partner_user_id: "np30", tags_add: ["green"] },
+      { partner_user_id: "np31", tags_add: ["red"] },
     ]);
-    const green = (pl: Player) => (pl.id === "pl01" ? true : pl.id === "pl00" ? false : has(pl, "green"));
+    const green = (pl: Player) =>
+      ["pl01", "np30"].includes(pl.id) ? true : pl.id === "pl00" ? false : has(pl, "green");
+    const profiled = (pl: Player) => ({ ...pl, profile: pl.profile || ["np30", "np31"].includes(pl.id) });
     expect(await p.trends(filter)).toEqual(p.expected((pl) => !green(pl)));
     expect(await p.names(filter)).toEqual(p.expectedNames((pl) => !green(pl)));
-    expect(await p.search(filter)).toEqual(p.expectedSearch((pl) => !green(pl)));
+    expect(await p.search(filter)).toEqual(p.expectedSearch((pl) => !green(pl), profiled));
   });
 
   it("a bad tags_none names the field", async () => {

@@ -138,7 +138,8 @@ describe("GET /metrics", () => {
     }
     const ours = samples.filter((s) => s.name.startsWith("platform_"));
     const labelNames = new Set(ours.flatMap((s) => Object.keys(s.labels)));
-    expect([...labelNames].sort()).toEqual(["code", "command", "le", "method", "protocol", "result"]);
+    expect([...labelNames].sort()).toEqual(["code", "command", "le", "limit", "method", "protocol", "result"]);
+    for (const s of ours.filter((s) => "limit" in s.labels)) expect(["lag", "queue_size"]).toContain(s.labels.limit);
     for (const s of ours.filter((s) => "method" in s.labels)) {
       expect(s.labels.method).toMatch(/^platformapi\.v1\.[A-Za-z]+Service\/[A-Za-z]+$/);
     }
@@ -175,6 +176,19 @@ describe("Metrics", () => {
     const samples = await read();
     expect(valueOf(samples, "test_queue_depth")).toBe(5);
     expect(valueOf(samples, "test_queue_lag_seconds")).toBeNaN();
+  });
+
+  it("reads a labelled gauge for each of its values, and shows a failed reading as NaN for each", async () => {
+    const metrics = new Metrics();
+    let reading = Promise.resolve({ lag: 1 } as Record<string, number>);
+    metrics.labelledGauge("test_refused", "Refused, by limit.", "limit", ["lag", "queue_size"], () => reading);
+    const read = async () => parseExposition((await metrics.exposition()).text);
+    let samples = await read();
+    expect(valueOf(samples, "test_refused", { limit: "lag" })).toBe(1);
+    expect(valueOf(samples, "test_refused", { limit: "queue_size" })).toBeNaN();
+    reading = Promise.reject(new Error("down"));
+    samples = await read();
+    expect(valueOf(samples, "test_refused", { limit: "lag" })).toBeNaN();
   });
 
   it("counts an unlisted verify error as other", async () => {

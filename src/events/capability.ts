@@ -55,6 +55,8 @@ export interface CreateEventsOptions {
   nameLimit: number;
   /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses whole calls. */
   maxLagSeconds: number;
+  /** EVENT_MAX_QUEUE_EVENTS: with this many events waiting, ingestion refuses whole calls. */
+  maxQueueEvents: number;
   /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
   dbTimeoutMs: number;
   /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
@@ -108,6 +110,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     measureLag: () => worker.measureLag(),
     clock,
     maxLagSeconds: options.maxLagSeconds,
+    maxQueueEvents: options.maxQueueEvents,
   });
   const events = new Events({
     writer,

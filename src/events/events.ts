@@ -64,7 +64,7 @@ export class Events {
   /** Accepts the valid events durably and answers at once (unless the queue is too far behind); the worker applies them later. */
   async ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
     const { clock, retention, backpressure } = this.options;
-    const lag = await backpressure.admit();
+    const lag = await backpressure.admit(events.length);
     const now = clock.now();
     const oldest = retention.oldest(now);
     const valid = [];

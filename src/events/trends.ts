@@ -71,10 +71,15 @@ export class CohortReader {
   ): Promise<Counts[]> {
     const months = [...new Set(query.days.map(monthOf))];
     const names = await this.options.names.current(projectId);
-    const all = await this.options.asOfNow.counts(projectId, cohorts, (cohort, excluded) =>
-      this.stored(projectId, { days: query.days, months, names, wanted }, cohort, excluded),
+    const parts = cohorts.map(countedAs);
+    const all = await this.options.asOfNow.counts(
+      projectId,
+      parts.flatMap(({ read, less }) => (less ? [read, less] : [read])),
+      (cohort, excluded) => this.stored(projectId, { days: query.days, months, names, wanted }, cohort, excluded),
     );
-    return all.map((counts) => {
+    return parts.map(({ less }) => {
+      const counts = all.shift()!;
+      if (less) subtract(counts, all.shift()!);
       const inRange: Counts = {};
       for (const day of query.days) if (day >= firstDay && counts[day]) inRange[day] = counts[day];
       return inRange;
@@ -116,6 +121,28 @@ export class CohortReader {
     const counts: Counts = {};
     await this.options.playerRollups.sum(projectId, members, new Set(days), counts);
     return counts;
+  }
+}
+
+/**
+ * How a cohort is counted: read itself, or, with tags_none alone, everyone's counts less those of the players
+ * carrying any of those tags; so players with events and no profile (who carry no tag) count, and the players of
+ * a day are exact, the carriers being among everyone.
+ */
+function countedAs(cohort: CohortFilter): { read: CohortFilter; less?: CohortFilter } {
+  if (cohort.tagsNone.length === 0 || cohort.tags.length > 0 || cohort.traits.length > 0) return { read: cohort };
+  return {
+    read: { tags: [], tagsMatch: "any", traits: [], tagsNone: [] },
+    less: { tags: cohort.tagsNone, tagsMatch: "any", traits: [], tagsNone: [] },
+  };
+}
+
+function subtract(counts: Counts, less: Counts): void {
+  for (const [day, names] of Object.entries(less)) {
+    for (const [field, slot] of Object.entries(names)) {
+      const from = counts[day]?.[field];
+      if (from) [from.e, from.p] = [from.e - slot.e, from.p - slot.p];
+    }
   }
 }
 

@@ -58,6 +58,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     retentionDays: config.eventRetentionDays,
     nameLimit: config.eventNameLimit,
     maxLagSeconds: config.eventMaxLagSeconds,
+    maxQueueEvents: config.eventMaxQueueEvents,
     dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayerDirectoryOverPlayers(players),
     changes: players.changes,

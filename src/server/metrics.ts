@@ -148,6 +148,26 @@ export class Metrics {
     });
   }
 
+  /** Adds a gauge with one label of a fixed set of `values`, read at each scrape: `read` answers a number for each. */
+  labelledGauge(
+    name: string,
+    help: string,
+    label: string,
+    values: readonly string[],
+    read: () => Promise<Record<string, number>>,
+  ): void {
+    new Gauge({
+      name,
+      help,
+      labelNames: [label],
+      registers: [this.registry],
+      async collect() {
+        const readings = await read().catch(() => ({}) as Record<string, number>);
+        for (const value of values) this.set({ [label]: value }, readings[value] ?? Number.NaN);
+      },
+    });
+  }
+
   /** Adds a counter whose running total, kept elsewhere, is read at each scrape; `read` must never decrease. */
   counter(name: string, help: string, read: () => number): void {
     new Counter({

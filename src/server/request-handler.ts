@@ -123,10 +123,12 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
           // (not a readiness condition: reads and player writes go on).
           const { worker, backpressure } = capabilities.events;
           const lag = await worker.measureLag().catch(() => undefined);
+          const limits = lag ? backpressure.limitsReached(lag) : [];
           const events = lag && {
             lag_seconds: lag.seconds,
             queue_depth: lag.depth,
-            refusing_events: backpressure.refuses(lag),
+            refusing_events: limits.length > 0,
+            refusing_limits: limits,
           };
           sendJson(res, 200, { status: "ok", ...(events && { events }) });
         });

@@ -3,6 +3,7 @@ import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
 import type { WriteContention } from "../players/players.js";
+import { INGEST_LIMITS } from "../events/backpressure.js";
 import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
 import { CLOSE_GRACE_MS, listen, type Listener } from "./listener.js";
@@ -45,10 +46,16 @@ export async function startService({
     "Events accepted and not yet applied.",
     async () => (await worker.measureLag()).depth,
   );
-  metrics.gauge(
+  const { backpressure } = capabilities.events;
+  metrics.labelledGauge(
     "platform_event_ingest_refused",
-    "1 while POST /v1/events answers 429: the queue's lag is past EVENT_MAX_LAG_SECONDS.",
-    async () => (capabilities.events.backpressure.refuses(await worker.measureLag()) ? 1 : 0),
+    "1 while POST /v1/events answers 429 for the limit: lag (EVENT_MAX_LAG_SECONDS), queue_size (EVENT_MAX_QUEUE_EVENTS).",
+    "limit",
+    INGEST_LIMITS,
+    async () => {
+      const reached = backpressure.limitsReached(await worker.measureLag());
+      return Object.fromEntries(INGEST_LIMITS.map((limit) => [limit, reached.includes(limit) ? 1 : 0]));
+    },
   );
   const { ownerMemory } = capabilities.engine;
   if (ownerMemory) {

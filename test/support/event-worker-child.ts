@@ -50,6 +50,7 @@ const { worker } = await createEvents({
   retentionDays: 400,
   nameLimit: 1000,
   maxLagSeconds: 300,
+  maxQueueEvents: 1_000_000,
   dbTimeoutMs: 2000,
   directory: new PlayerDirectoryOverPlayers(players),
   changes: players.changes,
