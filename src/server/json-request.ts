@@ -3,7 +3,7 @@ import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { EventSchema } from "../../gen/platformapi/v1/events_pb.js";
 import { fail, ok, type Result } from "../result.js";
 import { isNullWhenUnset } from "./json-nulls.js";
-import { canonicalRfc3339 } from "./rfc3339.js";
+import { readableRfc3339 } from "./rfc3339.js";
 import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
 
 /**
@@ -143,7 +143,7 @@ function scalarProblem(type: ScalarType, json: JsonValue, path: string): string 
 }
 
 /** A Timestamp's JSON is an RFC 3339 string (rfc3339.ts); its form for protobuf-es's reader, or undefined. */
-const readableTimestamp = (json: JsonValue) => (typeof json === "string" ? canonicalRfc3339(json) : undefined);
+const readableTimestamp = (json: JsonValue) => (typeof json === "string" ? readableRfc3339(json) : undefined);
 
 const timestampProblem = (json: JsonValue, path: string) =>
   `${path}: ${JSON.stringify(json)} is not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")`;

@@ -30,8 +30,12 @@ function parseRfc3339(text: string): Timestamp | undefined {
   return create(TimestampSchema, { seconds: BigInt(seconds), nanos: Number(fraction.slice(0, 9).padEnd(9, "0")) });
 }
 
-/** The same instant in protobuf's own JSON form (UTC, `Z`), which its JSON reader takes; undefined as above. */
-export function canonicalRfc3339(text: string): string | undefined {
+/**
+ * `text` in a form protobuf-es's JSON reader takes as the same instant, or undefined as above: itself when it has
+ * `T`, `Z` and at most nine fraction digits (so most bodies need no copy), else protobuf's own form (UTC, `Z`).
+ */
+export function readableRfc3339(text: string): string | undefined {
   const timestamp = parseRfc3339(text);
-  return timestamp && (toJson(TimestampSchema, timestamp) as string);
+  if (timestamp === undefined) return undefined;
+  return /[tz]|\.\d{10}/.test(text) ? (toJson(TimestampSchema, timestamp) as string) : text;
 }
