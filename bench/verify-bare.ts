@@ -9,7 +9,7 @@ import type { Config } from "../src/config.js";
 import { pseudonymousPartnerId } from "../src/launch/pseudonym.js";
 import { LaunchStore } from "../src/launch/store.js";
 import { MAX_BODY_BYTES } from "../src/server/http-gateway.js";
-import { listen, type Listener } from "../src/server/listener.js";
+import { bindPort, listen, type Listener } from "../src/server/listener.js";
 
 /**
  * The verify benchmark's baseline: a Connect router with the one RPC Verify
@@ -78,9 +78,7 @@ export async function startBareVerify(options: {
       });
     },
   });
-  return listen(handler, {
-    port: 0,
-    host: config.host,
+  return listen(handler, await bindPort(0, config.host), {
     headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
     requestTimeoutMs: config.serverRequestTimeoutSeconds * 1000,
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,

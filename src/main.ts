@@ -7,7 +7,7 @@ import { needsOwner } from "./db/engine.js";
 import { acquireLease, LeaseHeldError, type HeldLease } from "./db/lease.js";
 import { DatabaseInUseError, NoDatabaseError } from "./db/process.js";
 import { createLogger } from "./log.js";
-import { PortInUseError } from "./server/listener.js";
+import { bindPort, PortInUseError, type BoundPort } from "./server/listener.js";
 import { startService, type RunningService } from "./server/service.js";
 
 let config;
@@ -20,6 +20,7 @@ try {
 }
 const log = createLogger(config.logLevel);
 
+let port: BoundPort | undefined;
 let embedded: EmbeddedDb | undefined;
 let database: Database | undefined;
 let lease: HeldLease | undefined;
@@ -30,7 +31,7 @@ async function shutdown(reason: string, exitCode = 0): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ reason }, "shutting down: finishing in-flight requests");
-  await service?.close();
+  await (service ?? port)?.close();
   await lease?.release().catch((err: unknown) => log.warn({ err }, "could not release the database lease"));
   await database?.close();
   await embedded?.stop();
@@ -49,6 +50,13 @@ async function refuse(error: Error, exitCode: number): Promise<never> {
   throw error; // unreachable: shutdown exits
 }
 
+try {
+  // The port first: one held by another process refuses the start before a database starts or DATA_DIR is made.
+  port = await bindPort(config.port, config.host);
+} catch (error) {
+  if (error instanceof PortInUseError) await refuse(error, 2);
+  throw error;
+}
 try {
   if ((await ensureDashboardBuilt()) === "built") log.info("built the dashboard");
   let uri = config.mongodbUri;
@@ -77,15 +85,10 @@ try {
       },
     });
   }
+  service = await startService({ config, database, log, port });
 } catch (error) {
   if (error instanceof NoDatabaseError) await refuse(error, 2);
   if (error instanceof DatabaseInUseError || error instanceof LeaseHeldError) await refuse(error, 1);
-  throw error;
-}
-try {
-  service = await startService({ config, database, log });
-} catch (error) {
-  if (error instanceof PortInUseError) await refuse(error, 2);
   throw error;
 }
 

@@ -184,7 +184,7 @@ describe("database calls of a verify", () => {
     const update = await quiet.postJson(
       "/v1/players/update",
       { players: [{ device_id: launch.installationId, tags_add: ["relinked"] }] },
-      launch.publicKey,
+      launch.privateKey,
     );
     expect(update.body.updated[0].identity_key).toBe("u:hero-9");
     expect(await verifyOnce(launch)).toHaveLength(2);

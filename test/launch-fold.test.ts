@@ -12,7 +12,7 @@ afterAll(() => test.stop());
 describe("a verified launch links the installation to the player", () => {
   it("folds the device profile into the real one, routes later device updates to it, and counts its tags once", async () => {
     const launch = await createLaunchFixture(test);
-    const update = (entry: object) => test.postJson("/v1/players/update", { players: [entry] }, launch.publicKey);
+    const update = (entry: object) => test.postJson("/v1/players/update", { players: [entry] }, launch.privateKey);
     const get = (body: object) => test.postJson("/v1/players/get", body, launch.privateKey);
 
     // Before signing in, the game tags its device.
@@ -122,7 +122,7 @@ async function deviceUpdateLandsOn(launch: LaunchFixture): Promise<string> {
   const res = await test.postJson(
     "/v1/players/update",
     { players: [{ device_id: launch.installationId, tags_add: ["seen"] }] },
-    launch.publicKey,
+    launch.privateKey,
   );
   expect(res.status).toBe(200);
   return res.body.updated[0].identity_key;

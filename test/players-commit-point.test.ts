@@ -53,11 +53,11 @@ async function throughProxy(point: RoundPoint, fault: (proxy: DbProxy) => void) 
 }
 
 async function project() {
-  const { projectId, publicKey, privateKey } = await svc.createProject();
+  const { projectId, privateKey } = await svc.createProject();
   return {
     projectId,
     privateKey,
-    update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey),
+    update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, privateKey),
     /** Players found by a search of `tag` and the tag's players_count: what membership and stats say. */
     cohort: async (tag: string) => {
       const search = await svc.postJson("/v1/players/search", { tags: [tag] }, privateKey);

@@ -8,9 +8,9 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 async function project() {
-  const { publicKey, privateKey } = await svc.createProject();
+  const { privateKey } = await svc.createProject();
   return {
-    update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey),
+    update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, privateKey),
     get: async (partnerUserId: string) =>
       (await svc.postJson("/v1/players/get", { partner_user_id: partnerUserId }, privateKey)).body,
     tags: async () => (await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey)).body,

@@ -20,11 +20,11 @@ afterAll(() => svc.stop());
 
 async function project() {
   const created = await svc.createProject();
-  const { publicKey, privateKey, projectId } = created;
+  const { privateKey, projectId } = created;
   return {
     projectId,
     update: async (entries: unknown[]) =>
-      (await svc.postJson("/v1/players/update", { players: entries }, publicKey)).body,
+      (await svc.postJson("/v1/players/update", { players: entries }, privateKey)).body,
     get: async (body: object) => (await svc.postJson("/v1/players/get", body, privateKey)).body,
     tagCounts: async () => {
       const res = await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);

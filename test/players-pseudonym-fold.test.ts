@@ -14,7 +14,7 @@ describe("a pseudonymous player later linked to the studio's partner id", () => 
   it("ends as one profile: the pseudonymous one folds into the linked one at the next verify", async () => {
     const launch = await createLaunchFixture(test);
     const post = (path: string, body: unknown, key = launch.privateKey) => test.postJson(path, body, key);
-    const update = (entry: object) => post("/v1/players/update", { players: [entry] }, launch.publicKey);
+    const update = (entry: object) => post("/v1/players/update", { players: [entry] }, launch.privateKey);
     const verifyOnce = async () => (await launch.verify((await launch.issue()).token)).body;
 
     const first = await verifyOnce();

@@ -7,12 +7,12 @@ describe("players/update retried with its request_id after a 503", () => {
   it("answers the players as they are and applies no increment twice", async () => {
     const { proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" });
     onTestFinished(stop);
-    const { publicKey, privateKey } = await svc.createProject();
+    const { privateKey } = await svc.createProject();
     const players = [
       { partner_user_id: "eve", traits_increment: { coins: 1 }, tags_add: ["vip"] },
       { partner_user_id: "fay", traits_increment: { coins: 2 } },
     ];
-    const update = () => svc.postJson("/v1/players/update", { players, request_id: "retry-after-503" }, publicKey);
+    const update = () => svc.postJson("/v1/players/update", { players, request_id: "retry-after-503" }, privateKey);
     const coins = async (player: string) =>
       (await svc.postJson("/v1/players/get", { partner_user_id: player }, privateKey)).body.profile?.traits.coins;
 

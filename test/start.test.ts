@@ -1,12 +1,14 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
-import { mkdtemp, rm, symlink } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../src/db/process.js";
+import { spawnMain } from "./support/main-process.js";
 
 // These tests run `npm start`'s entry point as its own process, with its own embedded database.
 const TSX = path.resolve("node_modules/.bin/tsx");
@@ -125,25 +127,39 @@ describe("npm start", () => {
     }
   });
 
-  it("on a port another process listens on, names PORT in one line and exits 2", async () => {
+  it("on a port another process listens on, names PORT in one line and exits 2, having started nothing", async () => {
     const occupant = net.createServer();
     occupant.listen(0, "127.0.0.1");
     await once(occupant, "listening");
     const { port } = occupant.address() as net.AddressInfo;
+    // The embedded engine ("" is no MONGODB_URI), which the refusal must come before.
+    const unstartedDir = path.join(dataDir, "never-created");
+    const main = await spawnMain({ PORT: String(port), MONGODB_URI: "", DATA_DIR: unstartedDir });
     try {
-      const { code, stderr } = await startUntilExit({
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        MONGODB_URI: inject("mongodbUri"),
-        DB_NAME: "start_port_in_use",
-      });
-      expect(code).toBe(2);
-      expect(stderr).toEqual([
+      expect(await main.exited).toBe(2);
+      expect(main.stderr).toEqual([
         `refusing to start: PORT ${port} is in use by another process: stop it, or set PORT to a free port`,
       ]);
+      // Its one log line above info is the refusal, with no error or stack in it or any other line.
+      expect(main.logs.filter((line) => Number(line.level) > 30).map((line) => line.msg)).toEqual([
+        "refusing to start",
+      ]);
+      expect(main.logs.filter((line) => "err" in line || JSON.stringify(line).includes("stack"))).toEqual([]);
+      expect(existsSync(unstartedDir)).toBe(false);
+      expect(await processesNaming(unstartedDir)).toEqual([]);
     } finally {
       occupant.close();
     }
   });
 });
+
+/** The pids of the processes whose command line names `text` (an engine started on a DATA_DIR names it). */
+async function processesNaming(text: string): Promise<string[]> {
+  const pids = (await readdir("/proc")).filter((name) => /^\d+$/.test(name));
+  const named = await Promise.all(
+    pids.map(async (pid) =>
+      (await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "")).includes(text) ? pid : "",
+    ),
+  );
+  return named.filter((pid) => pid !== "");
+}

@@ -21,8 +21,8 @@ const CONNECT_UNARY_JSON = /^application\/json(?:; ?charset=utf-?8)?$/i;
  * JSON reader lacks (json-request.ts): a number not in decimal ("0x2a", which
  * the reader takes as 42) is invalid_argument, and the `__proto__` keys the
  * reader drops are reported beside the message, as the gateway reports them.
- * The body is read here and handed on unchanged (but for the event
- * timestamps the check removes, see BodyFindings); anything this check cannot
+ * The body is read here and handed on unchanged (but for the timestamps the
+ * check removes or rewrites, see BodyFindings); anything this check cannot
  * read (bad UTF-8, malformed JSON, an unknown encoding) is left to connect's
  * own reader and its error. /v1 requests arrive parsed and checked, and pass.
  */
@@ -46,10 +46,8 @@ export function checkConnectJson(handler: UniversalHandler, readMaxBytes: number
     if (!inspected.ok) return errorResponse(new ConnectError(inspected.error, Code.InvalidArgument));
     contextValues.set(protoKeyPaths, inspected.value.protoKeyPaths);
     contextValues.set(unreadableTimestamps, inspected.value.unreadableTimestamps);
-    if (inspected.value.unreadableTimestamps.size === 0) {
-      return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
-    }
-    // The check removed the unreadable timestamps from the JSON: hand on that JSON, plain.
+    if (!inspected.value.rewritten) return handler({ ...req, body: createAsyncIterable([bytes]), contextValues });
+    // The check removed unreadable timestamps from the JSON or rewrote readable ones: hand on that JSON, plain.
     const rewritten = new TextEncoder().encode(JSON.stringify(json));
     return handler({ ...withPlainBody(req, rewritten, "content-encoding"), contextValues });
   };

@@ -37,7 +37,7 @@ describe("parseJsonRequest", () => {
     expect(parse("[1]")).toMatchObject({ ok: false, error: { status: 400 } });
     expect(parse("")).toEqual({
       ok: true,
-      value: { body: {}, protoKeyPaths: new Set(), unreadableTimestamps: new Set() },
+      value: { body: {}, protoKeyPaths: new Set(), unreadableTimestamps: new Set(), rewritten: false },
     });
   });
 

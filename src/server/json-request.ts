@@ -1,15 +1,9 @@
-import {
-  fromJson,
-  ScalarType,
-  type DescField,
-  type DescMessage,
-  type JsonObject,
-  type JsonValue,
-} from "@bufbuild/protobuf";
+import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { EventSchema } from "../../gen/platformapi/v1/events_pb.js";
 import { fail, ok, type Result } from "../result.js";
 import { isNullWhenUnset } from "./json-nulls.js";
+import { readableRfc3339 } from "./rfc3339.js";
 import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
 
 /**
@@ -36,6 +30,11 @@ export interface BodyFindings {
    * removes it from the body (which then decodes) and reports its path.
    */
   unreadableTimestamps: ReadonlySet<string>;
+  /**
+   * Whether the walk changed the body: it removed an unreadable timestamp, or wrote one in protobuf's own form
+   * (UTC, `Z`), which protobuf-es's reader takes (it refuses `t`, `z` and more than nine digits of a fraction).
+   */
+  rewritten: boolean;
 }
 
 export interface JsonRequest extends BodyFindings {
@@ -89,7 +88,7 @@ export function parseJsonRequest(
  * event timestamps, which it removes from `json` (BodyFindings).
  */
 export function inspectJsonBody(schema: DescMessage, json: JsonValue): Result<BodyFindings, string> {
-  const found = { protoKeyPaths: new Set<string>(), unreadableTimestamps: new Set<string>() };
+  const found = { protoKeyPaths: new Set<string>(), unreadableTimestamps: new Set<string>(), rewritten: false };
   const problem = walkMessage(schema, json, "", found);
   return problem === undefined ? ok(found) : fail(problem);
 }
@@ -122,7 +121,11 @@ const INT32_RANGES = new Map<ScalarType, [number, number, string]>([
 ]);
 
 /** The walk adds to the sets of BodyFindings as it goes. */
-type Findings = { [K in keyof BodyFindings]: Set<string> };
+interface Findings {
+  protoKeyPaths: Set<string>;
+  unreadableTimestamps: Set<string>;
+  rewritten: boolean;
+}
 
 /** Each walk function returns the problem it found ("field: ..."), or undefined. */
 function scalarProblem(type: ScalarType, json: JsonValue, path: string): string | undefined {
@@ -139,15 +142,11 @@ function scalarProblem(type: ScalarType, json: JsonValue, path: string): string 
   return value < min || value > max ? `${path}: ${JSON.stringify(json)} is out of range for ${name}` : undefined;
 }
 
-/** A Timestamp's JSON is an RFC 3339 string, as protobuf-es reads it. */
-function timestampProblem(json: JsonValue, path: string): string | undefined {
-  try {
-    fromJson(TimestampSchema, json);
-    return undefined;
-  } catch {
-    return `${path}: ${JSON.stringify(json)} is not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")`;
-  }
-}
+/** A Timestamp's JSON is an RFC 3339 string (rfc3339.ts); its form for protobuf-es's reader, or undefined. */
+const readableTimestamp = (json: JsonValue) => (typeof json === "string" ? readableRfc3339(json) : undefined);
+
+const timestampProblem = (json: JsonValue, path: string) =>
+  `${path}: ${JSON.stringify(json)} is not an RFC 3339 timestamp (e.g. "2026-11-22T10:00:00Z")`;
 
 function walkMessage(schema: DescMessage, json: JsonValue, path: string, found: Findings): string | undefined {
   if (schema.typeName === "google.protobuf.Struct") {
@@ -155,7 +154,10 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, found: 
     return undefined;
   }
   if (WRAPPERS.test(schema.typeName)) return scalarProblem(schema.fields[0].scalar!, json, path);
-  if (schema.typeName === "google.protobuf.Timestamp") return timestampProblem(json, path);
+  // A Timestamp in a list or map (no request has one) is checked here; a field's is also rewritten (walkTimestamp).
+  if (schema.typeName === TimestampSchema.typeName) {
+    return readableTimestamp(json) === undefined ? timestampProblem(json, path) : undefined;
+  }
   // Other well-known types have JSON forms of their own, which protobuf-es checks.
   if (schema.typeName.startsWith("google.protobuf.") || !isObject(json)) return undefined;
   for (const [key, value] of Object.entries(json)) {
@@ -167,22 +169,32 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, found: 
       if (isNullWhenUnset(field)) continue;
       return `${at}: must not be null`;
     }
-    if (isUnreadableTimestamp(schema, field, value)) {
-      found.unreadableTimestamps.add(at);
-      delete json[key];
-      continue;
-    }
-    const problem = walkField(field, value, at, found);
+    const problem =
+      field.fieldKind === "message" && field.message.typeName === TimestampSchema.typeName
+        ? walkTimestamp(schema, json, key, at, found)
+        : walkField(field, value, at, found);
     if (problem !== undefined) return problem;
   }
   return undefined;
 }
 
-const isUnreadableTimestamp = (schema: DescMessage, field: DescField, json: JsonValue) =>
-  PER_ITEM_TIMESTAMPS.has(schema.typeName) &&
-  field.fieldKind === "message" &&
-  field.message.typeName === TimestampSchema.typeName &&
-  timestampProblem(json, "") !== undefined;
+/**
+ * A Timestamp field of `parent`: written in protobuf's own form when it is RFC 3339 in another, else the call's
+ * problem, or (an event's) removed and reported as that item's (PER_ITEM_TIMESTAMPS).
+ */
+function walkTimestamp(parent: DescMessage, json: JsonObject, key: string, path: string, found: Findings) {
+  const readable = readableTimestamp(json[key]);
+  if (readable === undefined) {
+    if (!PER_ITEM_TIMESTAMPS.has(parent.typeName)) return timestampProblem(json[key], path);
+    found.unreadableTimestamps.add(path);
+    delete json[key];
+    found.rewritten = true;
+  } else if (readable !== json[key]) {
+    json[key] = readable;
+    found.rewritten = true;
+  }
+  return undefined;
+}
 
 function walkField(field: DescField, json: JsonValue, path: string, found: Findings): string | undefined {
   switch (field.fieldKind) {

@@ -10,8 +10,6 @@ import type { NodeHandler } from "./node-types.js";
 export const CLOSE_GRACE_MS = 10_000;
 
 export interface ListenerOptions {
-  port: number;
-  host: string;
   /** A connection must send a request's headers (HTTP/2: open its first stream) this long after connecting. */
   headersTimeoutMs: number;
   /** A request's headers and body must have arrived this long after its first byte (HTTP/2: its stream opened). */
@@ -68,13 +66,46 @@ export class PortInUseError extends Error {
   }
 }
 
+/** A port bound and not served yet: until a listener serves it, every connection is closed at once. */
+export interface BoundPort {
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  /** Hands each connection from now on to `accept`. */
+  serve(accept: (socket: net.Socket) => void): void;
+  /** Stops accepting connections; resolves once the port is free. */
+  close(): Promise<void>;
+}
+
 /**
- * Serves HTTP/1.1 and cleartext HTTP/2 on one port. Node's cleartext http2
+ * Binds the service's port. `npm start` binds it before anything else starts, so a port another process holds
+ * refuses the start before a database starts or a directory is made.
+ */
+export async function bindPort(port: number, host: string): Promise<BoundPort> {
+  let accept = (socket: net.Socket): void => void socket.destroy();
+  const server = net.createServer((socket) => accept(socket));
+  server.listen(port, host);
+  try {
+    await once(server, "listening");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new PortInUseError(port);
+    throw error;
+  }
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    serve(next) {
+      accept = next;
+    },
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * Serves HTTP/1.1 and cleartext HTTP/2 on a bound port. Node's cleartext http2
  * server cannot fall back to HTTP/1.1, so each connection is handed to one of
  * two servers by its first bytes. Every phase of a connection has a deadline,
  * so a client cannot hold one open by sending slowly or not at all.
  */
-export async function listen(handler: NodeHandler, options: ListenerOptions): Promise<Listener> {
+export function listen(handler: NodeHandler, bound: BoundPort, options: ListenerOptions): Listener {
   const checkEveryMs = Math.min(1_000, options.headersTimeoutMs / 4);
   const pool = new ConnectionPool<ClientConnection>({
     maxConnections: options.maxConnections,
@@ -88,7 +119,7 @@ export async function listen(handler: NodeHandler, options: ListenerOptions): Pr
   const h2 = http2Cleartext(handler, options, pool);
 
   const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
+  bound.serve((socket) => {
     socket.on("error", () => socket.destroy());
     const connection = new ClientConnection(socket);
     if (!pool.admit(connection)) {
@@ -102,19 +133,11 @@ export async function listen(handler: NodeHandler, options: ListenerOptions): Pr
     });
     dispatchByPreface(socket, (isH2) => (isH2 ? h2 : h1).handOver(connection));
   });
-  server.listen(options.port, options.host);
-  try {
-    await once(server, "listening");
-  } catch (error) {
-    clearInterval(sweeper);
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") throw new PortInUseError(options.port);
-    throw error;
-  }
 
   return {
-    port: (server.address() as net.AddressInfo).port,
+    port: bound.port,
     async close(graceMs = CLOSE_GRACE_MS) {
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+      const stopped = bound.close();
       const open = [...sockets];
       pool.drain();
       h1.drain();

@@ -45,9 +45,24 @@ let processRegistry: Registry | undefined;
 function processMetrics(): Registry {
   if (!processRegistry) {
     processRegistry = new Registry();
+    const before = process.cpuUsage();
     collectDefaultMetrics({ register: processRegistry });
+    countCpuFromProcessStart(processRegistry, before);
   }
   return processRegistry;
+}
+
+/**
+ * prom-client's CPU counters count from their registration; what the process spent before (loading, starting the
+ * database, start-up repairs) is added once, so they count from the process's start as the OS does.
+ */
+function countCpuFromProcessStart(registry: Registry, before: NodeJS.CpuUsage): void {
+  const spent = {
+    process_cpu_user_seconds_total: before.user,
+    process_cpu_system_seconds_total: before.system,
+    process_cpu_seconds_total: before.user + before.system,
+  };
+  for (const [name, micros] of Object.entries(spent)) (registry.getSingleMetric(name) as Counter).inc(micros / 1e6);
 }
 
 /**
@@ -57,7 +72,7 @@ function processMetrics(): Registry {
  * verify results, allow-listed command names), never from a request.
  */
 export class Metrics {
-  // At start, not at the first scrape: the CPU counters count from their registration.
+  // At start, not at the first scrape: GC durations and the event loop's lag are observed from their registration.
   private readonly processRegistry = processMetrics();
   private readonly registry = new Registry();
   private readonly rpcRequests = new Counter({

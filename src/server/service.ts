@@ -6,7 +6,7 @@ import type { WriteContention } from "../players/players.js";
 import { INGEST_LIMITS } from "../events/backpressure.js";
 import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
-import { CLOSE_GRACE_MS, listen, type Listener } from "./listener.js";
+import { bindPort, CLOSE_GRACE_MS, listen, type BoundPort, type Listener } from "./listener.js";
 import { Metrics } from "./metrics.js";
 import { createRequestHandler } from "./request-handler.js";
 import { SERVICES } from "./routes.js";
@@ -17,6 +17,8 @@ export interface ServiceOptions {
   log: Logger;
   /** The clock every capability reads; tests inject one. */
   clock?: Clock;
+  /** The port, bound already (`npm start` binds it before anything else starts); else config.port is bound here. */
+  port?: BoundPort;
 }
 
 export interface RunningService extends Listener {
@@ -24,12 +26,13 @@ export interface RunningService extends Listener {
   generatedAdminKey: string | undefined;
 }
 
-/** Creates indexes, wires every capability into one router and serves it on config.port. */
+/** Creates indexes, wires every capability into one router and serves it on its port. */
 export async function startService({
   config,
   database,
   log,
   clock = systemClock,
+  port,
 }: ServiceOptions): Promise<RunningService> {
   // A method without a declared scope stops the start: nothing becomes public by omission.
   for (const service of SERVICES) service.methods.forEach(requiredScope);
@@ -88,9 +91,7 @@ export async function startService({
     metrics,
     closing: closing.signal,
   });
-  const listener = await listen(handler, {
-    port: config.port,
-    host: config.host,
+  const listener = listen(handler, port ?? (await bindPort(config.port, config.host)), {
     headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
     requestTimeoutMs: config.serverRequestTimeoutSeconds * 1000,
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,

@@ -17,6 +17,7 @@ import {
   UpdateRequestSchema,
   UpdateResponseSchema,
   UpdateTagResponseSchema,
+  type UpdateResponse,
   UpdateTraitResponseSchema,
   type PlayerService,
 } from "../../../gen/platformapi/v1/players_pb.js";
@@ -27,7 +28,7 @@ import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
 import type { ProfileRecord } from "../../players/profile.js";
 import type { TagRecord } from "../../players/search.js";
-import { projectOf } from "../caller.js";
+import { callerOf, projectOf } from "../caller.js";
 import { protoKeyPaths } from "../protocol.js";
 import { canonicalUuid, requiredText } from "../validate.js";
 import { getIdentity, searchQuery, tagQuery, tagUpdate, traitUpdate, updateEntries } from "./player-requests.js";
@@ -97,6 +98,22 @@ function updateResponse(entries: readonly UpdateEntry[], outcomes: readonly Entr
   return response;
 }
 
+/**
+ * The answer for a caller that may not read players (the public key, which ships in game clients, lacks
+ * events:read): what happened to each entry, applied (with its dropped items) or rejected, and of who the player is
+ * only the ids the entry sent. The player's tags, identity key, platform user and link are left at their defaults.
+ */
+function withoutPlayerData(answer: UpdateResponse, entries: readonly UpdateEntry[]): UpdateResponse {
+  const rejected = new Set(answer.rejected.map((entry) => entry.index));
+  const applied = entries.filter((_, index) => !rejected.has(index));
+  return create(UpdateResponseSchema, {
+    ...answer,
+    updated: answer.updated.map(({ dropped }, i) =>
+      create(UpdatedPlayerSchema, { partnerUserId: applied[i].partnerUserId, deviceId: applied[i].deviceId, dropped }),
+    ),
+  });
+}
+
 export interface PlayerServiceOptions {
   players: Players;
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
@@ -122,14 +139,17 @@ export function createPlayerService({
       const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
       const apply = async () =>
         updateResponse(entries, await players.update(projectId, entries, req.requestId || undefined), clock.now());
-      if (req.requestId === "") return apply();
+      // A replayed answer is the whole one too: what a caller may read of it is decided for each call.
+      const readable = (answer: UpdateResponse) =>
+        callerOf(ctx).scopes.includes("events:read") ? answer : withoutPlayerData(answer, entries);
+      if (req.requestId === "") return readable(await apply());
       const fingerprint = createHash("sha256")
         .update(toBinary(UpdateRequestSchema, create(UpdateRequestSchema, { players: req.players })))
         .digest("base64url");
       const answer = await players.replays.once(projectId, req.requestId, fingerprint, async () =>
         toBinary(UpdateResponseSchema, await apply()),
       );
-      return fromBinary(UpdateResponseSchema, answer);
+      return readable(fromBinary(UpdateResponseSchema, answer));
     },
 
     async get(req, ctx) {
