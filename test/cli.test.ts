@@ -44,6 +44,15 @@ describe("platformctl", () => {
     expect(refund.entitlement).toMatchObject({ owns: false, source: "STORE", game_id: 4242 });
   });
 
+  it("creates a project's reader key, with events:read only", async () => {
+    const { projectId } = await test.createProject("Reader");
+    const key = JSON.parse(
+      (await platformctl(["api-keys", "create", "--type", "reader", "--project", projectId])).stdout,
+    );
+    expect(key).toMatchObject({ type: "reader", scopes: ["events:read"], project_id: projectId });
+    expect(key.key).toMatch(/^rk_/);
+  });
+
   it("fails with the service's message and a non-zero exit", async () => {
     await expect(platformctl(["api-keys", "revoke", "key_missing"])).rejects.toMatchObject({
       code: 1,

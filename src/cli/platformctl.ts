@@ -90,9 +90,9 @@ paged(projects.command("list").description("list the projects, by game id")).act
 const apiKeys = program.command("api-keys").description("API keys (shown once, stored hashed)");
 apiKeys
   .command("create")
-  .description("create a key: private or public (need --project), platform or admin")
-  .requiredOption("--type <type>", "private, public, platform or admin")
-  .option("--project <project_id>", "the project of a private or public key", "")
+  .description("create a key: private, public or reader (need --project), platform or admin")
+  .requiredOption("--type <type>", "private, public, reader, platform or admin")
+  .option("--project <project_id>", "the project of a private, public or reader key", "")
   .action(async (o: { type: string; project: string }) => {
     const { client, headers } = admin();
     await print(CreateApiKeyResponseSchema, client.createApiKey({ type: o.type, projectId: o.project }, { headers }));
