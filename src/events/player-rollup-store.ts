@@ -3,6 +3,7 @@ import { projectIdRange, projectOfId, projectScopedId } from "../db/ids.js";
 import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
+import { addToSlot, type SumDays } from "./sums.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
@@ -23,6 +24,8 @@ export type DayCounts = Record<string, Record<string, number>>;
 export interface PlayerRollup {
   identityKey: string;
   days: DayCounts;
+  /** Per day and name field, the summed properties' totals in millionths (sums.ts). */
+  sums: SumDays;
   /** Cohort ids ("t/<tag>", "r/<trait>") the history is counted in now. */
   cohorts: string[];
   /** Set once a device's history moved to a player. */
@@ -36,6 +39,7 @@ interface PlayerRollupDoc extends RollupDoc {
   project_id: string;
   identity_key: string;
   days?: DayCounts;
+  sums?: SumDays;
   cohorts?: string[];
   /** The player's trait keys as of the last segment that touched it. */
   trait_keys?: string[];
@@ -109,12 +113,18 @@ export class PlayerRollupStore {
   }
 
   /**
-   * Adds the histories of `identityKeys` on `days` to `totals`: events, and
-   * one player per day and name with any. From memory where it holds them;
-   * the rest read in slices of READ_SLICE, so memory stays bounded.
+   * Adds the histories of `identityKeys` on `days` to `totals`: events, one
+   * player per day and name with any, and the sums of `sumIds`. From memory
+   * where it holds them; the rest read in slices of READ_SLICE, so memory stays bounded.
    */
-  async sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays) {
-    const missing = this.memory ? this.memory.sum(projectId, identityKeys, days, totals) : identityKeys;
+  async sum(
+    projectId: string,
+    identityKeys: readonly string[],
+    days: ReadonlySet<string>,
+    totals: CohortDays,
+    sumIds: ReadonlySet<string> = new Set(),
+  ) {
+    const missing = this.memory ? this.memory.sum(projectId, identityKeys, days, totals, sumIds) : identityKeys;
     for (let from = 0; from < missing.length; from += READ_SLICE) {
       const rollups = await this.read(projectId, missing.slice(from, from + READ_SLICE));
       for (const rollup of rollups.values()) {
@@ -125,6 +135,7 @@ export class PlayerRollupStore {
             const total = ((totals[day] ??= {})[field] ??= { e: 0, p: 0 });
             total.e += events;
             total.p += 1;
+            if (sumIds.size > 0) addToSlot(total, rollup.sums[day]?.[field], sumIds);
           }
         }
       }
@@ -265,6 +276,7 @@ export class PlayerRollupStore {
       visit(doc.project_id, {
         identityKey: doc.identity_key,
         days: doc.days ?? {},
+        sums: {},
         cohorts: doc.cohorts ?? [],
         foldedInto: null,
         hw: doc.hw ?? 0,
@@ -287,6 +299,7 @@ function toRollup(doc: PlayerRollupDoc): PlayerRollup {
   return {
     identityKey: doc.identity_key,
     days: doc.days ?? {},
+    sums: doc.sums ?? {},
     cohorts: doc.cohorts ?? [],
     foldedInto: doc.folded_into ?? null,
     hw: doc.hw,
