@@ -53,6 +53,19 @@ describe("platformctl", () => {
     expect(key.key).toMatch(/^rk_/);
   });
 
+  it("sums a project's event property and lists it, with the project's key", async () => {
+    const { privateKey } = await test.createProject("Sums");
+    const withKey = { PLATFORM_API_KEY: privateKey };
+    const set = JSON.parse(
+      (await platformctl(["properties", "set", "--name", "purchase", "--property", "amount"], withKey)).stdout,
+    );
+    expect(set).toEqual({ property: { name: "purchase", property: "amount", sum: true } });
+    const listed = JSON.parse((await platformctl(["properties", "list"], withKey)).stdout);
+    expect(listed).toEqual({ properties: [{ name: "purchase", property: "amount", sum: true }] });
+    const off = ["properties", "set", "--name", "purchase", "--property", "amount", "--no-sum"];
+    expect(JSON.parse((await platformctl(off, withKey)).stdout).property.sum).toBe(false);
+  });
+
   it("fails with the service's message and a non-zero exit", async () => {
     await expect(platformctl(["api-keys", "revoke", "key_missing"])).rejects.toMatchObject({
       code: 1,

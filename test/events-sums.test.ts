@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../gen/platformapi/v1/events_pb.js";
 import { API_KEY_HEADER } from "../src/server/auth.js";
 import { CohortModel, sorted, type ModelFilter } from "./support/cohort-model.js";
+import { commandsOf } from "./support/commands.js";
 import { byName, eventTimes, queueOf, waitFor, type EventTime } from "./support/events.js";
 import { startTestService, type TestService } from "./support/service.js";
 
@@ -292,5 +293,31 @@ describe("sums of event properties", () => {
       )
       .get("purchase") as { sum: number }[];
     expect(answer.series[0].points.map((point) => point.sum)).toEqual(expected.map((point) => point.sum));
+  });
+});
+
+describe("database commands per request", () => {
+  const counted = (call: () => Promise<unknown>, background = false) =>
+    commandsOf(svc.database.client, call, { background });
+
+  it("turning a sum on: the list, the queue, the back-fill applied (the worker's commands included)", async () => {
+    const enabling = await counted(() => enable("level", "level"), true);
+    expect(enabling.length, enabling.join(", ")).toBeLessThanOrEqual(30);
+  });
+
+  it("trends with a sum: the one read of the summed properties more, on everyone, a tag and two tags", async () => {
+    for (const filter of [{}, { tags: ["vip"] }, { tags: ["vip", "red"], tags_match: "all" }]) {
+      const body = { names: ["purchase"], ...filter };
+      await trends(body);
+      const plain = await counted(() => trends({ ...body, sum: undefined }));
+      const summed = await counted(() => trends(body));
+      const label = `${JSON.stringify(filter)}: ${plain.join(", ")} / ${summed.join(", ")}`;
+      expect(
+        summed.filter((command) => command === "find event_summed_properties"),
+        label,
+      ).toHaveLength(1);
+      // The odd command beside a read (an API key's lookup once its cache expired) may fall in either.
+      expect(summed.length, label).toBeLessThanOrEqual(plain.length + 2);
+    }
   });
 });
