@@ -13,6 +13,7 @@ import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
 import type { SummedPropertyStore } from "./summed-property-store.js";
 import { sumIdsOf, withSummed, withoutSummed } from "./sums.js";
+import { MAX_BACKFILL_TOTALS } from "./sum-backfill.js";
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -175,6 +176,11 @@ export class Events {
     if (pair && !pair.ready) {
       const seq = await writer.enqueue(projectId, { kind: "sum", id: pair.id }, 0, new Date(0));
       await worker.applied(seq, signal);
+      if (!(await summed.list(projectId)).some((one) => one.id === pair.id)) {
+        throw new InvalidArgumentError(
+          `sum: the events kept of ${name} would add to more than ${MAX_BACKFILL_TOTALS} totals of a player and a day; not summed`,
+        );
+      }
     }
     return change;
   }

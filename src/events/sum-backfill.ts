@@ -25,6 +25,13 @@ export interface BackfillDeps {
 const NOTHING: Plan = { players: [], cohorts: [] };
 
 /**
+ * A back-fill is one plan, one document: past this many (player, day) totals it would near the 16 MiB a document
+ * holds (about 60 bytes each), and a plan that cannot be stored would hold the project's queue for good. Such a sum
+ * is turned off instead, and its update answers so (Events.updateProperty).
+ */
+export const MAX_BACKFILL_TOTALS = 100_000;
+
+/**
  * Plans segment `seq`, which turns sum `id` on: the sum counts every event applied after it as it is applied, and
  * this plan adds the raw events still kept before it, each to the history its count is in now (its player, or
  * the player its device was folded into) and to the cohorts that history is counted in. In queue order, so an
@@ -44,17 +51,23 @@ export async function planSumBackfill(
 
   // Per identity key as the apply saw the event (a device's own, or its player's), per day: millionths.
   const totals = new Map<string, Map<string, number>>();
+  let count = 0;
   await deps.segments.forEachEventBefore(projectId, seq, async (segmentSeq, events) => {
     const summed = events.filter((event) => event.n === pair.name && dayOf(event.t) >= firstDay);
-    if (summed.length === 0) return;
+    if (summed.length === 0 || count > MAX_BACKFILL_TOTALS) return;
     for (const event of await deps.countable(projectId, segmentSeq, summed)) {
       const millionths = millionthsOf(event.p, pair.property);
       if (millionths === 0) continue;
       const key = event.u !== null ? partnerKey(event.u) : deviceKey(event.d!);
       const days = totals.get(key) ?? new Map<string, number>();
+      if (!days.has(dayOf(event.t))) count++;
       totals.set(key, days.set(dayOf(event.t), (days.get(dayOf(event.t)) ?? 0) + millionths));
     }
   });
+  if (count > MAX_BACKFILL_TOTALS) {
+    await deps.summed.update(projectId, (pairs) => pairs.filter((one) => one.id !== id));
+    return NOTHING;
+  }
   const holders = await historiesNow(projectId, [...totals.keys()], deps);
   const names = await deps.names.current(projectId, [pair.name]);
   const planner = new Planner({
