@@ -43,7 +43,7 @@ describe("a reader key", () => {
     expect(orphan.body.message).toContain("project_id");
   });
 
-  it("reads what the private key reads: trends, names, search, get, the tag and trait listings", async () => {
+  it("reads what the private key reads: trends, names, search, get, the tag, trait and property listings", async () => {
     const reads: [string, object][] = [
       ["/v1/events/trends", { ...range, split_by: "tags" }],
       ["/v1/events/names", range],
@@ -51,6 +51,7 @@ describe("a reader key", () => {
       ["/v1/players/get", { partner_user_id: "p1" }],
       ["/v1/players/tags", {}],
       ["/v1/players/traits", {}],
+      ["/v1/events/properties", {}],
     ];
     for (const [path, body] of reads) {
       const [byReader, byPrivate] = [
@@ -73,6 +74,7 @@ describe("a reader key", () => {
       ["/v1/players/update", { players: [{ partner_user_id: "p2", tags: ["vip"] }] }],
       ["/v1/players/tags/update", { tag: "vip", label: "VIP" }],
       ["/v1/players/traits/update", { key: "tier", materialise: true }],
+      ["/v1/events/properties/update", { name: "match", property: "score", sum: true }],
       ["/v1/launch_tokens/verify", { token: "x" }],
       ["/v1/players/link", { platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", partner_user_id: "p1" }],
     ];
