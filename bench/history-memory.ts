@@ -48,7 +48,7 @@ export default async function historyMemoryBench() {
     for (let i = 0; i < HISTORIES; i++) {
       const identityKey = `u:player_${String(i).padStart(6, "0")}`;
       const { days: counts, cohorts } = history(i, days, names);
-      const rollup = { identityKey, days: counts, cohorts, foldedInto: null, hw: 5 };
+      const rollup = { identityKey, days: counts, sums: {}, cohorts, foldedInto: null, hw: 5 };
       memory.read(memory.epoch, projectId, identityKey, { id: `${projectId}/${identityKey}`, rollup, hw: 5 });
     }
     const measured = (heapUsed() - before) / HISTORIES;

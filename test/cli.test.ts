@@ -44,6 +44,28 @@ describe("platformctl", () => {
     expect(refund.entitlement).toMatchObject({ owns: false, source: "STORE", game_id: 4242 });
   });
 
+  it("creates a project's reader key, with events:read only", async () => {
+    const { projectId } = await test.createProject("Reader");
+    const key = JSON.parse(
+      (await platformctl(["api-keys", "create", "--type", "reader", "--project", projectId])).stdout,
+    );
+    expect(key).toMatchObject({ type: "reader", scopes: ["events:read"], project_id: projectId });
+    expect(key.key).toMatch(/^rk_/);
+  });
+
+  it("sums a project's event property and lists it, with the project's key", async () => {
+    const { privateKey } = await test.createProject("Sums");
+    const withKey = { PLATFORM_API_KEY: privateKey };
+    const set = JSON.parse(
+      (await platformctl(["properties", "set", "--name", "purchase", "--property", "amount"], withKey)).stdout,
+    );
+    expect(set).toEqual({ property: { name: "purchase", property: "amount", sum: true } });
+    const listed = JSON.parse((await platformctl(["properties", "list"], withKey)).stdout);
+    expect(listed).toEqual({ properties: [{ name: "purchase", property: "amount", sum: true }] });
+    const off = ["properties", "set", "--name", "purchase", "--property", "amount", "--no-sum"];
+    expect(JSON.parse((await platformctl(off, withKey)).stdout).property.sum).toBe(false);
+  });
+
   it("fails with the service's message and a non-zero exit", async () => {
     await expect(platformctl(["api-keys", "revoke", "key_missing"])).rejects.toMatchObject({
       code: 1,

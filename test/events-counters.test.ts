@@ -87,6 +87,7 @@ describe("counters that never wrap", () => {
           ["d:bot1", []],
         ]),
         traitKeysNow: new Map(),
+        summed: new Map(),
         names: new ProjectNames(["tap"]),
       });
     // Two devices fold into a tagged player: their histories (31 * 2^26 + 31 and 2^26 + 1 events of a name on a
@@ -98,6 +99,7 @@ describe("counters that never wrap", () => {
       const device: PlayerRollup = {
         identityKey,
         days: { [day]: { _tap: events } },
+        sums: {},
         cohorts: [],
         foldedInto: null,
         hw: 0,

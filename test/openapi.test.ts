@@ -216,6 +216,15 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/events/trends", { from: range.to, to: range.from }, launch.privateKey)).status).toBe(400);
   });
 
+  it("events: summed properties, and trends with a sum", async () => {
+    const sum = { name: "level_up", property: "coins", sum: true };
+    expect((await call("/v1/events/properties/update", sum, launch.privateKey)).body).toEqual({ property: sum });
+    expect((await call("/v1/events/properties", {}, launch.privateKey)).body).toEqual({ properties: [sum] });
+    const range = { from: "2026-01-01", to: "2026-01-01", names: ["level_up"], sum: "coins" };
+    const trends = await call("/v1/events/trends", range, launch.privateKey);
+    expect(trends.body.series[0].points[0]).toEqual({ date: "2026-01-01", events: 0, players: 0, sum: 0 });
+  });
+
   it("called every documented operation with success", async () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
       Object.keys(item).map((verb) => `${verb} ${path}`),

@@ -20,7 +20,7 @@ export function adminPage(root: HTMLElement): void {
     ]),
     adminForm("Create an API key", "admin/api_keys", [
       { name: "project_id", label: "Project id (private and public keys)" },
-      { name: "type", label: "Type", type: "select", options: ["private", "public", "platform", "admin"] },
+      { name: "type", label: "Type", type: "select", options: ["private", "public", "reader", "platform", "admin"] },
     ]),
     adminForm("Revoke an API key", "admin/api_keys/revoke", [{ name: "key_id", label: "Key id" }]),
     adminForm("Set an entitlement", "admin/entitlements", [

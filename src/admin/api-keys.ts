@@ -3,9 +3,9 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 /** What an API key may do; each RPC declares the one it needs in the proto (platformapi.v1.required_scope). */
 export type Scope = "launch:issue" | "launch:verify" | "events:write" | "events:read" | "players:manage" | "admin";
 
-export type ApiKeyType = "private" | "public" | "platform" | "admin";
+export type ApiKeyType = "private" | "public" | "reader" | "platform" | "admin";
 
-export const API_KEY_TYPES: readonly ApiKeyType[] = ["private", "public", "platform", "admin"];
+export const API_KEY_TYPES: readonly ApiKeyType[] = ["private", "public", "reader", "platform", "admin"];
 
 /**
  * What each key type may do. Read from here on every authentication (not from the stored key), so a key
@@ -16,6 +16,8 @@ export const SCOPES_BY_TYPE: Readonly<Record<ApiKeyType, readonly Scope[]>> = {
   private: ["launch:verify", "events:write", "events:read", "players:manage"],
   // Safe to ship in a game client: it can only write.
   public: ["events:write"],
+  // Dashboards and BI tools: reads only, never a write.
+  reader: ["events:read"],
   // The platform's launcher backend.
   platform: ["launch:issue"],
   admin: ["admin"],
@@ -23,13 +25,14 @@ export const SCOPES_BY_TYPE: Readonly<Record<ApiKeyType, readonly Scope[]>> = {
 
 /** Key types that belong to a project; the others are platform-wide. */
 export function isProjectKeyType(type: ApiKeyType): boolean {
-  return type === "private" || type === "public";
+  return type === "private" || type === "public" || type === "reader";
 }
 
 // Prefixes make a leaked key recognisable to secret scanners and to people.
 const PREFIX: Readonly<Record<ApiKeyType, string>> = {
   private: "sk_",
   public: "pk_",
+  reader: "rk_",
   platform: "plk_",
   admin: "adm_",
 };

@@ -13,10 +13,16 @@ import {
   RotateSigningKeyResponseSchema,
   SetEntitlementResponseSchema,
 } from "../../gen/platformapi/v1/admin_pb.js";
+import {
+  EventService,
+  ListPropertiesResponseSchema,
+  UpdatePropertyResponseSchema,
+} from "../../gen/platformapi/v1/events_pb.js";
 import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { writeExplicitNulls } from "../server/json-nulls.js";
 
-// platformctl: a thin command-line client of AdminService. It prints each answer as the /v1 JSON API would.
+// platformctl: a thin command-line client of AdminService (and of the project settings a studio makes with its
+// private key). It prints each answer as the /v1 JSON API would.
 
 function positiveInteger(value: string): number {
   const id = Number(value);
@@ -43,8 +49,9 @@ const program = new Command("platformctl")
     "base URL of the service (env PLATFORM_URL)",
     process.env.PLATFORM_URL ?? "http://localhost:8080",
   )
-  // No default shown for the key: --help must never print a secret.
-  .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)");
+  // No default shown for the keys: --help must never print a secret.
+  .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)")
+  .option("--key <key>", "a project's API key, for project commands (default: env PLATFORM_API_KEY)");
 
 /** A Connect transport to the service at --url. */
 function service() {
@@ -58,6 +65,15 @@ function admin() {
     process.env.PLATFORM_ADMIN_KEY ??
     program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
   return { client: createClient(AdminService, service()), headers: { "x-api-key": adminKey } };
+}
+
+/** The project commands' client: the project is the key's (its private key to change, any reading key to list). */
+function project() {
+  const key: string =
+    program.opts<{ key?: string }>().key ??
+    process.env.PLATFORM_API_KEY ??
+    program.error("a project's API key is needed: --key or PLATFORM_API_KEY");
+  return { client: createClient(EventService, service()), headers: { "x-api-key": key } };
 }
 
 async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
@@ -90,9 +106,9 @@ paged(projects.command("list").description("list the projects, by game id")).act
 const apiKeys = program.command("api-keys").description("API keys (shown once, stored hashed)");
 apiKeys
   .command("create")
-  .description("create a key: private or public (need --project), platform or admin")
-  .requiredOption("--type <type>", "private, public, platform or admin")
-  .option("--project <project_id>", "the project of a private or public key", "")
+  .description("create a key: private, public or reader (need --project), platform or admin")
+  .requiredOption("--type <type>", "private, public, reader, platform or admin")
+  .option("--project <project_id>", "the project of a private, public or reader key", "")
   .action(async (o: { type: string; project: string }) => {
     const { client, headers } = admin();
     await print(CreateApiKeyResponseSchema, client.createApiKey({ type: o.type, projectId: o.project }, { headers }));
@@ -142,6 +158,27 @@ paged(entitlements.command("list").description("list the records, by user and ga
     const { client, headers } = admin();
     const request = { page: o.page, pageSize: o.pageSize, platformUserId: o.user, gameId: o.gameId };
     await print(ListEntitlementsResponseSchema, client.listEntitlements(request, { headers }));
+  });
+
+const properties = program
+  .command("properties")
+  .description("a project's summed event properties (trends' sum), with --key or PLATFORM_API_KEY");
+properties
+  .command("list")
+  .description("the properties the project sums, by event name")
+  .action(async () => {
+    const { client, headers } = project();
+    await print(ListPropertiesResponseSchema, client.listProperties({}, { headers }));
+  });
+properties
+  .command("set")
+  .description("sum a numeric property of an event name (at most 20 a project), after counting the events kept")
+  .requiredOption("--name <name>", "the event name")
+  .requiredOption("--property <property>", "the property")
+  .option("--no-sum", "stop summing it")
+  .action(async (o: { name: string; property: string; sum: boolean }) => {
+    const { client, headers } = project();
+    await print(UpdatePropertyResponseSchema, client.updateProperty(o, { headers }));
   });
 
 const signingKeys = program.command("keys").description("launch token signing keys");

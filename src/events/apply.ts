@@ -10,7 +10,9 @@ import type { PlayerRollupStore } from "./player-rollup-store.js";
 import type { PlayerRollup } from "./player-rollup.js";
 import { nameOfField } from "./names.js";
 import type { QueueWriter } from "./queue-writer.js";
-import type { Segment } from "./segment-store.js";
+import type { Segment, SegmentStore } from "./segment-store.js";
+import { planSumBackfill } from "./sum-backfill.js";
+import type { SummedPropertyStore } from "./summed-property-store.js";
 import type { TraitCohorts } from "./trait-cohorts.js";
 import type { EventTraitKeyStore } from "./event-trait-key-store.js";
 import type { EventNameStore } from "./event-name-store.js";
@@ -27,6 +29,10 @@ export interface PlanningDeps {
   writer: QueueWriter;
   /** The places of names, which decide the cohort document a count is in. */
   names: EventNameStore;
+  /** The raw events a sum's back-fill reads. */
+  segments: SegmentStore;
+  /** The properties summed, per project. */
+  summed: SummedPropertyStore;
 }
 
 /** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */
@@ -54,6 +60,12 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
     const holders = await deps.playerRollups.holdersOf(projectId, work.key);
     return { players: [], cohorts: [], backfill: { key: work.key, holders } };
   }
+  if (work.kind === "sum") {
+    return planSumBackfill(projectId, segment.seq, work.id, firstDay, {
+      ...deps,
+      countable: (id, seq, events) => countable(id, seq, events, deps.eventIds),
+    });
+  }
   const folds: [string, string][] = [];
   const byPlayer = new Map<string, QueuedEvent[]>();
   let resyncs: string[] = [];
@@ -73,10 +85,11 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
 
   const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
   // Every name the plan counts is registered (`names`): the events' at ingestion, the histories' when theirs were.
-  const [rollups, profiles, materialised] = await Promise.all([
+  const [rollups, profiles, materialised, summed] = await Promise.all([
     deps.playerRollups.read(projectId, keys, { fillMemory: true }),
     deps.directory.cohortsOf(projectId, keys),
     deps.traitKeys.materialisedKeys(projectId),
+    deps.summed.summedAt(projectId, segment.seq),
   ]);
   const names = await deps.names.current(projectId, namesIn(byPlayer, rollups));
   for (const key of await deps.traitCohorts.observe(projectId, profiles, materialised)) {
@@ -85,7 +98,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   }
   const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
   const traitKeysNow = new Map(keys.map((key) => [key, [...(profiles.get(key)?.traits.keys() ?? [])]]));
-  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow, names });
+  const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow, names, summed });
   for (const [device, owner] of folds) planner.fold(device, owner);
   for (const key of resyncs) planner.resync(key);
   for (const [key, events] of byPlayer) planner.addEvents(key, events);

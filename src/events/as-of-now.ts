@@ -8,6 +8,7 @@ import type { PlayerRollupStore } from "./player-rollup-store.js";
 import type { DayCounts, PlayerRollup } from "./player-rollup.js";
 import type { CohortFilter } from "./query.js";
 import type { QueueStateStore } from "./queue-state-store.js";
+import { addSum, addToSlot, type SumDays } from "./sums.js";
 
 /** Reads that saw the worker move a changed player's history mid-read are made again, at most this often. */
 const CONSISTENT_READ_ATTEMPTS = 8;
@@ -51,6 +52,7 @@ export class AsOfNow {
     projectId: string,
     filters: readonly CohortFilter[],
     read: (filter: CohortFilter, excluded: ReadonlySet<string>) => Promise<BaseCounts>,
+    sumIds: ReadonlySet<string> = new Set(),
   ): Promise<CohortDays[]> {
     const { changes, queue, playerRollups } = this.options;
     for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
@@ -63,7 +65,7 @@ export class AsOfNow {
       const histories = await playerRollups.read(projectId, [...keys]);
       if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) continue;
       const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
-      return bases.map((base, i) => corrected(base, filters[i], groups, histories, now));
+      return bases.map((base, i) => corrected(base, filters[i], groups, histories, now, sumIds));
     }
     throw new UnavailableError("event histories kept moving during the read; try again");
   }
@@ -91,10 +93,12 @@ function corrected(
   groups: Groups,
   histories: ReadonlyMap<string, PlayerRollup>,
   now: ReadonlyMap<string, PlayerCohorts>,
+  sumIds: ReadonlySet<string>,
 ): CohortDays {
   const counts = structuredClone(base.counts);
   for (const [target, keys] of groups) {
     const merged: DayCounts = {};
+    const mergedSums: SumDays = {};
     for (const key of keys) {
       const history = histories.get(key);
       if (!history) continue;
@@ -106,17 +110,28 @@ function corrected(
           if (counted) add(counts, day, field, -events, -1);
         }
       }
+      for (const [day, fields] of Object.entries(sumIds.size > 0 ? history.sums : {})) {
+        for (const [field, sums] of Object.entries(fields)) {
+          for (const [id, by] of Object.entries(sums)) addSum(mergedSums, day, field, id, by);
+          if (counted) addToSlot(slotOf(counts, day, field), sums, sumIds, -1);
+        }
+      }
     }
     if (!matchesNow(filter, now.get(target))) continue;
     for (const [day, names] of Object.entries(merged)) {
       for (const [field, events] of Object.entries(names)) add(counts, day, field, events, 1);
     }
+    for (const [day, fields] of Object.entries(mergedSums)) {
+      for (const [field, sums] of Object.entries(fields)) addToSlot(slotOf(counts, day, field), sums, sumIds);
+    }
   }
   return counts;
 }
 
+const slotOf = (counts: CohortDays, day: string, field: string) => ((counts[day] ??= {})[field] ??= { e: 0, p: 0 });
+
 function add(counts: CohortDays, day: string, field: string, events: number, players: number): void {
-  const slot = ((counts[day] ??= {})[field] ??= { e: 0, p: 0 });
+  const slot = slotOf(counts, day, field);
   slot.e += events;
   slot.p += players;
 }

@@ -19,6 +19,7 @@ import { SegmentStore } from "./segment-store.js";
 import { QueueWriter } from "./queue-writer.js";
 import { TraitCohorts } from "./trait-cohorts.js";
 import { EventTraitKeyStore } from "./event-trait-key-store.js";
+import { SummedPropertyStore } from "./summed-property-store.js";
 import { CohortReader } from "./trends.js";
 import { ApplyWorker, type WorkerOptions } from "./worker.js";
 
@@ -78,6 +79,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const cohortRollups = new CohortRollupStore(db, options.engine);
   const { directory } = options;
   const traitKeys = new EventTraitKeyStore(db);
+  const summed = new SummedPropertyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
   const changeRepair = new ChangeRepair({ changes, directory, writer });
   const names = new EventNameStore(db, {
@@ -103,6 +105,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     traitCohorts,
     writer,
     names,
+    summed,
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });
@@ -120,6 +123,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     traitCohorts,
     retention,
     names,
+    summed,
     backpressure,
     clock,
   });

@@ -4,6 +4,7 @@ import { projectScopedId } from "../db/ids.js";
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "./absorb.js";
 import type { ProjectNames } from "./event-name-store.js";
 import { nameOfField } from "./names.js";
+import { addToSlot } from "./sums.js";
 
 /** The whole project: every player. */
 export const EVERYONE = "*";
@@ -11,8 +12,14 @@ export const tagCohort = (tag: string): string => `t/${tag}`;
 /** `entry`: traitIndexEntry(key, value). */
 export const traitCohort = (entry: string): string => `r/${entry}`;
 
-/** Per day, per name field: events and distinct players. */
-export type CohortDays = Record<string, Record<string, { e: number; p: number }>>;
+/** Per day, per name field: events, distinct players and, when a read asks, sums in millionths by id (sums.ts). */
+export type CohortDays = Record<string, Record<string, CountsSlot>>;
+
+export interface CountsSlot {
+  e: number;
+  p: number;
+  s?: Record<string, number>;
+}
 
 /**
  * A cohort document keeps a day's events and distinct players of a name in one
@@ -41,6 +48,8 @@ interface CohortMonthDoc extends RollupDoc {
   month: string;
   /** Per day, per name field: events * PLAYERS_SPAN + players, an Int64. */
   counts?: Record<string, Record<string, bigint>>;
+  /** Per day, per name field, per summed property id: the total in millionths, an Int64 (sums.ts). */
+  sums?: Record<string, Record<string, Record<string, bigint>>>;
   hw: number;
 }
 
@@ -82,7 +91,7 @@ export class CohortRollupStore {
    * The days of each (cohort, month) over the blocks of `wanted` names (every
    * block of `names` when absent), read side by side by `_id`; missing
    * documents read as empty. A block counts only its own names (one not
-   * registered when it was written is in the first).
+   * registered when it was written is in the first). The sums of `sumIds`, when given.
    */
   async read(
     projectId: string,
@@ -90,6 +99,7 @@ export class CohortRollupStore {
     months: readonly string[],
     names: ProjectNames,
     wanted?: readonly string[],
+    sumIds: ReadonlySet<string> = new Set(),
   ): Promise<CohortDays> {
     const blocks = wanted
       ? [...new Set(wanted.map((name) => nameBlockOf(names, name)))]
@@ -99,7 +109,7 @@ export class CohortRollupStore {
       documents.map(({ month, block }) =>
         this.rollups.findOne(
           { _id: cohortMonthId(projectId, cohort, month, block) },
-          { projection: { counts: 1 }, useBigInt64: true },
+          { projection: { counts: 1, ...(sumIds.size > 0 && { sums: 1 }) }, useBigInt64: true },
         ),
       ),
     );
@@ -109,6 +119,13 @@ export class CohortRollupStore {
       for (const [day, fields] of Object.entries(doc?.counts ?? {})) {
         for (const [field, stored] of Object.entries(fields))
           if (inBlock(field)) (counts[day] ??= {})[field] = unpackCounts(stored);
+      }
+      for (const [day, fields] of Object.entries(doc?.sums ?? {})) {
+        for (const [field, sums] of Object.entries(fields)) {
+          if (!inBlock(field)) continue;
+          const slot = ((counts[day] ??= {})[field] ??= { e: 0, p: 0 });
+          addToSlot(slot, Object.fromEntries(Object.entries(sums).map(([id, total]) => [id, Number(total)])), sumIds);
+        }
       }
     });
     return counts;

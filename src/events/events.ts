@@ -12,6 +12,11 @@ import type { ApplyWorker } from "./worker.js";
 import type { EventQuery } from "./query.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
+import type { SummedPropertyStore } from "./summed-property-store.js";
+import { sumIdsOf, withSummed, withoutSummed } from "./sums.js";
+import { MAX_BACKFILL_TOTALS } from "./sum-backfill.js";
+
+const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Names a trends call may ask for. */
 export const MAX_TREND_NAMES = 50;
@@ -31,6 +36,15 @@ export interface TrendsRequest {
   query: EventQuery;
   names?: string[];
   splitByTags: boolean;
+  /** A property whose totals the summed names' points carry. */
+  sum?: string;
+}
+
+/** A property of an event name and whether the project sums it. */
+export interface PropertySum {
+  name: string;
+  property: string;
+  sum: boolean;
 }
 
 /** How far the events a chart counts reach. */
@@ -49,6 +63,7 @@ export interface EventsOptions {
   traitCohorts: TraitCohorts;
   retention: Retention;
   names: EventNameStore;
+  summed: SummedPropertyStore;
   backpressure: Backpressure;
   clock: Clock;
 }
@@ -115,21 +130,60 @@ export class Events {
   }
 
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
-    const { query, names, splitByTags } = request;
+    const { query, names, splitByTags, sum } = request;
     if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
-    const { reader, retention, clock } = this.options;
+    const { reader, retention, clock, summed } = this.options;
+    const wanted = names?.length ? names : undefined;
+    const sumIds = sum ? sumIdsOf(await summed.list(projectId), sum, wanted) : new Map<string, string>();
+    const ids = new Set(sumIds.values());
     const freshness = await this.freshness();
     const firstDay = retention.firstDay(clock.now());
     if (!splitByTags) {
-      const counts = await reader.counts(projectId, query, firstDay, names?.length ? names : undefined);
-      return { series: seriesOf(query.days, counts, names), freshness };
+      const counts = await reader.counts(projectId, query, firstDay, wanted, ids);
+      return { series: seriesOf(query.days, counts, names, sumIds), freshness };
     }
     const { traits, tagsNone } = query.cohort;
     const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await this.topTags(projectId, tagsNone);
     const cohorts = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits, tagsNone }));
-    const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts, names?.length ? names : undefined);
-    const series = tags.flatMap((tag, i) => seriesOf(query.days, perTag[i], names).map((one) => ({ ...one, tag })));
+    const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts, wanted, ids);
+    const series = tags.flatMap((tag, i) =>
+      seriesOf(query.days, perTag[i], names, sumIds).map((one) => ({ ...one, tag })),
+    );
     return { series, freshness };
+  }
+
+  /** The properties the project sums (those whose back-fill is written), by name and property. */
+  async summedProperties(projectId: string): Promise<PropertySum[]> {
+    const pairs = (await this.options.summed.list(projectId)).filter((pair) => pair.ready);
+    return pairs
+      .map(({ name, property }) => ({ name, property, sum: true }))
+      .sort((a, b) => (a.name === b.name ? compare(a.property, b.property) : compare(a.name, b.name)));
+  }
+
+  /**
+   * Sums `name`'s `property` from now on, or stops. Turning it on answers once the raw events kept before it
+   * are counted (its back-fill, queued: sum-backfill.ts); a retry of a call cut short queues it again, which
+   * counts nothing twice. `signal`: the caller went away (the back-fill goes on).
+   */
+  async updateProperty(projectId: string, change: PropertySum, signal?: AbortSignal): Promise<PropertySum> {
+    const { summed, writer, worker } = this.options;
+    const { name, property } = change;
+    if (!change.sum) {
+      await summed.update(projectId, (pairs) => withoutSummed(pairs, name, property));
+      return change;
+    }
+    const pairs = await summed.update(projectId, (pairs, nextId) => withSummed(pairs, nextId, name, property));
+    const pair = pairs.find((one) => one.name === name && one.property === property);
+    if (pair && !pair.ready) {
+      const seq = await writer.enqueue(projectId, { kind: "sum", id: pair.id }, 0, new Date(0));
+      await worker.applied(seq, signal);
+      if (!(await summed.list(projectId)).some((one) => one.id === pair.id)) {
+        throw new InvalidArgumentError(
+          `sum: the events kept of ${name} would add to more than ${MAX_BACKFILL_TOTALS} totals of a player and a day; not summed`,
+        );
+      }
+    }
+    return change;
   }
 
   /** The tags a split shows when none are given: the most players first, none of the excluded ones (all-zero series). */

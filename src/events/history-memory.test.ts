@@ -5,7 +5,14 @@ import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 
 const history = (key: string, events: number): FoundHistory => ({
   id: `p1/${key}`,
-  rollup: { identityKey: key, days: { "2026-01-01": { n_play: events } }, cohorts: [], foldedInto: null, hw: 3 },
+  rollup: {
+    identityKey: key,
+    days: { "2026-01-01": { n_play: events } },
+    sums: {},
+    cohorts: [],
+    foldedInto: null,
+    hw: 3,
+  },
   hw: 3,
 });
 const firstEvent = (key: string): DocumentChange => ({

@@ -3,6 +3,7 @@ import type { OwnerMemory } from "../db/owner-memory.js";
 import type { DocumentChange } from "./absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import type { PlayerRollup } from "./player-rollup.js";
+import { addSum, addToSlot, type SumDays } from "./sums.js";
 
 interface Remembered {
   projectId: string;
@@ -39,6 +40,7 @@ class SlotNumbers {
 function sizeOf(rollup: PlayerRollup): number {
   let bytes = 780 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
   for (const names of Object.values(rollup.days)) bytes += 30 + 8 * Object.keys(names).length;
+  for (const names of Object.values(rollup.sums)) bytes += 30 + 40 * Object.keys(names).length;
   return bytes;
 }
 
@@ -133,16 +135,22 @@ export class HistoryMemory {
   ): void {
     const id = found?.id ?? projectScopedId(projectId, identityKey);
     if (epoch !== this.writes || this.remembered.has(id)) return;
-    const rollup = found?.rollup ?? { identityKey, days: {}, cohorts: [], foldedInto: null, hw: -1 };
+    const rollup = found?.rollup ?? { identityKey, days: {}, sums: {}, cohorts: [], foldedInto: null, hw: -1 };
     this.keep(projectId, id, rollup, found?.hw ?? -1);
   }
 
   /**
    * Adds the remembered histories of `identityKeys` on `days` to `totals`
-   * (events, and one player per day and name with any); answers the keys not
-   * in memory.
+   * (events, one player per day and name with any, the sums of `sumIds`);
+   * answers the keys not in memory.
    */
-  sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays): string[] {
+  sum(
+    projectId: string,
+    identityKeys: readonly string[],
+    days: ReadonlySet<string>,
+    totals: CohortDays,
+    sumIds: ReadonlySet<string> = new Set(),
+  ): string[] {
     const numbers = this.slotNumbers.get(projectId);
     const events = new Float64Array(numbers?.pairs.length ?? 0);
     const players = new Float64Array(events.length);
@@ -159,6 +167,7 @@ export class HistoryMemory {
         events[slots[i]] += counts[i];
         players[slots[i]] += 1;
       }
+      if (sumIds.size > 0) addSums(known.rollup.sums, days, totals, sumIds);
     }
     numbers?.pairs.forEach(({ day, field }, slot) => {
       if (players[slot] === 0 || !days.has(day)) return;
@@ -235,7 +244,7 @@ export class HistoryMemory {
 
 /** A history the database has not stored yet, as a change's upsert starts it (`init`). */
 function newHistory(change: DocumentChange): PlayerRollup {
-  return { identityKey: String(change.init.identity_key), days: {}, cohorts: [], foldedInto: null, hw: -1 };
+  return { identityKey: String(change.init.identity_key), days: {}, sums: {}, cohorts: [], foldedInto: null, hw: -1 };
 }
 
 /** A history with segment `seq`'s planned change applied, as the database applies its `$inc`, `$set` and `$unset`. */
@@ -243,22 +252,36 @@ function applied(rollup: PlayerRollup, change: DocumentChange, seq: number): Pla
   const days: PlayerRollup["days"] = Object.fromEntries(
     Object.entries(rollup.days).map(([day, names]) => [day, { ...names }]),
   );
+  const sums: SumDays = structuredClone(rollup.sums);
   for (const path of change.unset ?? []) {
-    const [, day] = path.split(".");
-    if (path === "days") for (const one of Object.keys(days)) delete days[one];
-    else if (day !== undefined) delete days[day];
+    const [top, day] = path.split(".");
+    const of: Record<string, unknown> = top === "sums" ? sums : days;
+    if (day === undefined) for (const one of Object.keys(of)) delete of[one];
+    else delete of[day];
   }
-  for (const [path, by] of Object.entries(change.inc)) {
-    const [, day, field] = path.split(".");
-    const names = (days[day] ??= {});
-    names[field] = (names[field] ?? 0) + (typeof by === "number" ? by : by.toNumber());
+  for (const [path, inc] of Object.entries(change.inc)) {
+    const [top, day, field, id] = path.split(".");
+    const by = typeof inc === "number" ? inc : inc.toNumber();
+    if (top === "sums") addSum(sums, day, field, id, by);
+    else (days[day] ??= {})[field] = (days[day]?.[field] ?? 0) + by;
   }
   const set = change.set ?? {};
   return {
     identityKey: rollup.identityKey,
     days,
+    sums,
     cohorts: "cohorts" in set ? (set.cohorts as string[]) : rollup.cohorts,
     foldedInto: "folded_into" in set ? (set.folded_into as string | null) : rollup.foldedInto,
     hw: seq,
   };
+}
+
+/** Adds a history's sums of `sumIds` on `days` to the chart's slots (a player with a sum has events there). */
+function addSums(sums: SumDays, days: ReadonlySet<string>, totals: CohortDays, sumIds: ReadonlySet<string>): void {
+  for (const [day, fields] of Object.entries(sums)) {
+    if (!days.has(day)) continue;
+    for (const [field, ofField] of Object.entries(fields)) {
+      addToSlot(((totals[day] ??= {})[field] ??= { e: 0, p: 0 }), ofField, sumIds);
+    }
+  }
 }

@@ -6,6 +6,8 @@ import type { ProjectNames } from "./event-name-store.js";
 import { nameField, nameOfField } from "./names.js";
 import { playerRollupId } from "./player-rollup-store.js";
 import type { DayCounts, PlayerRollup } from "./player-rollup.js";
+import { addSum, millionthsOf, type SumDays } from "./sums.js";
+import type { SummedProperty } from "./summed-property-store.js";
 
 /** What one segment changes: exactly what the worker writes, recorded before any of it is written. */
 export interface Plan {
@@ -28,10 +30,13 @@ export interface PlanReads {
   traitKeysNow: ReadonlyMap<string, readonly string[]>;
   /** The project's names, every name of the segment and of the histories it touches among them. */
   names: ProjectNames;
+  /** The properties summed in this segment, by event name. */
+  summed: ReadonlyMap<string, readonly SummedProperty[]>;
 }
 
 interface PlayerState {
   days: DayCounts;
+  sums: SumDays;
   cohorts: string[];
   traitKeys: readonly string[];
   inc: Record<string, number>;
@@ -52,7 +57,14 @@ export class Planner {
   /** Per cohort, month and block of names, per counts path: the events and players it moves by. */
   private readonly cohortIncs = new Map<
     string,
-    { cohort: string; month: string; block: number; moves: Map<string, { e: number; p: number }> }
+    {
+      cohort: string;
+      month: string;
+      block: number;
+      moves: Map<string, { e: number; p: number }>;
+      /** Per sums path, the millionths it moves by. */
+      sums: Map<string, number>;
+    }
   >();
 
   constructor(private readonly reads: PlanReads) {}
@@ -69,6 +81,13 @@ export class Planner {
       (player.days[day] ??= {})[field] = before + 1;
       bump(player.inc, `days.${day}.${field}`, 1);
       for (const cohort of [EVERYONE, ...player.cohorts]) this.count(cohort, day, field, 1, before === 0 ? 1 : 0);
+      for (const { id, property } of this.reads.summed.get(event.n) ?? []) {
+        const millionths = millionthsOf(event.p, property);
+        if (millionths === 0) continue;
+        addSum(player.sums, day, field, id, millionths);
+        bump(player.inc, sumPath(day, field, id), millionths);
+        for (const cohort of [EVERYONE, ...player.cohorts]) this.countSum(cohort, day, field, id, millionths);
+      }
     }
   }
 
@@ -95,37 +114,58 @@ export class Planner {
         for (const cohort of player.cohorts) this.count(cohort, day, field, events, had > 0 ? 0 : 1);
       }
     }
+    forEachSum(device.sums, (day, field, id, millionths) => {
+      addSum(player.sums, day, field, id, millionths);
+      bump(player.inc, sumPath(day, field, id), millionths);
+      for (const cohort of device.cohorts) this.countSum(cohort, day, field, id, -millionths);
+      for (const cohort of player.cohorts) this.countSum(cohort, day, field, id, millionths);
+    });
     device.days = {};
+    device.sums = {};
     device.cohorts = [];
     device.traitKeys = [];
     device.foldedInto = into;
     device.touched = true;
     device.inc = {};
-    device.unset = new Set(["days"]);
+    device.unset = new Set(["days", "sums"]);
+  }
+
+  /** A back-filled sum (sum-backfill.ts): into the history as it is, and the cohorts it is counted in. */
+  addBackfilledSum(identityKey: string, day: string, field: string, id: string, millionths: number): void {
+    const player = this.state(identityKey);
+    addSum(player.sums, day, field, id, millionths);
+    bump(player.inc, sumPath(day, field, id), millionths);
+    for (const cohort of [EVERYONE, ...player.cohorts]) this.countSum(cohort, day, field, id, millionths);
   }
 
   plan(): Plan {
     const { projectId } = this.reads;
     const players: DocumentChange[] = [];
     for (const [identityKey, player] of this.players) {
-      if (!player.touched) continue;
+      if (!player.touched && Object.keys(player.inc).length === 0 && player.unset.size === 0) continue;
       const days = Object.keys(player.days).sort();
       players.push({
         id: playerRollupId(projectId, identityKey),
         inc: player.inc,
-        set: {
-          cohorts: player.cohorts,
-          trait_keys: player.traitKeys,
-          folded_into: player.foldedInto,
-          last_day: days.at(-1) ?? "",
-        },
+        // Only a player resynced or folded has its cohorts and trait keys decided here; a back-filled sum has not.
+        ...(player.touched && {
+          set: {
+            cohorts: player.cohorts,
+            trait_keys: player.traitKeys,
+            folded_into: player.foldedInto,
+            last_day: days.at(-1) ?? "",
+          },
+        }),
         unset: [...player.unset],
         init: { project_id: projectId, identity_key: identityKey },
       });
     }
-    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, block, moves }) => ({
+    const cohorts = [...this.cohortIncs.values()].map(({ cohort, month, block, moves, sums }) => ({
       id: cohortMonthId(projectId, cohort, month, block),
-      inc: Object.fromEntries([...moves].map(([path, { e, p }]) => [path, countsChange(e, p)])),
+      inc: Object.fromEntries([
+        ...[...moves].map(([path, { e, p }]) => [path, countsChange(e, p)]),
+        ...[...sums].filter(([, by]) => by !== 0),
+      ]),
       init: { project_id: projectId, cohort, month },
     }));
     return { players, cohorts };
@@ -136,19 +176,25 @@ export class Planner {
     if (!player) {
       const stored = this.reads.rollups.get(identityKey);
       const days: DayCounts = {};
+      const sums: SumDays = {};
       const unset = new Set<string>();
       for (const [day, names] of Object.entries(stored?.days ?? {})) {
         if (day < this.reads.firstDay) unset.add(`days.${day}`);
         else days[day] = { ...names };
       }
+      for (const [day, fields] of Object.entries(stored?.sums ?? {})) {
+        if (day < this.reads.firstDay) unset.add(`sums.${day}`);
+        else sums[day] = structuredClone(fields);
+      }
       player = {
         days,
+        sums,
         cohorts: [...(stored?.cohorts ?? [])],
         traitKeys: [],
         inc: {},
         unset,
         foldedInto: stored?.foldedInto ?? null,
-        touched: unset.size > 0,
+        touched: false,
       };
       this.players.set(identityKey, player);
     }
@@ -169,6 +215,10 @@ export class Planner {
         for (const cohort of left) this.count(cohort, day, field, -events, -1);
       }
     }
+    forEachSum(player.sums, (day, field, id, millionths) => {
+      for (const cohort of joined) this.countSum(cohort, day, field, id, millionths);
+      for (const cohort of left) this.countSum(cohort, day, field, id, -millionths);
+    });
     player.cohorts = now;
     player.traitKeys = [...(this.reads.traitKeysNow.get(identityKey) ?? [])].sort();
     return player;
@@ -176,14 +226,37 @@ export class Planner {
 
   private count(cohort: string, day: string, field: string, events: number, players: number): void {
     if (events === 0 && players === 0) return;
+    const doc = this.cohortDoc(cohort, day, field);
+    const path = `counts.${day}.${field}`;
+    const move = doc.moves.get(path) ?? { e: 0, p: 0 };
+    doc.moves.set(path, { e: move.e + events, p: move.p + players });
+  }
+
+  private countSum(cohort: string, day: string, field: string, id: string, millionths: number): void {
+    const doc = this.cohortDoc(cohort, day, field);
+    const path = sumPath(day, field, id);
+    doc.sums.set(path, (doc.sums.get(path) ?? 0) + millionths);
+  }
+
+  /** The changes of the cohort document that holds `field`'s counts on `day`. */
+  private cohortDoc(cohort: string, day: string, field: string) {
     const month = monthOf(day);
     const block = nameBlockOf(this.reads.names, nameOfField(field));
     const key = `${cohort}\u0000${month}\u0000${block}`;
     let doc = this.cohortIncs.get(key);
-    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, block, moves: new Map() }));
-    const path = `counts.${day}.${field}`;
-    const move = doc.moves.get(path) ?? { e: 0, p: 0 };
-    doc.moves.set(path, { e: move.e + events, p: move.p + players });
+    if (!doc) this.cohortIncs.set(key, (doc = { cohort, month, block, moves: new Map(), sums: new Map() }));
+    return doc;
+  }
+}
+
+/** Where a sum is kept, in a history and in a cohort document alike. */
+export const sumPath = (day: string, field: string, id: string): string => `sums.${day}.${field}.${id}`;
+
+function forEachSum(sums: SumDays, visit: (day: string, field: string, id: string, millionths: number) => void) {
+  for (const [day, fields] of Object.entries(sums)) {
+    for (const [field, ofField] of Object.entries(fields)) {
+      for (const [id, millionths] of Object.entries(ofField)) if (millionths !== 0) visit(day, field, id, millionths);
+    }
   }
 }
 

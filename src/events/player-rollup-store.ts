@@ -4,6 +4,7 @@ import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 import type { DayCounts, PlayerRollup } from "./player-rollup.js";
+import { addToSlot, type SumDays } from "./sums.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
@@ -22,6 +23,7 @@ interface PlayerRollupDoc extends RollupDoc {
   project_id: string;
   identity_key: string;
   days?: DayCounts;
+  sums?: SumDays;
   cohorts?: string[];
   /** The player's trait keys as of the last segment that touched it. */
   trait_keys?: string[];
@@ -95,12 +97,18 @@ export class PlayerRollupStore {
   }
 
   /**
-   * Adds the histories of `identityKeys` on `days` to `totals`: events, and
-   * one player per day and name with any. From memory where it holds them;
-   * the rest read in slices of READ_SLICE, so memory stays bounded.
+   * Adds the histories of `identityKeys` on `days` to `totals`: events, one
+   * player per day and name with any, and the sums of `sumIds`. From memory
+   * where it holds them; the rest read in slices of READ_SLICE, so memory stays bounded.
    */
-  async sum(projectId: string, identityKeys: readonly string[], days: ReadonlySet<string>, totals: CohortDays) {
-    const missing = this.memory ? this.memory.sum(projectId, identityKeys, days, totals) : identityKeys;
+  async sum(
+    projectId: string,
+    identityKeys: readonly string[],
+    days: ReadonlySet<string>,
+    totals: CohortDays,
+    sumIds: ReadonlySet<string> = new Set(),
+  ) {
+    const missing = this.memory ? this.memory.sum(projectId, identityKeys, days, totals, sumIds) : identityKeys;
     for (let from = 0; from < missing.length; from += READ_SLICE) {
       const rollups = await this.read(projectId, missing.slice(from, from + READ_SLICE));
       for (const rollup of rollups.values()) {
@@ -111,6 +119,7 @@ export class PlayerRollupStore {
             const total = ((totals[day] ??= {})[field] ??= { e: 0, p: 0 });
             total.e += events;
             total.p += 1;
+            if (sumIds.size > 0) addToSlot(total, rollup.sums[day]?.[field], sumIds);
           }
         }
       }
@@ -254,6 +263,7 @@ function toRollup(doc: PlayerRollupDoc): PlayerRollup {
   return {
     identityKey: doc.identity_key,
     days: doc.days ?? {},
+    sums: doc.sums ?? {},
     cohorts: doc.cohorts ?? [],
     foldedInto: doc.folded_into ?? null,
     hw: doc.hw,

@@ -1,3 +1,5 @@
+import type { SumDays } from "./sums.js";
+
 /** Per day, events per name field (see names.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
 
@@ -5,6 +7,8 @@ export type DayCounts = Record<string, Record<string, number>>;
 export interface PlayerRollup {
   identityKey: string;
   days: DayCounts;
+  /** Per day and name field, the summed properties' totals in millionths (sums.ts). */
+  sums: SumDays;
   /** Cohort ids ("t/<tag>", "r/<trait>") the history is counted in now. */
   cohorts: string[];
   /** Set once a device's history moved to a player. */

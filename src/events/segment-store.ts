@@ -19,7 +19,9 @@ export type SegmentWork =
       change?: string;
     }
   /** A trait key turns on: its holders' histories move into its cohorts. */
-  | { kind: "materialise"; key: string };
+  | { kind: "materialise"; key: string }
+  /** A property starts being summed (id: SummedProperty.id): the events before it are back-filled. */
+  | { kind: "sum"; id: string };
 
 export interface Segment {
   seq: number;
@@ -125,6 +127,24 @@ export class SegmentStore {
       { projection: { project_id: 1, received_at: 1, count: 1 } },
     );
     return doc && { seq, projectId: doc.project_id, receivedAt: doc.received_at, count: doc.count };
+  }
+
+  /**
+   * Visits the events of the project's segments before `seq` still kept (the raw events), with each one's
+   * sequence number: one scan, by the back-fill of a sum.
+   */
+  async forEachEventBefore(
+    projectId: string,
+    seq: number,
+    visit: (seq: number, events: readonly QueuedEvent[]) => Promise<void>,
+  ): Promise<void> {
+    const docs = this.segments
+      .find({ project_id: projectId, _id: { $lt: sequenceId(seq) }, "work.kind": "events" })
+      .sort({ _id: 1 });
+    for await (const doc of docs) {
+      const work = workOf(doc.work);
+      if (work?.kind === "events") await visit(Number(doc._id), work.events);
+    }
   }
 
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */

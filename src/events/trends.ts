@@ -7,11 +7,14 @@ import { isEveryone, type CohortFilter, type EventQuery } from "./query.js";
 import { traitKeyOf, type TraitCohorts } from "./trait-cohorts.js";
 import type { AsOfNow, BaseCounts } from "./as-of-now.js";
 import type { EventNameStore, ProjectNames } from "./event-name-store.js";
+import { fromMillionths } from "./sums.js";
 
 export interface TrendPoint {
   date: string;
   events: number;
   players: number;
+  /** The total of the read's summed property, when the series' name has it summed. */
+  sum?: number;
 }
 
 export interface TrendSeries {
@@ -30,6 +33,8 @@ interface StoredRange {
   months: readonly string[];
   names: ProjectNames;
   wanted?: readonly string[];
+  /** The summed properties' ids whose totals the chart shows. */
+  sumIds: ReadonlySet<string>;
 }
 
 export interface ReadOptions {
@@ -56,9 +61,16 @@ export class CohortReader {
   /**
    * Days before `firstDay` (out of the retention window) count nothing.
    * `wanted`: the names the caller will show (all when absent); others may be counted too.
+   * `sumIds`: the summed properties whose totals it shows (sums.ts).
    */
-  async counts(projectId: string, query: EventQuery, firstDay: string, wanted?: readonly string[]): Promise<Counts> {
-    return (await this.countsOfEach(projectId, query, firstDay, [query.cohort], wanted))[0];
+  async counts(
+    projectId: string,
+    query: EventQuery,
+    firstDay: string,
+    wanted?: readonly string[],
+    sumIds: ReadonlySet<string> = new Set(),
+  ): Promise<Counts> {
+    return (await this.countsOfEach(projectId, query, firstDay, [query.cohort], wanted, sumIds))[0];
   }
 
   /** The counts of each cohort, all read at one queue state (a split chart). */
@@ -68,14 +80,17 @@ export class CohortReader {
     firstDay: string,
     cohorts: readonly CohortFilter[],
     wanted?: readonly string[],
+    sumIds: ReadonlySet<string> = new Set(),
   ): Promise<Counts[]> {
     const months = [...new Set(query.days.map(monthOf))];
     const names = await this.options.names.current(projectId);
+    const range = { days: query.days, months, names, wanted, sumIds };
     const parts = cohorts.map(countedAs);
     const all = await this.options.asOfNow.counts(
       projectId,
       parts.flatMap(({ read, less }) => (less ? [read, less] : [read])),
-      (cohort, excluded) => this.stored(projectId, { days: query.days, months, names, wanted }, cohort, excluded),
+      (cohort, excluded) => this.stored(projectId, range, cohort, excluded),
+      sumIds,
     );
     return parts.map(({ less }) => {
       const counts = all.shift()!;
@@ -89,16 +104,16 @@ export class CohortReader {
   /** What the rollups hold for `cohort`, leaving `excluded` players out where it reads members. */
   private async stored(
     projectId: string,
-    { days, months, names, wanted }: StoredRange,
+    { days, months, names, wanted, sumIds }: StoredRange,
     cohort: CohortFilter,
     excluded: ReadonlySet<string>,
   ): Promise<BaseCounts> {
     const materialised = await this.materialisedCohort(projectId, cohort);
     if (materialised !== null) {
-      const counts = await this.options.cohortRollups.read(projectId, materialised, months, names, wanted);
+      const counts = await this.options.cohortRollups.read(projectId, materialised, months, names, wanted, sumIds);
       return { counts, cohort: materialised };
     }
-    return { counts: await this.exact(projectId, days, cohort, excluded), cohort: null };
+    return { counts: await this.exact(projectId, days, cohort, excluded, sumIds), cohort: null };
   }
 
   /** The materialised cohort that answers `cohort` alone, or null when only the exact path can. */
@@ -116,10 +131,11 @@ export class CohortReader {
     days: readonly string[],
     cohort: CohortFilter,
     excluded: ReadonlySet<string>,
+    sumIds: ReadonlySet<string>,
   ): Promise<Counts> {
     const members = (await this.options.directory.members(projectId, cohort)).filter((key) => !excluded.has(key));
     const counts: Counts = {};
-    await this.options.playerRollups.sum(projectId, members, new Set(days), counts);
+    await this.options.playerRollups.sum(projectId, members, new Set(days), counts, sumIds);
     return counts;
   }
 }
@@ -141,21 +157,36 @@ function subtract(counts: Counts, less: Counts): void {
   for (const [day, names] of Object.entries(less)) {
     for (const [field, slot] of Object.entries(names)) {
       const from = counts[day]?.[field];
-      if (from) [from.e, from.p] = [from.e - slot.e, from.p - slot.p];
+      if (!from) continue;
+      [from.e, from.p] = [from.e - slot.e, from.p - slot.p];
+      for (const [id, total] of Object.entries(slot.s ?? {})) if (from.s) from.s[id] = (from.s[id] ?? 0) - total;
     }
   }
 }
 
-/** One series per name: the given names, else every name with events in the range; zero days included. */
-export function seriesOf(days: readonly string[], counts: Counts, names: readonly string[] | undefined): TrendSeries[] {
+/**
+ * One series per name: the given names, else every name with events in the range; zero days included. A name in
+ * `sumIds` (name to summed property id) has the property's total on each point.
+ */
+export function seriesOf(
+  days: readonly string[],
+  counts: Counts,
+  names: readonly string[] | undefined,
+  sumIds: ReadonlyMap<string, string> = new Map(),
+): TrendSeries[] {
   const fields = names?.length ? names.map(nameField) : namesSeen(counts);
-  return fields.map((field) => ({
-    name: nameOfField(field),
-    points: days.map((date) => {
-      const slot = counts[date]?.[field];
-      return { date, events: slot?.e ?? 0, players: slot?.p ?? 0 };
-    }),
-  }));
+  return fields.map((field) => {
+    const sumId = sumIds.get(nameOfField(field));
+    return {
+      name: nameOfField(field),
+      points: days.map((date) => {
+        const slot = counts[date]?.[field];
+        const point: TrendPoint = { date, events: slot?.e ?? 0, players: slot?.p ?? 0 };
+        if (sumId !== undefined) point.sum = fromMillionths(slot?.s?.[sumId] ?? 0);
+        return point;
+      }),
+    };
+  });
 }
 
 /** Event totals per name over the range, most events first. */

@@ -15,6 +15,8 @@ import { WriteBehindSchedule } from "./write-behind-schedule.js";
 
 /** Segments past a set-aside project's head that the worker looks through for other projects' work. */
 const LOOKAHEAD = 256;
+/** How often a caller waiting for a segment to be applied looks at the queue's cursor. */
+const APPLIED_POLL_MS = 20;
 /** Players a backfill resyncs per segment. */
 const BACKFILL_SLICE = 500;
 
@@ -93,6 +95,15 @@ export class ApplyWorker {
     this.wakeUp?.();
   }
 
+  /** Resolves once segment `seq` is applied (by any worker), or rejects when `signal` aborts first. */
+  async applied(seq: number, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const { applied, ahead } = await this.options.queue.read();
+      if (applied >= seq || ahead.has(seq)) return;
+      await delay(APPLIED_POLL_MS, undefined, { signal });
+    }
+  }
+
   /** The queue's lag now (QueueLagMeter.measure). */
   measureLag(): Promise<Lag> {
     return this.lag.measure();
@@ -119,6 +130,7 @@ export class ApplyWorker {
     if (lease === "resumed") {
       // Another worker may have applied meanwhile: what this one keeps may be missing its writes and plans.
       this.options.traitKeys.leaseLapsed();
+      this.options.summed.leaseLapsed();
       this.planLeftBehind = true;
     }
     await this.histories.catchUp();
@@ -214,6 +226,7 @@ export class ApplyWorker {
     await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
     await cohortRollups.absorb(seq, plan.cohorts, { fresh });
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
+    if (segment.work?.kind === "sum") await this.sumReady(segment.projectId!, seq, segment.work.id);
     if (segment.work?.kind === "resync" && segment.work.change) {
       await this.options.changes.settle(segment.projectId!, segment.work.change);
     }
@@ -238,6 +251,15 @@ export class ApplyWorker {
       last = await this.options.writer.enqueue(projectId, { kind: "resync", identityKeys }, 0, new Date(0));
     }
     await this.options.traitKeys.ready(projectId, key, last);
+  }
+
+  /** Sum `id`'s back-fill is written: reads show it, if segment `seq` turned it on (not an earlier one). */
+  private async sumReady(projectId: string, seq: number, id: string): Promise<void> {
+    await this.options.summed.update(projectId, (pairs) =>
+      pairs.some((pair) => pair.id === id && pair.from === seq && !pair.ready)
+        ? pairs.map((pair) => (pair.id === id ? { ...pair, ready: true } : pair))
+        : null,
+    );
   }
 
   /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */

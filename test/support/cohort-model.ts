@@ -2,6 +2,14 @@ import { bruteForce } from "./events.js";
 
 type TraitValue = string | number | boolean;
 
+/** A trends read's `sum`: the property, and the names that have it summed. */
+export interface ModelSum {
+  property: string;
+  names: readonly string[];
+}
+
+type Properties = Record<string, string | number | boolean>;
+
 /** A filter as the read endpoints take it. */
 export interface ModelFilter {
   tags?: string[];
@@ -19,7 +27,12 @@ export class CohortModel {
   private readonly traits = new Map<string, Map<string, TraitValue>>();
   /** Device id to the partner id it is linked to. */
   private readonly owners = new Map<string, string>();
-  private readonly events: { name: string; who: { partner?: string; device?: string }; day: string }[] = [];
+  private readonly events: {
+    name: string;
+    who: { partner?: string; device?: string };
+    day: string;
+    properties?: Properties;
+  }[] = [];
 
   /** Answers whether the player's tags changed. */
   tag(partner: string, tag: string, on: boolean): boolean {
@@ -46,8 +59,8 @@ export class CohortModel {
     this.owners.set(device, partner);
   }
 
-  event(name: string, who: { partner?: string; device?: string }, day: string): void {
-    this.events.push({ name, who, day });
+  event(name: string, who: { partner?: string; device?: string }, day: string, properties?: Properties): void {
+    this.events.push({ name, who, day, properties });
   }
 
   /** Whom an event counts for now: its partner, its device's partner, else the device itself. */
@@ -73,21 +86,39 @@ export class CohortModel {
 
   private counted(filter: ModelFilter) {
     return this.events
-      .map((e) => ({ name: e.name, player: this.playerOf(e.who), day: e.day }))
+      .map((e) => ({ name: e.name, player: this.playerOf(e.who), day: e.day, properties: e.properties }))
       .filter((e) => this.matches(e.player, filter));
   }
 
-  /** The trends answer for `filter` (as byName() shapes it). */
-  trends(filter: ModelFilter, days: readonly string[]): Map<string, unknown> {
-    return bruteForce(this.counted(filter), days);
+  /**
+   * The trends answer for `filter` (as byName() shapes it); with `sum`, the summed names' points carry the
+   * property's total: numbers alone, each to the millionth, added as integers.
+   */
+  trends(filter: ModelFilter, days: readonly string[], sum?: ModelSum): Map<string, unknown> {
+    const counted = this.counted(filter);
+    const series = bruteForce(counted, days);
+    if (!sum) return series;
+    for (const [name, points] of series) {
+      if (!sum.names.includes(name)) continue;
+      for (const point of points) {
+        let millionths = 0;
+        for (const e of counted) {
+          const value = e.properties?.[sum.property];
+          if (e.name === name && e.day === point.date && typeof value === "number")
+            millionths += Math.round(value * 1e6);
+        }
+        point.sum = millionths / 1e6;
+      }
+    }
+    return series;
   }
 
   /** The split_by tags answer: a series per tag some player carries now, per name. */
-  split(filter: ModelFilter, days: readonly string[]): Map<string, unknown> {
+  split(filter: ModelFilter, days: readonly string[], sum?: ModelSum): Map<string, unknown> {
     const tags = new Set([...this.tags.values()].flatMap((set) => [...set]));
     const series = new Map<string, unknown>();
     for (const tag of [...tags].sort()) {
-      for (const [name, points] of this.trends({ ...filter, tags: [tag], tags_match: "any" }, days)) {
+      for (const [name, points] of this.trends({ ...filter, tags: [tag], tags_match: "any" }, days, sum)) {
         series.set(`${tag}/${name}`, points);
       }
     }

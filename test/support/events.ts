@@ -43,18 +43,26 @@ export async function queueOf(svc: TestService): Promise<{ lag_seconds: number; 
   return body.events ?? { lag_seconds: -1, queue_depth: -1 };
 }
 
+/** A trends point; `sum` is null (unset) unless the read asked for a sum of the series' name. */
+export interface Point {
+  date: string;
+  events: number;
+  players: number;
+  sum: number | null;
+}
+
 /** Daily {events, players} per name as a brute-force count over raw events: what trends must answer. */
 export function bruteForce(
   events: readonly { name: string; player: string; day: string }[],
   days: readonly string[],
-): Map<string, { date: string; events: number; players: number }[]> {
-  const series = new Map<string, { date: string; events: number; players: number }[]>();
+): Map<string, Point[]> {
+  const series = new Map<string, Point[]>();
   for (const name of [...new Set(events.map((e) => e.name))].sort()) {
     series.set(
       name,
       days.map((date) => {
         const those = events.filter((e) => e.name === name && e.day === date);
-        return { date, events: those.length, players: new Set(those.map((e) => e.player)).size };
+        return { date, events: those.length, players: new Set(those.map((e) => e.player)).size, sum: null };
       }),
     );
   }

@@ -41,7 +41,7 @@ export interface TestService {
   createProject(name?: string): Promise<{ projectId: string; gameId: number; privateKey: string; publicKey: string }>;
   /** Creates a key of `type` (admin call). */
   createKey(
-    type: "private" | "public" | "platform" | "admin",
+    type: "private" | "public" | "reader" | "platform" | "admin",
     projectId?: string,
   ): Promise<{ keyId: string; key: string }>;
   stop(): Promise<void>;

@@ -15,7 +15,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/events.proto.
  */
 export const file_platformapi_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9ldmVudHMucHJvdG8SDnBsYXRmb3JtYXBpLnYxIvgBCgVFdmVudBIMCgRuYW1lGAEgASgJEhwKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUgAiAEBEhYKCWRldmljZV9pZBgDIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoKcHJvcGVydGllcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCdLzGAVeW14kXRIVCghldmVudF9pZBgGIAEoCUgCiAEBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEILCglfZXZlbnRfaWQiNgoNSW5nZXN0UmVxdWVzdBIlCgZldmVudHMYASADKAsyFS5wbGF0Zm9ybWFwaS52MS5FdmVudCKZAQoOSW5nZXN0UmVzcG9uc2USEAoIYWNjZXB0ZWQYASABKAUSLwoIcmVqZWN0ZWQYAiADKAsyHS5wbGF0Zm9ybWFwaS52MS5SZWplY3RlZEV2ZW50Ei8KC3NlcnZlcl90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtsYWdfc2Vjb25kcxgEIAEoASI9Cg1SZWplY3RlZEV2ZW50Eg0KBWluZGV4GAEgASgFEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSKfAwoNVHJlbmRzUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEg0KBW5hbWVzGAMgAygJEh4KCGludGVydmFsGAQgASgJQgy6SAlyB1IAUgNkYXkSDAoEdGFncxgFIAMoCRIlCgp0YWdzX21hdGNoGAYgASgJQhG6SA5yDFIAUgNhbnlSA2FsbBJeCgZ0cmFpdHMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QjXS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIfCghzcGxpdF9ieRgIIAEoCUINukgKcghSAFIEdGFncxIRCgl0YWdzX25vbmUYCSADKAkiiAEKDlRyZW5kc1Jlc3BvbnNlEisKBnNlcmllcxgBIAMoCzIbLnBsYXRmb3JtYXBpLnYxLlRyZW5kU2VyaWVzEjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBImEKC1RyZW5kU2VyaWVzEgwKBG5hbWUYASABKAkSEAoDdGFnGAIgASgJSACIAQESKgoGcG9pbnRzGAMgAygLMhoucGxhdGZvcm1hcGkudjEuVHJlbmRQb2ludEIGCgRfdGFnIjsKClRyZW5kUG9pbnQSDAoEZGF0ZRgBIAEoCRIOCgZldmVudHMYAiABKAUSDwoHcGxheWVycxgDIAEoBSLSAgoQTGlzdE5hbWVzUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEgwKBHRhZ3MYAyADKAkSJQoKdGFnc19tYXRjaBgEIAEoCUIRukgOcgxSAFIDYW55UgNhbGwSXgoGdHJhaXRzGAUgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSEQoJdGFnc19ub25lGAYgAygJIo0BChFMaXN0TmFtZXNSZXNwb25zZRItCgVuYW1lcxgBIAMoCzIeLnBsYXRmb3JtYXBpLnYxLkV2ZW50TmFtZUNvdW50EjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBIi4KDkV2ZW50TmFtZUNvdW50EgwKBG5hbWUYASABKAkSDgoGZXZlbnRzGAIgASgDMvICCgxFdmVudFNlcnZpY2USbgoGSW5nZXN0Eh0ucGxhdGZvcm1hcGkudjEuSW5nZXN0UmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLkluZ2VzdFJlc3BvbnNlIiXK8xgMZXZlbnRzOndyaXRlgtPkkwIPOgEqIgovdjEvZXZlbnRzEnQKBlRyZW5kcxIdLnBsYXRmb3JtYXBpLnYxLlRyZW5kc1JlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5UcmVuZHNSZXNwb25zZSIryvMYC2V2ZW50czpyZWFkgtPkkwIWOgEqIhEvdjEvZXZlbnRzL3RyZW5kcxJ8CglMaXN0TmFtZXMSIC5wbGF0Zm9ybWFwaS52MS5MaXN0TmFtZXNSZXF1ZXN0GiEucGxhdGZvcm1hcGkudjEuTGlzdE5hbWVzUmVzcG9uc2UiKsrzGAtldmVudHM6cmVhZILT5JMCFToBKiIQL3YxL2V2ZW50cy9uYW1lc0I2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
+  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9ldmVudHMucHJvdG8SDnBsYXRmb3JtYXBpLnYxIvgBCgVFdmVudBIMCgRuYW1lGAEgASgJEhwKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUgAiAEBEhYKCWRldmljZV9pZBgDIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASNgoKcHJvcGVydGllcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCCdLzGAVeW14kXRIVCghldmVudF9pZBgGIAEoCUgCiAEBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEILCglfZXZlbnRfaWQiNgoNSW5nZXN0UmVxdWVzdBIlCgZldmVudHMYASADKAsyFS5wbGF0Zm9ybWFwaS52MS5FdmVudCKZAQoOSW5nZXN0UmVzcG9uc2USEAoIYWNjZXB0ZWQYASABKAUSLwoIcmVqZWN0ZWQYAiADKAsyHS5wbGF0Zm9ybWFwaS52MS5SZWplY3RlZEV2ZW50Ei8KC3NlcnZlcl90aW1lGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtsYWdfc2Vjb25kcxgEIAEoASI9Cg1SZWplY3RlZEV2ZW50Eg0KBWluZGV4GAEgASgFEgwKBGNvZGUYAiABKAkSDwoHbWVzc2FnZRgDIAEoCSK2AwoNVHJlbmRzUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEg0KBW5hbWVzGAMgAygJEh4KCGludGVydmFsGAQgASgJQgy6SAlyB1IAUgNkYXkSDAoEdGFncxgFIAMoCRIlCgp0YWdzX21hdGNoGAYgASgJQhG6SA5yDFIAUgNhbnlSA2FsbBJeCgZ0cmFpdHMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QjXS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIfCghzcGxpdF9ieRgIIAEoCUINukgKcghSAFIEdGFncxIRCgl0YWdzX25vbmUYCSADKAkSFQoDc3VtGAogASgJQgi6SAVyAxiAAiKIAQoOVHJlbmRzUmVzcG9uc2USKwoGc2VyaWVzGAEgAygLMhsucGxhdGZvcm1hcGkudjEuVHJlbmRTZXJpZXMSNAoQY29tcGxldGVfdGhyb3VnaBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLbGFnX3NlY29uZHMYAyABKAEiYQoLVHJlbmRTZXJpZXMSDAoEbmFtZRgBIAEoCRIQCgN0YWcYAiABKAlIAIgBARIqCgZwb2ludHMYAyADKAsyGi5wbGF0Zm9ybWFwaS52MS5UcmVuZFBvaW50QgYKBF90YWciVQoKVHJlbmRQb2ludBIMCgRkYXRlGAEgASgJEg4KBmV2ZW50cxgCIAEoBRIPCgdwbGF5ZXJzGAMgASgFEhAKA3N1bRgEIAEoAUgAiAEBQgYKBF9zdW0i0gIKEExpc3ROYW1lc1JlcXVlc3QSSwoEZnJvbRgBIAEoCUI9ukg6yAEBcjUyM15bMC05XXs0fS0oMFsxLTldfDFbMC0yXSktKDBbMS05XXxbMTJdWzAtOV18M1swMV0pJBJJCgJ0bxgCIAEoCUI9ukg6yAEBcjUyM15bMC05XXs0fS0oMFsxLTldfDFbMC0yXSktKDBbMS05XXxbMTJdWzAtOV18M1swMV0pJBIMCgR0YWdzGAMgAygJEiUKCnRhZ3NfbWF0Y2gYBCABKAlCEbpIDnIMUgBSA2FueVIDYWxsEl4KBnRyYWl0cxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCNdLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEhEKCXRhZ3Nfbm9uZRgGIAMoCSKNAQoRTGlzdE5hbWVzUmVzcG9uc2USLQoFbmFtZXMYASADKAsyHi5wbGF0Zm9ybWFwaS52MS5FdmVudE5hbWVDb3VudBI0ChBjb21wbGV0ZV90aHJvdWdoGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtsYWdfc2Vjb25kcxgDIAEoASIuCg5FdmVudE5hbWVDb3VudBIMCgRuYW1lGAEgASgJEg4KBmV2ZW50cxgCIAEoAyI9Cg5TdW1tZWRQcm9wZXJ0eRIMCgRuYW1lGAEgASgJEhAKCHByb3BlcnR5GAIgASgJEgsKA3N1bRgDIAEoCCIXChVMaXN0UHJvcGVydGllc1JlcXVlc3QiTAoWTGlzdFByb3BlcnRpZXNSZXNwb25zZRIyCgpwcm9wZXJ0aWVzGAEgAygLMh4ucGxhdGZvcm1hcGkudjEuU3VtbWVkUHJvcGVydHkieAoVVXBkYXRlUHJvcGVydHlSZXF1ZXN0EiwKBG5hbWUYASABKAlCHrpIG8gBAXIWGEAyEl5bQS1aYS16MC05Xy46LV0rJBIkCghwcm9wZXJ0eRgCIAEoCUISukgPyAEBcgoYgAIyBV5bXiRdEgsKA3N1bRgDIAEoCCJKChZVcGRhdGVQcm9wZXJ0eVJlc3BvbnNlEjAKCHByb3BlcnR5GAEgASgLMh4ucGxhdGZvcm1hcGkudjEuU3VtbWVkUHJvcGVydHkyogUKDEV2ZW50U2VydmljZRJuCgZJbmdlc3QSHS5wbGF0Zm9ybWFwaS52MS5Jbmdlc3RSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuSW5nZXN0UmVzcG9uc2UiJcrzGAxldmVudHM6d3JpdGWC0+STAg86ASoiCi92MS9ldmVudHMSdAoGVHJlbmRzEh0ucGxhdGZvcm1hcGkudjEuVHJlbmRzUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlRyZW5kc1Jlc3BvbnNlIivK8xgLZXZlbnRzOnJlYWSC0+STAhY6ASoiES92MS9ldmVudHMvdHJlbmRzEnwKCUxpc3ROYW1lcxIgLnBsYXRmb3JtYXBpLnYxLkxpc3ROYW1lc1JlcXVlc3QaIS5wbGF0Zm9ybWFwaS52MS5MaXN0TmFtZXNSZXNwb25zZSIqyvMYC2V2ZW50czpyZWFkgtPkkwIVOgEqIhAvdjEvZXZlbnRzL25hbWVzEpABCg5MaXN0UHJvcGVydGllcxIlLnBsYXRmb3JtYXBpLnYxLkxpc3RQcm9wZXJ0aWVzUmVxdWVzdBomLnBsYXRmb3JtYXBpLnYxLkxpc3RQcm9wZXJ0aWVzUmVzcG9uc2UiL8rzGAtldmVudHM6cmVhZILT5JMCGjoBKiIVL3YxL2V2ZW50cy9wcm9wZXJ0aWVzEpoBCg5VcGRhdGVQcm9wZXJ0eRIlLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVByb3BlcnR5UmVxdWVzdBomLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVByb3BlcnR5UmVzcG9uc2UiOcrzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCIToBKiIcL3YxL2V2ZW50cy9wcm9wZXJ0aWVzL3VwZGF0ZUI2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.Event
@@ -211,6 +211,14 @@ export type TrendsRequest = Message<"platformapi.v1.TrendsRequest"> & {
    * @generated from field: repeated string tags_none = 9;
    */
   tagsNone: string[];
+
+  /**
+   * A property summed for some of the names asked (events/properties/update):
+   * each point of those names' series carries its total.
+   *
+   * @generated from field: string sum = 10;
+   */
+  sum: string;
 };
 
 /**
@@ -300,6 +308,14 @@ export type TrendPoint = Message<"platformapi.v1.TrendPoint"> & {
    * @generated from field: int32 players = 3;
    */
   players: number;
+
+  /**
+   * The total of the request's sum property over the events counted, when
+   * the series' name has it summed (to the millionth); else unset (null).
+   *
+   * @generated from field: optional double sum = 4;
+   */
+  sum?: number | undefined;
 };
 
 /**
@@ -417,6 +433,117 @@ export const EventNameCountSchema: GenMessage<EventNameCount> = /*@__PURE__*/
   messageDesc(file_platformapi_v1_events, 10);
 
 /**
+ * A numeric property of one event name that the project sums.
+ *
+ * @generated from message platformapi.v1.SummedProperty
+ */
+export type SummedProperty = Message<"platformapi.v1.SummedProperty"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string property = 2;
+   */
+  property: string;
+
+  /**
+   * @generated from field: bool sum = 3;
+   */
+  sum: boolean;
+};
+
+/**
+ * Describes the message platformapi.v1.SummedProperty.
+ * Use `create(SummedPropertySchema)` to create a new message.
+ */
+export const SummedPropertySchema: GenMessage<SummedProperty> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 11);
+
+/**
+ * @generated from message platformapi.v1.ListPropertiesRequest
+ */
+export type ListPropertiesRequest = Message<"platformapi.v1.ListPropertiesRequest"> & {
+};
+
+/**
+ * Describes the message platformapi.v1.ListPropertiesRequest.
+ * Use `create(ListPropertiesRequestSchema)` to create a new message.
+ */
+export const ListPropertiesRequestSchema: GenMessage<ListPropertiesRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 12);
+
+/**
+ * @generated from message platformapi.v1.ListPropertiesResponse
+ */
+export type ListPropertiesResponse = Message<"platformapi.v1.ListPropertiesResponse"> & {
+  /**
+   * By name, then property.
+   *
+   * @generated from field: repeated platformapi.v1.SummedProperty properties = 1;
+   */
+  properties: SummedProperty[];
+};
+
+/**
+ * Describes the message platformapi.v1.ListPropertiesResponse.
+ * Use `create(ListPropertiesResponseSchema)` to create a new message.
+ */
+export const ListPropertiesResponseSchema: GenMessage<ListPropertiesResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 13);
+
+/**
+ * @generated from message platformapi.v1.UpdatePropertyRequest
+ */
+export type UpdatePropertyRequest = Message<"platformapi.v1.UpdatePropertyRequest"> & {
+  /**
+   * An event name: 1-64 letters, digits, _ - . :
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * A property key as events carry it: not empty, not starting with "$".
+   *
+   * @generated from field: string property = 2;
+   */
+  property: string;
+
+  /**
+   * True to sum it (at most 20 a project), false to stop.
+   *
+   * @generated from field: bool sum = 3;
+   */
+  sum: boolean;
+};
+
+/**
+ * Describes the message platformapi.v1.UpdatePropertyRequest.
+ * Use `create(UpdatePropertyRequestSchema)` to create a new message.
+ */
+export const UpdatePropertyRequestSchema: GenMessage<UpdatePropertyRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 14);
+
+/**
+ * @generated from message platformapi.v1.UpdatePropertyResponse
+ */
+export type UpdatePropertyResponse = Message<"platformapi.v1.UpdatePropertyResponse"> & {
+  /**
+   * @generated from field: platformapi.v1.SummedProperty property = 1;
+   */
+  property?: SummedProperty | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.UpdatePropertyResponse.
+ * Use `create(UpdatePropertyResponseSchema)` to create a new message.
+ */
+export const UpdatePropertyResponseSchema: GenMessage<UpdatePropertyResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_events, 15);
+
+/**
  * In-game events: queued ingestion and cohort-aware charts.
  *
  * @generated from service platformapi.v1.EventService
@@ -453,6 +580,28 @@ export const EventService: GenService<{
     methodKind: "unary";
     input: typeof ListNamesRequestSchema;
     output: typeof ListNamesResponseSchema;
+  },
+  /**
+   * The numeric event properties the project sums (at most 20), for trends'
+   * sum.
+   *
+   * @generated from rpc platformapi.v1.EventService.ListProperties
+   */
+  listProperties: {
+    methodKind: "unary";
+    input: typeof ListPropertiesRequestSchema;
+    output: typeof ListPropertiesResponseSchema;
+  },
+  /**
+   * Sums a numeric property of an event name, or stops summing it. Enabling
+   * counts the raw events still kept (back-fill) before it answers.
+   *
+   * @generated from rpc platformapi.v1.EventService.UpdateProperty
+   */
+  updateProperty: {
+    methodKind: "unary";
+    input: typeof UpdatePropertyRequestSchema;
+    output: typeof UpdatePropertyResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platformapi_v1_events, 0);

@@ -52,10 +52,11 @@ export function readQuery(
   return eventQuery({ ...req, traits: req.traits && withProtoKey(req.traits, "traits", protoKeys, null) });
 }
 
-export function trendsOptions(req: { interval: string; splitBy: string; names: string[] }): {
+export function trendsOptions(req: { interval: string; splitBy: string; names: string[]; sum: string }): {
   names: string[];
   splitByTags: boolean;
+  sum?: string;
 } {
   // interval and split_by hold allowed values only: their buf.validate rules refused the rest.
-  return { names: [...new Set(req.names)], splitByTags: req.splitBy === "tags" };
+  return { names: [...new Set(req.names)], splitByTags: req.splitBy === "tags", ...(req.sum && { sum: req.sum }) };
 }

@@ -6,15 +6,18 @@ import {
   type EventService,
   IngestResponseSchema,
   ListNamesResponseSchema,
+  ListPropertiesResponseSchema,
   RejectedEventSchema,
+  SummedPropertySchema,
   TrendsResponseSchema,
+  UpdatePropertyResponseSchema,
 } from "../../../gen/platformapi/v1/events_pb.js";
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths, unreadableTimestamps } from "../protocol.js";
 import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
 
-/** EventService: queued ingestion, trends and event names. */
+/** EventService: queued ingestion, trends, event names and the summed properties. */
 export function createEventService({ events }: { events: Events }): ServiceImpl<typeof EventService> {
   return {
     async ingest(req, ctx) {
@@ -45,6 +48,19 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
         names: names.map(({ name, events }) => create(EventNameCountSchema, { name, events: BigInt(events) })),
         ...freshnessOf(freshness),
       });
+    },
+
+    async listProperties(_req, ctx) {
+      const properties = await events.summedProperties(projectOf(ctx));
+      return create(ListPropertiesResponseSchema, {
+        properties: properties.map((one) => create(SummedPropertySchema, one)),
+      });
+    },
+
+    async updateProperty(req, ctx) {
+      const { name, property, sum } = req;
+      const updated = await events.updateProperty(projectOf(ctx), { name, property, sum }, ctx.signal);
+      return create(UpdatePropertyResponseSchema, { property: create(SummedPropertySchema, updated) });
     },
   };
 }
