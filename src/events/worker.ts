@@ -4,7 +4,7 @@ import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
 import { rebuildCohortsIfLegacy } from "./cohort-rebuild.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
-import type { PlayerChangeStore } from "../players/player-change-store.js";
+import type { ChangedPlayers } from "../players/changed-players.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
@@ -24,8 +24,8 @@ export interface WorkerOptions extends PlanningDeps {
   segments: SegmentStore;
   plans: PlanStore;
   cohortRollups: CohortRollupStore;
-  /** Player changes recorded for the charts: a resync carrying one settles it. */
-  changes: PlayerChangeStore;
+  /** The changed players recorded for the charts: a resync carrying their stamp settles them. */
+  changes: ChangedPlayers;
   changeRepair: ChangeRepair;
   retention: Retention;
   clock: Clock;
@@ -229,7 +229,8 @@ export class ApplyWorker {
     await cohortRollups.absorb(seq, plan.cohorts, { fresh });
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (segment.work?.kind === "resync" && segment.work.change) {
-      await this.options.changes.settle(segment.projectId!, segment.work.change);
+      const { change, identityKeys, folds = [] } = segment.work;
+      await this.options.changes.settle(segment.projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]);
     }
     this.planLeftBehind = false;
   }

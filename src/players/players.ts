@@ -18,7 +18,7 @@ import {
 import type { ProfileQuery, ProfileRecord } from "./profile-store.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
 import { Search, type TagRecord } from "./search.js";
-import type { PlayerChangeStore } from "./player-change-store.js";
+import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagMetadata } from "./tag-store.js";
 import { registryLock } from "./round-locks.js";
@@ -84,7 +84,7 @@ export class Players {
   /** players/update calls with a request_id: each answered once, its retries with the same answer. */
   readonly replays: UpdateReplays;
   /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
-  readonly changes: PlayerChangeStore;
+  readonly changes: ChangedPlayers;
 
   private readonly log: Logger | undefined;
 

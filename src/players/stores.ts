@@ -4,7 +4,7 @@ import { DeviceLinkStore } from "./device-link-store.js";
 import { LegacyJournalStore } from "./legacy-journal-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
-import { PlayerChangeStore } from "./player-change-store.js";
+import { ChangedPlayers } from "./changed-players.js";
 import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
 import { ProfileStore } from "./profile-store.js";
@@ -19,7 +19,7 @@ export interface PlayerStores {
   profiles: ProfileStore;
   tags: TagStore;
   membership: MembershipStore;
-  changes: PlayerChangeStore;
+  changes: ChangedPlayers;
   legacyJournal: LegacyJournalStore;
   legacyTagStats: LegacyTagStatsStore;
   traitKeys: TraitKeyStore;
@@ -36,7 +36,7 @@ export function createPlayerStores(db: Db, engine: Engine, log?: Logger): Player
     profiles: new ProfileStore(db, engine),
     tags: new TagStore(db, engine),
     membership: new MembershipStore(db, engine, log),
-    changes: new PlayerChangeStore(db, engine),
+    changes: new ChangedPlayers(db, engine),
     legacyJournal: new LegacyJournalStore(db),
     legacyTagStats: new LegacyTagStatsStore(db),
     traitKeys: new TraitKeyStore(db, engine),
