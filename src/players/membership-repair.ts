@@ -54,7 +54,8 @@ export async function repairMembership(options: RepairOptions): Promise<void> {
   for (const round of rounds) await completeMembership(stores, round);
   await stores.membership.writeBehindNow();
   if (journaled.length > 0) await stores.legacyJournal.remove(journaled.map((round) => round.id));
-  if (rounds.length > 0) options.log?.info({ rounds: rounds.length }, "tag membership repaired after a crash");
+  const players = rounds.reduce((n, round) => n + round.identityKeys.length, 0);
+  if (rounds.length > 0) options.log?.info({ players, steps: rounds.length }, "tag membership repaired after a crash");
 }
 
 /**
