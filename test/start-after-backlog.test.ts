@@ -78,7 +78,7 @@ describe("a start after changes waited behind an event backlog", () => {
         const { events: queue } = await (await fetch(`${next.baseUrl}/readyz`)).json();
         return queue?.queue_depth === 0;
       },
-      60_000,
+      120_000,
       "the backlog to be applied",
     );
 
@@ -103,7 +103,7 @@ describe("a start after changes waited behind an event backlog", () => {
       Object.fromEntries([...tagSet("a").map((t) => [t, PLAYERS]), ...tagSet("b").map((t) => [t, 0])]),
     );
     expect(await next.stop()).toBe(0);
-  });
+  }, 240_000);
 
   it("whose database stops answering after the lease: one line, no stack, exit 2", async () => {
     const proxy = await DbProxy.start(inject("mongodbUri"));
@@ -122,5 +122,5 @@ describe("a start after changes waited behind an event backlog", () => {
       await proxy.restore();
       proxy.cut();
     }
-  });
+  }, 120_000);
 });

@@ -35,19 +35,14 @@ export interface StaleChanges {
   tags: string[];
 }
 
-interface StoredEntry {
-  k: string;
-  s: string;
-  a: Date;
-  i?: string;
-}
-
 /** One shard of a project's record: entries by a hash of the identity key, the tags moved by a hash of the tag. */
 interface ShardDoc {
   _id: string;
   p?: Record<string, StoredEntry>;
   t?: Record<string, string>;
 }
+
+type StoredEntry = { k: string; s: string; a: Date; i?: string };
 
 /** The owner's copy of a project's record: entries by identity key, tags by shard, settled fields still stored. */
 interface RememberedProject {
@@ -173,17 +168,16 @@ export class ChangedPlayers {
   /** Per project, the changed players recorded before `before` (a repair's work), with the tags their rounds moved. */
   async stale(before: Date): Promise<StaleChanges[]> {
     if (this.memory) await this.rememberAll();
-    const projects = this.memory
-      ? [...this.memory].map(([projectId, { entries, tags }]) => ({
-          projectId,
-          players: [...entries.values()],
-          tags: [...tags.values()].flatMap((set) => [...set]),
-        }))
-      : byProject(await this.docs.find({}).toArray());
-    return projects
-      .map((project) => ({ ...project, players: project.players.filter((player) => player.at < before) }))
-      .filter((project) => project.players.length > 0)
-      .map((project) => ({ ...project, tags: [...new Set(project.tags)] }));
+    const projects =
+      this.memory ??
+      new Map([...byProject(await this.docs.find({}).toArray())].map(([id, docs]) => [id, recordOf(docs)]));
+    const stale: StaleChanges[] = [];
+    for (const [projectId, { entries, tags }] of projects) {
+      const players = [...entries.values()].filter((player) => player.at < before);
+      const moved = new Set([...tags.values()].flatMap((set) => [...set]));
+      if (players.length > 0) stale.push({ projectId, players, tags: [...moved] });
+    }
+    return stale;
   }
 
   /** Changed players waiting, over the projects the owner holds (a metric); null without the owner's memory. */
@@ -251,28 +245,18 @@ export class ChangedPlayers {
   private async remembered(projectId: string): Promise<RememberedProject> {
     const known = this.memory!.get(projectId);
     if (known) return known;
-    const docs = await this.readProject(projectId);
-    return this.memory!.get(projectId) ?? this.remember(projectId, docs);
+    const project = recordOf(await this.readProject(projectId));
+    if (!this.memory!.has(projectId)) this.memory!.set(projectId, project);
+    return this.memory!.get(projectId)!;
   }
 
   /** Every project's record in the owner's memory: one read of the collection, once. */
   private async rememberAll(): Promise<void> {
     if (this.allRemembered) return;
-    const docs = await this.docs.find({}).toArray();
-    const byId = new Map<string, ShardDoc[]>();
-    for (const doc of docs) byId.set(projectOf(doc._id), [...(byId.get(projectOf(doc._id)) ?? []), doc]);
-    for (const [projectId, shards] of byId) if (!this.memory!.has(projectId)) this.remember(projectId, shards);
-    this.allRemembered = true;
-  }
-
-  private remember(projectId: string, docs: readonly ShardDoc[]): RememberedProject {
-    const project: RememberedProject = { entries: new Map(), tags: new Map(), settled: new Map() };
-    for (const doc of docs) {
-      for (const player of entriesOf(doc)) project.entries.set(player.identityKey, player);
-      project.tags.set(doc._id, new Set(Object.values(doc.t ?? {})));
+    for (const [projectId, docs] of byProject(await this.docs.find({}).toArray())) {
+      if (!this.memory!.has(projectId)) this.memory!.set(projectId, recordOf(docs));
     }
-    this.memory!.set(projectId, project);
-    return project;
+    this.allRemembered = true;
   }
 }
 
@@ -289,11 +273,8 @@ function placeOf(projectId: string, identityKey: string): { shard: string; field
 
 const projectOf = (shardId: string): string => shardId.slice(0, shardId.lastIndexOf("/"));
 
-function addTo(map: Map<string, Set<string>>, key: string, value: string): void {
-  const set = map.get(key);
-  if (set) set.add(value);
-  else map.set(key, new Set([value]));
-}
+const addTo = (map: Map<string, Set<string>>, key: string, value: string) =>
+  void map.set(key, (map.get(key) ?? new Set()).add(value));
 
 const storedOf = ({ identityKey, into, stamp, at }: ChangedPlayer): StoredEntry => ({
   k: identityKey,
@@ -305,14 +286,19 @@ const storedOf = ({ identityKey, into, stamp, at }: ChangedPlayer): StoredEntry 
 const entriesOf = (doc: ShardDoc): ChangedPlayer[] =>
   Object.values(doc.p ?? {}).map(({ k, s, a, i }) => ({ identityKey: k, into: i ?? null, stamp: s, at: a }));
 
-function byProject(docs: readonly ShardDoc[]): { projectId: string; players: ChangedPlayer[]; tags: string[] }[] {
-  const projects = new Map<string, { projectId: string; players: ChangedPlayer[]; tags: string[] }>();
+/** Shard documents by project. */
+function byProject(docs: readonly ShardDoc[]): Map<string, ShardDoc[]> {
+  const projects = new Map<string, ShardDoc[]>();
+  for (const doc of docs) projects.set(projectOf(doc._id), [...(projects.get(projectOf(doc._id)) ?? []), doc]);
+  return projects;
+}
+
+/** A project's record as its shard documents hold it (nothing settled in memory). */
+function recordOf(docs: readonly ShardDoc[]): RememberedProject {
+  const project: RememberedProject = { entries: new Map(), tags: new Map(), settled: new Map() };
   for (const doc of docs) {
-    const projectId = projectOf(doc._id);
-    const project = projects.get(projectId) ?? { projectId, players: [], tags: [] };
-    project.players.push(...entriesOf(doc));
-    project.tags.push(...Object.values(doc.t ?? {}));
-    projects.set(projectId, project);
+    for (const player of entriesOf(doc)) project.entries.set(player.identityKey, player);
+    project.tags.set(doc._id, new Set(Object.values(doc.t ?? {})));
   }
-  return [...projects.values()];
+  return project;
 }
