@@ -170,9 +170,9 @@ export class Players {
 
   /**
    * A clean stop, once no call is left: membership kept in memory is written,
-   * then the resyncs that waited for it are queued, and the changes the
-   * owner settled are removed (a crash instead leaves their recorded changes
-   * to the repairs). Waits at most `graceMs` for the resyncs.
+   * then the resyncs that waited for it are queued, and the changed players
+   * the owner settled are removed from the record (a crash instead leaves
+   * them to the repairs). Waits at most `graceMs` for the resyncs.
    */
   async stop(graceMs: number): Promise<void> {
     const warn = (what: string) => (error: unknown) =>

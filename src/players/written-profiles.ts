@@ -13,8 +13,8 @@ export interface WrittenProfile {
 export interface HistoryFollower {
   /**
    * After a round's profiles and membership are written: queues the move of
-   * the histories of `written`, which settles the change recorded as
-   * the changed players recorded under the stamp `recorded` (ChangedPlayers) once applied.
+   * the histories of `written`, which settles the changed players recorded
+   * under the stamp `recorded` (ChangedPlayers) once applied.
    */
   queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void>;
 }
