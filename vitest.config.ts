@@ -22,6 +22,7 @@ const EMBEDDED_ONLY = [
   "test/start.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
   "test/players-crash.test.ts",
+  "test/start-after-backlog.test.ts",
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
   "test/owner-memory.test.ts",

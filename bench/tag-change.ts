@@ -40,7 +40,7 @@ export default async function tagChangeBench() {
 
 /** The players write path's commands and the resync segment's (the apply worker's own reads and writes left out). */
 const OF_THE_CALL =
-  /^(find player_profiles|find player_tags|.* player_registry_counters|insert player_tags|update player_profiles|update player_tag_members|findAndModify event_queue|insert event_segments|update event_player_changes)$/;
+  /^(find player_profiles|find player_tags|.* player_registry_counters|insert player_tags|update player_profiles|update player_tag_members|findAndModify event_queue|insert event_segments|update player_changes)$/;
 
 function watch(bench: BenchService) {
   const names = new Map<number, { name: string; at: number }>();

@@ -32,7 +32,9 @@ async function shutdown(reason: string, exitCode = 0): Promise<void> {
   stopping = true;
   log.info({ reason }, "shutting down: finishing in-flight requests");
   await (service ?? port)?.close();
-  await lease?.release().catch((err: unknown) => log.warn({ err }, "could not release the database lease"));
+  await lease
+    ?.release()
+    .catch((err: unknown) => log.warn({ error: (err as Error)?.message }, "could not release the database lease"));
   await database?.close();
   await embedded?.stop();
   log.info("stopped");
@@ -41,7 +43,8 @@ async function shutdown(reason: string, exitCode = 0): Promise<void> {
 
 /**
  * A start-up refusal the operator must act on: one clear line on stderr, no stack trace. Exit code 2 for what
- * the machine lacks or its configuration (a port, a database), 1 for a database another instance owns.
+ * the machine lacks or its configuration (a port, a database, one that stops answering the start's work), 1 for a
+ * database another instance owns.
  */
 async function refuse(error: Error, exitCode: number): Promise<never> {
   log.fatal({ reason: error.message }, "refusing to start");
@@ -85,11 +88,19 @@ try {
       },
     });
   }
-  service = await startService({ config, database, log, port });
 } catch (error) {
   if (error instanceof NoDatabaseError) await refuse(error, 2);
   if (error instanceof DatabaseInUseError || error instanceof LeaseHeldError) await refuse(error, 1);
   throw error;
+}
+try {
+  service = await startService({ config, database, log, port });
+} catch (error) {
+  // The start's work on the database (indexes, repairs after a crash) is made of steps of one deadline each: one that
+  // fails leaves nothing half-done, and the next start does it again.
+  const reason = `the start-up work on the database did not finish (${(error as Error)?.message}); start again once the database answers`;
+  await refuse(new Error(reason), 2);
+  throw error; // unreachable: refuse exits
 }
 
 if (service.generatedAdminKey) {

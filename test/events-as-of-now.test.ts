@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownerRoundsDone } from "./support/metrics.js";
+import { storedChangedPlayers } from "./support/changed-players.js";
 import { startTestService, type TestService } from "./support/service.js";
 import { byName, queueOf, waitFor } from "./support/events.js";
 import { CohortModel, sorted, type ModelFilter } from "./support/cohort-model.js";
@@ -103,7 +104,7 @@ async function seeded(p: Awaited<ReturnType<typeof project>>, model: CohortModel
  */
 async function interleave(p: Awaited<ReturnType<typeof project>>, model: CohortModel, publicKey: string) {
   const wrong: string[] = [];
-  let changes = 0;
+  const changed = new Set<string>();
   for (let trial = 0; trial < TRIALS; trial++) {
     const partner = `player-${String((trial * 7) % PLAYERS).padStart(2, "0")}`;
     const asTag = trial % 2 === 0;
@@ -114,14 +115,14 @@ async function interleave(p: Awaited<ReturnType<typeof project>>, model: CohortM
         ? { partner_user_id: partner, traits: { tier: "vip" } }
         : { partner_user_id: partner, traits_unset: ["tier"] };
     await p.post("/v1/players/update", { players: [entry] }, publicKey);
-    if (asTag ? model.tag(partner, "vip", on) : model.trait(partner, "tier", on ? "vip" : null)) changes++;
+    if (asTag ? model.tag(partner, "vip", on) : model.trait(partner, "tier", on ? "vip" : null)) changed.add(partner);
     const filter: ModelFilter = asTag ? { tags: ["vip"] } : { traits: { tier: "vip" } };
     const got = await p.readAll(filter);
     const want = p.expected(model, filter);
     if (JSON.stringify(got) !== JSON.stringify(want)) wrong.push(`trial ${trial}: ${JSON.stringify({ got, want })}`);
   }
   expect(wrong).toEqual([]);
-  return changes;
+  return changed;
 }
 
 describe("read your writes: charts count every acknowledged player change", () => {
@@ -158,12 +159,10 @@ describe("read your writes: charts count every acknowledged player change", () =
       await first.service.close(1_000);
       await first.database.close();
       svc = await startTestService({ EVENT_WORKER: "off", DB_NAME: first.config.dbName });
-      const changes = await interleave(p, model, keys.publicKey);
-      // The worker moved none of it: every change is still waiting for its resync.
-      const waiting = await svc.database.db
-        .collection("event_player_changes")
-        .findOne({ _id: keys.projectId as never });
-      expect(Object.keys(waiting?.changes ?? {})).toHaveLength(changes);
+      const changed = await interleave(p, model, keys.publicKey);
+      // The worker moved none of it: every changed player is still waiting for its resync, one entry each.
+      const waiting = await storedChangedPlayers(svc, keys.projectId);
+      expect(waiting.keys).toEqual([...changed].map((partner) => `u:${partner}`).sort());
 
       // A fold the worker has not moved either: the device's history counts for its player (gold) at once.
       await p.post(

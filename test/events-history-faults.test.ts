@@ -4,6 +4,7 @@ import { serviceBehindProxy, type DbProxy } from "./support/db-proxy.js";
 import type { TestService } from "./support/service.js";
 import { needsOwner } from "../src/db/engine.js";
 import { bruteForce, byName, queueOf, waitFor } from "./support/events.js";
+import { storedChangedPlayers } from "./support/changed-players.js";
 import { ownerRoundsDone } from "./support/metrics.js";
 
 let proxy: DbProxy;
@@ -61,10 +62,9 @@ describe("a history move cut off by a database failure", () => {
     // database does.
     await ownerRoundsDone(svc);
     if (!needsOwner(svc.database)) {
-      const changes = svc.database.db.collection("event_player_changes");
       await waitFor(
-        async () => (await changes.findOne({ _id: projectId as never }))?.changes,
-        (pending) => Object.keys(pending ?? {}).length === 0,
+        () => storedChangedPlayers(svc, projectId),
+        ({ keys }) => keys.length === 0,
       );
     }
     expect(byName((await post("/v1/events/trends", { from: day, to: day, tags: ["vip"] })).body)).toEqual(

@@ -4,6 +4,7 @@ import { engineOf, needsOwner } from "../src/db/engine.js";
 import { Players } from "../src/players/players.js";
 import { createPlayerStores } from "../src/players/stores.js";
 import type { HistoryFollower } from "../src/players/written-profiles.js";
+import { storedChangedPlayers } from "./support/changed-players.js";
 import { waitFor } from "./support/events.js";
 import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
@@ -14,50 +15,46 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
-/** The changes the database lists for the project, by id. */
-async function storedChanges(service: TestService, projectId: string): Promise<Record<string, { t?: string[] }>> {
-  const doc = await service.database.db.collection("event_player_changes").findOne({ _id: projectId as never });
-  return (doc?.changes as Record<string, { t?: string[] }> | undefined) ?? {};
-}
-
 /** Once the project's rounds are done: the owner's once its memory says so, elsewhere once the database lists none. */
 async function roundsDone(service: TestService, projectId: string) {
   await ownerRoundsDone(service);
   if (!needsOwner(service.database)) {
     await waitFor(
-      () => storedChanges(service, projectId),
-      (changes) => Object.keys(changes).length === 0,
+      () => storedChangedPlayers(service, projectId),
+      ({ keys }) => keys.length === 0,
     );
   }
 }
 
-describe("a round's change record", () => {
-  it("names the tags it moves, and leaves the database once its resync is applied (the owner's with its next change)", async () => {
+describe("the record of changed players", () => {
+  it("names the tags a round moves, and its players leave the database once their resync is applied (the owner's with its next record)", async () => {
     const { projectId, publicKey } = await svc.createProject();
     const update = (partner_user_id: string) =>
       svc.postOk("/v1/players/update", { players: [{ partner_user_id, tags_add: ["gold"] }] }, publicKey);
+    const owner = needsOwner(svc.database);
 
     await update("ann");
+    const recorded = await storedChangedPlayers(svc, projectId);
+    expect(recorded.tags).toEqual(["gold"]);
     await roundsDone(svc, projectId);
-    const first = await storedChanges(svc, projectId);
-    // Settled; the owner's database keeps it until the project's next change (or a clean stop).
-    expect(Object.values(first)).toEqual(needsOwner(svc.database) ? [expect.objectContaining({ t: ["gold"] })] : []);
+    // Settled; the owner's database keeps it until the project's next record (or a clean stop).
+    expect((await storedChangedPlayers(svc, projectId)).keys).toEqual(owner ? ["u:ann"] : []);
 
     await update("bob");
     await roundsDone(svc, projectId);
-    const second = Object.keys(await storedChanges(svc, projectId));
-    expect(second.filter((id) => id in first)).toEqual([]);
-    expect(second).toHaveLength(needsOwner(svc.database) ? 1 : 0);
+    expect((await storedChangedPlayers(svc, projectId)).keys).toEqual(owner ? ["u:bob"] : []);
   });
 
-  it("is removed at a clean stop once settled", async () => {
+  it("is removed at a clean stop once settled, tags and all", async () => {
     const own = await startTestService();
     try {
       const { projectId, publicKey } = await own.createProject();
       await own.postOk("/v1/players/update", { players: [{ partner_user_id: "cat", tags_add: ["blue"] }] }, publicKey);
       await roundsDone(own, projectId);
       await own.service.close(1_000);
-      expect(await storedChanges(own, projectId)).toEqual({});
+      const left = await storedChangedPlayers(own, projectId);
+      expect(left.keys).toEqual([]);
+      if (needsOwner(own.database)) expect(left.tags).toEqual([]);
     } finally {
       await own.database.db.dropDatabase();
       await own.database.close();

@@ -28,7 +28,7 @@ const playerCommandsOf = async (call: () => Promise<unknown>) =>
       name.includes(" player_") ||
       name.startsWith("findAndModify ") ||
       name.endsWith(" event_segments") ||
-      name.endsWith(" event_player_changes"),
+      name.endsWith(" player_changes"),
   );
 
 describe("players/update round trips", () => {
@@ -48,9 +48,7 @@ describe("players/update round trips", () => {
     expect(started.filter((name) => name.startsWith("find player_profiles"))).toEqual([]);
     expect(started).toContain("update player_profiles");
     expect(
-      started.filter((name) =>
-        /event_player_changes|registry|player_tags|findAndModify|insert event_segments/.test(name),
-      ),
+      started.filter((name) => /player_changes|registry|player_tags|findAndModify|insert event_segments/.test(name)),
     ).toEqual([]);
   });
 
@@ -68,7 +66,7 @@ describe("players/update round trips", () => {
       expect(index, `${name} in ${started.join(", ")}`).toBeGreaterThanOrEqual(0);
       return index;
     };
-    expect(at("update event_player_changes")).toBeLessThan(at("update player_profiles"));
+    expect(at("update player_changes")).toBeLessThan(at("update player_profiles"));
     expect(at("update player_tag_members")).toBeGreaterThan(at("update player_profiles"));
     // The resync (its queue counter first) only once membership and counts are written.
     expect(at("findAndModify event_queue")).toBeGreaterThan(at("update player_tag_members"));

@@ -2,7 +2,7 @@ import { UnavailableError } from "../errors.js";
 import { traitIndexEntry } from "../players/normalise.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { EVERYONE } from "./cohort-rollup-store.js";
-import type { PendingChange, PlayerChangeStore } from "../players/player-change-store.js";
+import type { ChangedPlayer, ChangedPlayers } from "../players/changed-players.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
 import type { PlayerRollupStore } from "./player-rollup-store.js";
 import type { DayCounts, PlayerRollup } from "./player-rollup.js";
@@ -25,7 +25,7 @@ export interface BaseCounts {
 }
 
 export interface AsOfNowOptions {
-  changes: PlayerChangeStore;
+  changes: ChangedPlayers;
   queue: QueueStateStore;
   playerRollups: PlayerRollupStore;
   directory: PlayerDirectory;
@@ -36,7 +36,7 @@ type Groups = Map<string, string[]>;
 
 /**
  * Read your writes for every chart: the rollups lag the player changes the
- * worker has not moved yet (a small, recorded set: player-change-store.ts),
+ * worker has not moved yet (the changed players, one entry each: changed-players.ts),
  * so each read counts those players itself, from their histories and their
  * cohorts as of now, in place of what the rollups say of them. The rollups
  * and the histories are read at one queue state: the cursor is read before
@@ -56,10 +56,10 @@ export class AsOfNow {
   ): Promise<CohortDays[]> {
     const { changes, queue, playerRollups } = this.options;
     for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
-      const pending = await changes.pending(projectId);
-      if (pending.length === 0) return (await Promise.all(filters.map((f) => read(f, new Set())))).map((b) => b.counts);
+      const waiting = await changes.waiting(projectId);
+      if (waiting.length === 0) return (await Promise.all(filters.map((f) => read(f, new Set())))).map((b) => b.counts);
       const { applied, ahead } = await queue.read();
-      const groups = await this.groupsOf(projectId, pending);
+      const groups = await this.groupsOf(projectId, waiting);
       const keys = new Set([...groups.values()].flat());
       const bases = await Promise.all(filters.map((filter) => read(filter, keys)));
       const histories = await playerRollups.read(projectId, [...keys]);
@@ -71,10 +71,10 @@ export class AsOfNow {
   }
 
   /** The changed players grouped by where their history belongs now; a recorded fold counts once it is made. */
-  private async groupsOf(projectId: string, pending: readonly PendingChange[]): Promise<Groups> {
-    const sources = [...new Set(pending.flatMap((change) => change.folds.map((fold) => fold.from)))];
+  private async groupsOf(projectId: string, waiting: readonly ChangedPlayer[]): Promise<Groups> {
+    const sources = waiting.flatMap((player) => (player.into === null ? [] : [player.identityKey]));
     const targets = sources.length > 0 ? await this.options.directory.foldTargets(projectId, sources) : new Map();
-    const keys = new Set(pending.flatMap((change) => [...change.identityKeys, ...change.folds.map((f) => f.into)]));
+    const keys = new Set(waiting.map((player) => player.into ?? player.identityKey));
     for (const source of targets.keys()) keys.add(source);
     const groups: Groups = new Map();
     for (const key of keys) {

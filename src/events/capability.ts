@@ -11,7 +11,7 @@ import { Events } from "./events.js";
 import { PlanStore } from "./plan-store.js";
 import { PlayerHistoryQueue } from "./player-history-queue.js";
 import type { PlayerDirectory } from "./player-directory.js";
-import type { PlayerChangeStore } from "../players/player-change-store.js";
+import type { ChangedPlayers } from "../players/changed-players.js";
 import { PlayerRollupStore } from "./player-rollup-store.js";
 import { QueueStateStore } from "./queue-state-store.js";
 import { Retention } from "./retention.js";
@@ -62,8 +62,8 @@ export interface CreateEventsOptions {
   dbTimeoutMs: number;
   /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
   directory: PlayerDirectory;
-  /** The players' recorded changes: charts correct for them, the worker settles them. */
-  changes: PlayerChangeStore;
+  /** The players' changed players: charts correct for them, the worker settles them. */
+  changes: ChangedPlayers;
   /** Lease, polling and test hooks of the apply worker. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
 }

@@ -14,7 +14,7 @@ export class PlayerHistoryQueue implements HistoryFollower {
    * linked devices) and its membership: the written players' histories follow
    * their tags and traits as of now, and a folded profile's history moves to
    * the player it was folded into. One queue segment, in order with the
-   * events, settling the recorded change once applied. Idempotent.
+   * events, settling the players recorded under `recorded` once applied. Idempotent.
    */
   async queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void> {
     if (written.length === 0) return;

@@ -15,7 +15,7 @@ export type SegmentWork =
       kind: "resync";
       identityKeys: string[];
       folds?: { from: string; into: string }[];
-      /** The recorded player change (player-change-store.ts) this settles once applied. */
+      /** The stamp of the changed players (changed-players.ts) this settles once applied. */
       change?: string;
     }
   /** A trait key turns on: its holders' histories move into its cohorts. */

@@ -3,7 +3,7 @@ import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
-import type { PlayerChangeStore } from "../players/player-change-store.js";
+import type { ChangedPlayers } from "../players/changed-players.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
@@ -25,8 +25,8 @@ export interface WorkerOptions extends PlanningDeps {
   segments: SegmentStore;
   plans: PlanStore;
   cohortRollups: CohortRollupStore;
-  /** Player changes recorded for the charts: a resync carrying one settles it. */
-  changes: PlayerChangeStore;
+  /** The changed players recorded for the charts: a resync carrying their stamp settles them. */
+  changes: ChangedPlayers;
   changeRepair: ChangeRepair;
   retention: Retention;
   clock: Clock;
@@ -228,7 +228,8 @@ export class ApplyWorker {
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (segment.work?.kind === "sum") await this.sumReady(segment.projectId!, seq, segment.work.id);
     if (segment.work?.kind === "resync" && segment.work.change) {
-      await this.options.changes.settle(segment.projectId!, segment.work.change);
+      const { change, identityKeys, folds = [] } = segment.work;
+      await this.options.changes.settle(segment.projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]);
     }
     this.planLeftBehind = false;
   }

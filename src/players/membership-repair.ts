@@ -2,6 +2,14 @@ import type { Logger } from "../log.js";
 import type { MembershipChange } from "./membership-buckets.js";
 import type { PlayerStores } from "./stores.js";
 
+/** Players one step of the repair completes: a read of their profiles and a write of their membership. */
+const REPAIR_SLICE = 500;
+
+const slicesOf = (keys: readonly string[]): string[][] =>
+  Array.from({ length: Math.ceil(keys.length / REPAIR_SLICE) }, (_, i) =>
+    keys.slice(i * REPAIR_SLICE, (i + 1) * REPAIR_SLICE),
+  );
+
 /** The players whose membership of `tags` a round may have left behind their profiles. */
 export interface RoundMembership {
   projectId: string;
@@ -21,23 +29,23 @@ export interface RepairOptions {
 }
 
 /**
- * Makes tag membership and players_count match the profiles for the tags of
- * every recorded change still pending (a crash between a round's profile
- * write and its membership write leaves one).
+ * Makes tag membership and players_count match the profiles for the changed
+ * players still recorded (a crash between a round's profile write and its
+ * membership write leaves some) and the tags their rounds moved,
+ * REPAIR_SLICE players a step.
  */
 export async function repairMembership(options: RepairOptions): Promise<void> {
   const { stores } = options;
   const before = new Date(options.now.getTime() - options.graceMs);
-  const rounds: RoundMembership[] = (await stores.changes.olderThan(before))
-    .map(({ projectId, change }) => ({
-      projectId,
-      identityKeys: [...change.identityKeys, ...change.folds.map((fold) => fold.from)],
-      tags: change.tags,
-    }))
+  const rounds: RoundMembership[] = (await stores.changes.stale(before))
+    .flatMap(({ projectId, players, tags }) =>
+      slicesOf(players.map((player) => player.identityKey)).map((identityKeys) => ({ projectId, identityKeys, tags })),
+    )
     .filter((round) => round.tags.length > 0);
   for (const round of rounds) await completeMembership(stores, round);
   await stores.membership.writeBehindNow();
-  if (rounds.length > 0) options.log?.info({ rounds: rounds.length }, "tag membership repaired after a crash");
+  const players = rounds.reduce((n, round) => n + round.identityKeys.length, 0);
+  if (rounds.length > 0) options.log?.info({ players, steps: rounds.length }, "tag membership repaired after a crash");
 }
 
 /**

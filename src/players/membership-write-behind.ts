@@ -32,7 +32,7 @@ interface ProjectState {
  * first, reach the database: a project's are written together once no change
  * came for QUIET_MS, or after MAX_WAIT_MS while changes keep coming, so a
  * bucket many rounds change is written once. A write that fails keeps them
- * waiting and is tried again. A round's change record stays until its resync
+ * waiting and is tried again. A round's changed players stay recorded until its resync
  * is applied, and the resync is queued once `written` says its membership is
  * in the database, so a crash before that is repaired from the record.
  */

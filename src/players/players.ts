@@ -19,7 +19,7 @@ import type { ProfileQuery } from "./profile-store.js";
 import type { ProfileRecord } from "./profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
 import { Search, type TagRecord } from "./search.js";
-import type { PlayerChangeStore } from "./player-change-store.js";
+import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./stores.js";
 import type { TagMetadata } from "./tag-store.js";
 import { registryLock } from "./round-locks.js";
@@ -79,7 +79,7 @@ export class Players {
   /** players/update calls with a request_id: each answered once, its retries with the same answer. */
   readonly replays: UpdateReplays;
   /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
-  readonly changes: PlayerChangeStore;
+  readonly changes: ChangedPlayers;
 
   private readonly log: Logger | undefined;
 
@@ -165,9 +165,9 @@ export class Players {
 
   /**
    * A clean stop, once no call is left: membership kept in memory is written,
-   * then the resyncs that waited for it are queued, and the changes the
-   * owner settled are removed (a crash instead leaves their recorded changes
-   * to the repairs). Waits at most `graceMs` for the resyncs.
+   * then the resyncs that waited for it are queued, and the changed players
+   * the owner settled are removed from the record (a crash instead leaves
+   * them to the repairs). Waits at most `graceMs` for the resyncs.
    */
   async stop(graceMs: number): Promise<void> {
     const warn = (what: string) => (error: unknown) =>

@@ -35,7 +35,7 @@ interface Begun {
 
 /**
  * The writing half of a players round (WritePath decides, under the players'
- * locks): the round's change record, its profiles up to the commit point,
+ * locks): the round's changed players recorded, its profiles up to the commit point,
  * then its membership and counts, then the resync of its event histories.
  */
 export class RoundWriter {
@@ -51,7 +51,7 @@ export class RoundWriter {
   }
 
   /**
-   * Writes a round: its change record (when it moves any cohort or folds)
+   * Writes a round: its changed players recorded (when it moves any cohort or folds)
    * beside the device links (before any fold, see foldLateLinks), the
    * tombstones of folded profiles (each keeping the data its fold merges),
    * then the profiles; then membership and counts, then the players' event
@@ -91,7 +91,7 @@ export class RoundWriter {
   }
 
   /**
-   * The round's change record (what charts count as of now from then on, and
+   * The round's changed players recorded (what charts count as of now from then on, and
    * what a crash's repair completes), beside its device links. A failure
    * fails the round before any profile is written.
    */
@@ -160,8 +160,8 @@ export class RoundWriter {
   }
 
   /**
-   * The resync, once the round's membership is in the database (its apply settles the change record). A failure is
-   * logged: the recorded change stays pending, and the events side's check queues it again.
+   * The resync, once the round's membership is in the database (its apply settles the players' entries). A failure is
+   * logged: the recorded players stay waiting, and the events side's check queues it again.
    */
   private async queueResync(projectId: string, resync: readonly WrittenProfile[], recorded: string | null) {
     try {
@@ -170,7 +170,7 @@ export class RoundWriter {
     } catch (error) {
       this.options.log?.warn(
         { projectId, error: (error as Error)?.message },
-        "players round: profiles written, their event histories not queued; the recorded change is queued later",
+        "players round: profiles written, their event histories not queued; the recorded players are queued later",
       );
     }
   }

@@ -3,7 +3,7 @@ import { AccountLinkStore } from "./account-link-store.js";
 import { DeviceLinkStore } from "./device-link-store.js";
 import { MembershipStore } from "./membership-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
-import { PlayerChangeStore } from "./player-change-store.js";
+import { ChangedPlayers } from "./changed-players.js";
 import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
 import { ProfileStore } from "./profile-store.js";
@@ -17,7 +17,7 @@ export interface PlayerStores {
   profiles: ProfileStore;
   tags: TagStore;
   membership: MembershipStore;
-  changes: PlayerChangeStore;
+  changes: ChangedPlayers;
   traitKeys: TraitKeyStore;
   counters: RegistryCounterStore;
   devices: DeviceLinkStore;
@@ -32,7 +32,7 @@ export function createPlayerStores(db: Db, engine: Engine, log?: Logger): Player
     profiles: new ProfileStore(db, engine),
     tags: new TagStore(db, engine),
     membership: new MembershipStore(db, engine, log),
-    changes: new PlayerChangeStore(db, engine),
+    changes: new ChangedPlayers(db, engine),
     traitKeys: new TraitKeyStore(db, engine),
     counters: new RegistryCounterStore(db),
     devices: new DeviceLinkStore(db, engine),

@@ -1,6 +1,6 @@
 import type { DeviceLink } from "./device-link-store.js";
 import { deviceKey, partnerKey } from "./identity-key.js";
-import type { PlayerChange } from "./player-change-store.js";
+import type { PlayerChange } from "./changed-players.js";
 import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile.js";
 
 /** A profile a round wrote; `foldedInto` when it was folded into another (a tombstone now, or a device just linked). */
@@ -13,8 +13,8 @@ export interface WrittenProfile {
 export interface HistoryFollower {
   /**
    * After a round's profiles and membership are written: queues the move of
-   * the histories of `written`, which settles the change recorded as
-   * `recorded` (PlayerChangeStore) once applied.
+   * the histories of `written`, which settles the changed players recorded
+   * under the stamp `recorded` (ChangedPlayers) once applied.
    */
   queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void>;
 }

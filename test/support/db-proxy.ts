@@ -15,6 +15,8 @@ export class DbProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   private droppingReplies = false;
+  /** The bytes whose first sending turns dropping replies on (dropRepliesFrom). */
+  private dropFrom: Buffer | undefined;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -41,6 +43,11 @@ export class DbProxy {
   /** Passes commands on but drops the database's replies until `restore`, as a connection lost mid-reply does. */
   dropReplies(): void {
     this.droppingReplies = true;
+  }
+
+  /** As dropReplies, from the first command whose bytes hold `text` (a collection's name) on. */
+  dropRepliesFrom(text: string): void {
+    this.dropFrom = Buffer.from(text);
   }
 
   /** Drops every connection and refuses new ones until `restore`. */
@@ -74,7 +81,10 @@ export class DbProxy {
           upstream.destroy();
         });
       }
-      client.pipe(upstream);
+      client.on("data", (command: Buffer) => {
+        if (this.dropFrom && command.includes(this.dropFrom)) [this.droppingReplies, this.dropFrom] = [true, undefined];
+        upstream.write(command);
+      });
       upstream.on("data", (reply: Buffer) => {
         if (!this.droppingReplies) client.write(reply);
       });

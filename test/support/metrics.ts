@@ -31,3 +31,11 @@ export async function ownerRoundsDone(svc: TestService): Promise<void> {
     ([unwritten = 0, unsettled = 0]) => unwritten === 0 && unsettled === 0,
   );
 }
+
+/** Until the owner of an embedded database has written the membership it keeps in memory (at once elsewhere). */
+export async function ownerMembershipWritten(svc: TestService): Promise<void> {
+  await waitFor(
+    () => metricsOf(svc, ["platform_owner_membership_unwritten"]),
+    ([unwritten = 0]) => unwritten === 0,
+  );
+}
