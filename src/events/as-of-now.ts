@@ -51,10 +51,25 @@ export class AsOfNow {
     filters: readonly CohortFilter[],
     read: (filter: CohortFilter, excluded: ReadonlySet<string>) => Promise<BaseCounts>,
   ): Promise<CohortDays[]> {
+    const { bases, changed } = await this.read(projectId, filters, read);
+    return bases.map((base, i) => corrected(base, filters[i], changed));
+  }
+
+  /**
+   * `read` each filter, leaving out the changed players, and those players'
+   * histories and cohorts as of now, all at one queue state: what every
+   * correction (counts above, the KPIs' players) starts from.
+   */
+  async read<Base>(
+    projectId: string,
+    filters: readonly CohortFilter[],
+    read: (filter: CohortFilter, excluded: ReadonlySet<string>) => Promise<Base>,
+  ): Promise<{ bases: Base[]; changed: ChangedPlayer[] }> {
     const { changes, queue, playerRollups } = this.options;
     for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
       const pending = await changes.pending(projectId);
-      if (pending.length === 0) return (await Promise.all(filters.map((f) => read(f, new Set())))).map((b) => b.counts);
+      if (pending.length === 0)
+        return { bases: await Promise.all(filters.map((f) => read(f, new Set()))), changed: [] };
       const { applied, ahead } = await queue.read();
       const groups = await this.groupsOf(projectId, pending);
       const keys = new Set([...groups.values()].flat());
@@ -62,7 +77,12 @@ export class AsOfNow {
       const histories = await playerRollups.read(projectId, [...keys]);
       if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) continue;
       const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
-      return bases.map((base, i) => corrected(base, filters[i], groups, histories, now));
+      const changed = [...groups].map(([target, members]) => ({
+        target,
+        histories: members.flatMap((key) => histories.get(key) ?? []),
+        now: now.get(target),
+      }));
+      return { bases, changed };
     }
     throw new UnavailableError("event histories kept moving during the read; try again");
   }
@@ -83,31 +103,39 @@ export class AsOfNow {
   }
 }
 
-/** `base` with each group's stored contribution taken out and its contribution as of now put in. */
-function corrected(
-  base: BaseCounts,
-  filter: CohortFilter,
-  groups: Groups,
-  histories: ReadonlyMap<string, PlayerRollup>,
-  now: ReadonlyMap<string, PlayerCohorts>,
-): CohortDays {
-  const counts = structuredClone(base.counts);
-  for (const [target, keys] of groups) {
-    const merged: DayCounts = {};
-    for (const key of keys) {
-      const history = histories.get(key);
-      if (!history) continue;
-      const counted = base.cohort !== null && (base.cohort === EVERYONE || history.cohorts.includes(base.cohort));
-      for (const [day, names] of Object.entries(history.days)) {
-        for (const [field, events] of Object.entries(names)) {
-          if (events <= 0) continue;
-          (merged[day] ??= {})[field] = (merged[day]?.[field] ?? 0) + events;
-          if (counted) add(counts, day, field, -events, -1);
-        }
+/** The stored histories that are one player's now (a made fold's device with its player), with its cohorts now. */
+export interface ChangedPlayer {
+  target: string;
+  histories: PlayerRollup[];
+  now: PlayerCohorts | undefined;
+}
+
+/** A changed player's history as of now: the days of every history it gathers. */
+export function mergedDays(player: ChangedPlayer): DayCounts {
+  const merged: DayCounts = {};
+  for (const history of player.histories) {
+    for (const [day, names] of Object.entries(history.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events > 0) (merged[day] ??= {})[field] = (merged[day]?.[field] ?? 0) + events;
       }
     }
-    if (!matchesNow(filter, now.get(target))) continue;
-    for (const [day, names] of Object.entries(merged)) {
+  }
+  return merged;
+}
+
+/** `base` with each changed player's stored contribution taken out and its contribution as of now put in. */
+function corrected(base: BaseCounts, filter: CohortFilter, changed: readonly ChangedPlayer[]): CohortDays {
+  const counts = structuredClone(base.counts);
+  for (const player of changed) {
+    for (const history of player.histories) {
+      const counted = base.cohort !== null && (base.cohort === EVERYONE || history.cohorts.includes(base.cohort));
+      if (!counted) continue;
+      for (const [day, names] of Object.entries(history.days)) {
+        for (const [field, events] of Object.entries(names)) if (events > 0) add(counts, day, field, -events, -1);
+      }
+    }
+    if (!matchesNow(filter, player.now)) continue;
+    for (const [day, names] of Object.entries(mergedDays(player))) {
       for (const [field, events] of Object.entries(names)) add(counts, day, field, events, 1);
     }
   }

@@ -9,12 +9,20 @@ import {
   RejectedEventSchema,
   TrendsResponseSchema,
 } from "../../../gen/platformapi/v1/events_pb.js";
+import {
+  ActivePointSchema,
+  ActiveResponseSchema,
+  ActiveSeriesSchema,
+  RetentionCohortSchema,
+  RetentionResponseSchema,
+  RetentionSeriesSchema,
+} from "../../../gen/platformapi/v1/kpis_pb.js";
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths, unreadableTimestamps } from "../protocol.js";
-import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
+import { incomingEvents, readQuery, retentionOptions, trendsOptions } from "./event-requests.js";
 
-/** EventService: queued ingestion, trends and event names. */
+/** EventService: queued ingestion, trends, event names and the KPIs (retention, active players). */
 export function createEventService({ events }: { events: Events }): ServiceImpl<typeof EventService> {
   return {
     async ingest(req, ctx) {
@@ -43,6 +51,39 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
       const { names, freshness } = await events.names(projectOf(ctx), readQuery(req, ctx.values.get(protoKeyPaths)));
       return create(ListNamesResponseSchema, {
         names: names.map(({ name, events }) => create(EventNameCountSchema, { name, events: BigInt(events) })),
+        ...freshnessOf(freshness),
+      });
+    },
+
+    async retention(req, ctx) {
+      const { series, freshness } = await events.retention(projectOf(ctx), {
+        query: readQuery(req, ctx.values.get(protoKeyPaths)),
+        ...retentionOptions(req),
+      });
+      return create(RetentionResponseSchema, {
+        series: series.map(({ tag, values }) =>
+          create(RetentionSeriesSchema, {
+            tag: tag ?? undefined,
+            cohorts: values.map((cohort) => create(RetentionCohortSchema, cohort)),
+          }),
+        ),
+        ...freshnessOf(freshness),
+      });
+    },
+
+    async active(req, ctx) {
+      const { series, freshness } = await events.active(projectOf(ctx), {
+        query: readQuery(req, ctx.values.get(protoKeyPaths)),
+        names: [...new Set(req.names)],
+        splitByTags: req.splitBy === "tags",
+      });
+      return create(ActiveResponseSchema, {
+        series: series.map(({ tag, values }) =>
+          create(ActiveSeriesSchema, {
+            tag: tag ?? undefined,
+            points: values.map((point) => create(ActivePointSchema, point)),
+          }),
+        ),
         ...freshnessOf(freshness),
       });
     },
