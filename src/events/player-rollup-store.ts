@@ -134,10 +134,13 @@ export class PlayerRollupStore {
 
   /**
    * The histories of `identityKeys` (every history of the project when null) as slots of one numbering of their
-   * (day, name field) pairs: what the KPIs read. From memory where it holds them, the rest from the database (a scan
-   * of the project for all, else by `_id` in slices of READ_SLICE); folded devices' (empty) histories left out.
+   * (day, name field) pairs: what the KPIs read. From the owner's memory (filled with the project, when it fits),
+   * the rest from the database (a scan of the project for all, else by `_id` in slices of READ_SLICE); folded
+   * devices' (empty) histories left out.
    */
   async slotted(projectId: string, identityKeys: readonly string[] | null): Promise<SlottedHistories> {
+    // A project not yet applied since the start (nothing waits to be written for it) is filled as the worker fills it.
+    if (this.memory) await this.memory.fill(projectId, () => this.scan(projectId));
     const remembered = this.memory?.slotted(projectId, identityKeys);
     const numbers = remembered?.numbers ?? this.memory?.numbersOf(projectId) ?? new SlotNumbers();
     const players = remembered?.players ?? new Map();
