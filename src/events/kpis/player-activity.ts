@@ -39,10 +39,13 @@ export class PlayerActivity {
     const { numbers, players } = await playerRollups.slotted(projectId, keys);
     const changedSlots = changed.map((player) => slotsOf(mergedDays(player), numbers));
     const cohorts = bases.map((base, i) => {
-      const found =
-        "keys" in base
-          ? base.keys.flatMap((key) => players.get(key) ?? [])
-          : [...players].flatMap(([key, history]) => (base.allBut.has(key) ? [] : [history]));
+      const found: HistorySlots[] = [];
+      if ("keys" in base) {
+        for (const key of base.keys) {
+          const history = players.get(key);
+          if (history) found.push(history);
+        }
+      } else for (const [key, history] of players) if (!base.allBut.has(key)) found.push(history);
       changed.forEach((player, j) => matchesNow(filters[i], player.now) && found.push(changedSlots[j]));
       return found;
     });
