@@ -42,31 +42,37 @@ export function activePoints(activity: CohortActivity, spec: ActiveSpec): Active
     slotDay[slot] = number >= spec.firstDay && (!fields || fields.has(field)) ? number : NONE;
   });
   const marked = new Int32Array(length + MONTH - 1).fill(-1);
+  // A player's active days as window offsets, ascending: reused for every player.
+  const active = new Int32Array(marked.length);
   return activity.cohorts.map((histories) => {
-    const dau = new Array<number>(length).fill(0);
-    const newPlayers = new Array<number>(length).fill(0);
-    const weekly = new Array<number>(length + 1).fill(0);
-    const monthly = new Array<number>(length + 1).fill(0);
+    const dau = new Int32Array(length);
+    const newPlayers = new Int32Array(length);
+    const weekly = new Int32Array(length + 1);
+    const monthly = new Int32Array(length + 1);
     histories.forEach(({ slots }, player) => {
       let first = Infinity;
-      for (const slot of slots) {
-        const day = slotDay[slot];
+      let count = 0;
+      let ascending = true;
+      for (let i = 0; i < slots.length; i++) {
+        const day = slotDay[slots[i]];
         if (day === NONE) continue;
-        first = Math.min(first, day);
+        if (day < first) first = day;
         const offset = day - windowStart;
-        if (offset >= 0 && offset < marked.length) marked[offset] = player;
+        if (offset < 0 || offset >= marked.length || marked[offset] === player) continue;
+        marked[offset] = player;
+        if (count > 0 && active[count - 1] > offset) ascending = false;
+        active[count++] = offset;
       }
       if (first >= spec.from && first <= spec.to) newPlayers[first - spec.from]++;
-      const active: number[] = [];
-      for (let offset = 0; offset < marked.length; offset++) if (marked[offset] === player) active.push(offset);
-      for (const offset of active) if (offset >= MONTH - 1) dau[offset - (MONTH - 1)]++;
-      addSpans(weekly, active, WEEK, windowStart - spec.from);
-      addSpans(monthly, active, MONTH, windowStart - spec.from);
+      if (!ascending) active.subarray(0, count).sort();
+      for (let i = 0; i < count; i++) if (active[i] >= MONTH - 1) dau[active[i] - (MONTH - 1)]++;
+      addSpans(weekly, active, count, WEEK, windowStart - spec.from);
+      addSpans(monthly, active, count, MONTH, windowStart - spec.from);
     });
     marked.fill(-1);
     const wau = running(weekly);
     const mau = running(monthly);
-    return dau.map((count, i) => ({
+    return Array.from(dau, (count, i) => ({
       date: dayOfNumber(spec.from + i),
       dau: count,
       wau: wau[i],
@@ -77,30 +83,33 @@ export function activePoints(activity: CohortActivity, spec: ActiveSpec): Active
 }
 
 /**
- * Counts a player once on each day of the range within `width` days after one of its `active` days (sorted window
- * offsets; `shift` turns one into a range index): the spans merged, added as differences.
+ * Counts a player once on each day of the range within `width` days after one of its `count` first `active` days
+ * (ascending window offsets; `shift` turns one into a range index): the spans merged, added as differences.
  */
-function addSpans(differences: number[], active: readonly number[], width: number, shift: number): void {
+function addSpans(differences: Int32Array, active: Int32Array, count: number, width: number, shift: number): void {
   const last = differences.length - 2;
-  let [start, end] = [NaN, NaN];
+  let start = 0;
+  let end = -Infinity;
   const flush = () => {
-    const [low, high] = [Math.max(start, 0), Math.min(end, last)];
+    const low = Math.max(start, 0);
+    const high = Math.min(end, last);
     if (low > high) return;
     differences[low]++;
     differences[high + 1]--;
   };
-  for (const offset of active) {
-    const day = offset + shift;
+  for (let i = 0; i < count; i++) {
+    const day = active[i] + shift;
     if (day <= end + 1) end = day + width - 1;
     else {
-      if (!Number.isNaN(start)) flush();
-      [start, end] = [day, day + width - 1];
+      if (end !== -Infinity) flush();
+      start = day;
+      end = day + width - 1;
     }
   }
-  if (!Number.isNaN(start)) flush();
+  if (end !== -Infinity) flush();
 }
 
-function running(differences: readonly number[]): number[] {
+function running(differences: Int32Array): number[] {
   let total = 0;
-  return differences.slice(0, -1).map((difference) => (total += difference));
+  return Array.from(differences.subarray(0, differences.length - 1), (difference) => (total += difference));
 }

@@ -49,28 +49,31 @@ export function retentionTables(activity: CohortActivity, spec: RetentionSpec): 
   });
   const cohortCount = toPeriod - fromPeriod + 1;
   const seen = new Int32Array(periods + 1).fill(-1);
+  const unbounded = spec.mode === "unbounded";
   return activity.cohorts.map((histories) => {
     const players = new Array<number>(cohortCount).fill(0);
-    const returned = Array.from({ length: cohortCount }, () => new Array<number>(periods + 1).fill(0));
+    const returned = Array.from({ length: cohortCount }, () => new Int32Array(periods + 1));
     histories.forEach(({ slots }, player) => {
       let start = Infinity;
-      for (const slot of slots)
-        if (isStart[slot] && slotPeriod[slot] !== NONE) start = Math.min(start, slotPeriod[slot]);
+      for (let i = 0; i < slots.length; i++) {
+        const period = slotPeriod[slots[i]];
+        if (isStart[slots[i]] && period !== NONE && period < start) start = period;
+      }
       if (start < fromPeriod || start > toPeriod) return;
       const row = returned[start - fromPeriod];
       players[start - fromPeriod]++;
       let last = -1;
-      for (const slot of slots) {
+      for (let i = 0; i < slots.length; i++) {
+        const slot = slots[i];
         if (!isReturn[slot] || slotPeriod[slot] === NONE) continue;
         const k = slotPeriod[slot] - start;
         if (k < 0) continue;
-        last = Math.max(last, k);
-        if (spec.mode === "n_day" && k <= periods && seen[k] !== player) {
-          seen[k] = player;
-          row[k]++;
-        }
+        if (k > last) last = k;
+        if (unbounded || k > periods || seen[k] === player) continue;
+        seen[k] = player;
+        row[k]++;
       }
-      if (spec.mode === "unbounded") for (let k = 0; k <= Math.min(last, periods); k++) row[k]++;
+      if (unbounded) for (let k = 0; k <= Math.min(last, periods); k++) row[k]++;
     });
     seen.fill(-1);
     return players.map((count, i) => {
@@ -79,7 +82,7 @@ export function retentionTables(activity: CohortActivity, spec: RetentionSpec): 
       return {
         date: dayOfNumber(Math.max(spec.from, periodStart(period, interval))),
         players: count,
-        returned: returned[i].slice(0, Math.max(0, begun + 1)),
+        returned: Array.from(returned[i].subarray(0, Math.max(0, begun + 1))),
       };
     });
   });
