@@ -64,7 +64,11 @@ export function activePoints(activity: CohortActivity, spec: ActiveSpec): Active
         active[count++] = offset;
       }
       if (first >= spec.from && first <= spec.to) newPlayers[first - spec.from]++;
-      if (!ascending) active.subarray(0, count).sort();
+      // Out of order (a late event's day): the marks, read across the window, are in order.
+      if (!ascending) {
+        count = 0;
+        for (let offset = 0; offset < marked.length; offset++) if (marked[offset] === player) active[count++] = offset;
+      }
       for (let i = 0; i < count; i++) if (active[i] >= MONTH - 1) dau[active[i] - (MONTH - 1)]++;
       addSpans(weekly, active, count, WEEK, windowStart - spec.from);
       addSpans(monthly, active, count, MONTH, windowStart - spec.from);
