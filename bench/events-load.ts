@@ -18,7 +18,16 @@ type Task =
       rate?: number;
     }
   | { kind: "query"; baseUrl: string; key: string; path: string; body: object; runs: number }
-  | { kind: "tag-change"; baseUrl: string; publicKey: string; privateKey: string; players: string[]; range: object };
+  | { kind: "tag-change"; baseUrl: string; publicKey: string; privateKey: string; players: string[]; range: object }
+  | {
+      kind: "retention-after-tags";
+      baseUrl: string;
+      publicKey: string;
+      privateKey: string;
+      players: string[];
+      range: object;
+      rounds: number;
+    };
 
 const task = JSON.parse(process.argv[2]) as Task;
 
@@ -113,6 +122,37 @@ async function tagChange(t: Extract<Task, { kind: "tag-change" }>) {
   };
 }
 
+/**
+ * Each round gives a new tag to all `players` in one update, then times the very next retention read split by
+ * that tag, and checks that it counts every one of them (they all start inside the range).
+ */
+async function retentionAfterTags(t: Extract<Task, { kind: "retention-after-tags" }>) {
+  const reads: number[] = [];
+  let shown = 0;
+  for (let round = 0; round < t.rounds; round++) {
+    const tag = `kpi_round_${round}`;
+    await post(t.baseUrl, "/v1/players/update", t.publicKey, {
+      players: t.players.map((player) => ({ partner_user_id: player, tags_add: [tag] })),
+    });
+    const at = performance.now();
+    const body = await post(t.baseUrl, "/v1/events/retention", t.privateKey, {
+      ...t.range,
+      split_by: "tags",
+      tags: [tag],
+    });
+    reads.push(performance.now() - at);
+    const players = body.series[0].cohorts.reduce((sum: number, c: { players: number }) => sum + c.players, 0);
+    if (players === t.players.length) shown++;
+  }
+  return { players: t.players.length, next_read: percentiles(reads), reads_showing_all: `${shown} of ${t.rounds}` };
+}
+
 const result =
-  task.kind === "ingest" ? await ingest(task) : task.kind === "query" ? await query(task) : await tagChange(task);
+  task.kind === "ingest"
+    ? await ingest(task)
+    : task.kind === "query"
+      ? await query(task)
+      : task.kind === "tag-change"
+        ? await tagChange(task)
+        : await retentionAfterTags(task);
 process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -7,6 +7,7 @@ const PARTS = [
   "support.ts",
   "events-load.ts",
   "events-raw.ts",
+  "kpis-raw.ts",
   "soak-load.ts",
   "verify-load.ts",
   "verify-bare.ts",

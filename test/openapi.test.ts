@@ -193,7 +193,7 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/players/update", { players: [], unknown: 1 }, privateKey)).status).toBe(400);
   });
 
-  it("events: ingest, trends and names", async () => {
+  it("events: ingest, trends, names, retention and active players", async () => {
     const ingest = await call(
       "/v1/events",
       {
@@ -214,6 +214,10 @@ describe("every /v1 answer matches the document", () => {
     expect(trends.status).toBe(200);
     expect((await call("/v1/events/names", { ...range, tags: ["vip"] }, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/events/trends", { from: range.to, to: range.from }, launch.privateKey)).status).toBe(400);
+    const retention = { ...range, interval: "week", periods: 3, return_name: "level_up", split_by: "tags" };
+    expect((await call("/v1/events/retention", retention, launch.privateKey)).status).toBe(200);
+    expect((await call("/v1/events/retention", range, launch.privateKey)).status).toBe(200);
+    expect((await call("/v1/events/active", { ...range, names: ["level_up"] }, launch.privateKey)).status).toBe(200);
   });
 
   it("events: summed properties, and trends with a sum", async () => {

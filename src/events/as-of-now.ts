@@ -54,10 +54,24 @@ export class AsOfNow {
     read: (filter: CohortFilter, excluded: ReadonlySet<string>) => Promise<BaseCounts>,
     sumIds: ReadonlySet<string> = new Set(),
   ): Promise<CohortDays[]> {
+    const { bases, changed } = await this.read(projectId, filters, read);
+    return bases.map((base, i) => corrected(base, filters[i], changed, sumIds));
+  }
+
+  /**
+   * `read` each filter, leaving out the changed players, and those players'
+   * histories and cohorts as of now, all at one queue state: what every
+   * correction (counts above, the KPIs' players) starts from.
+   */
+  async read<Base>(
+    projectId: string,
+    filters: readonly CohortFilter[],
+    read: (filter: CohortFilter, excluded: ReadonlySet<string>) => Promise<Base>,
+  ): Promise<{ bases: Base[]; changed: PlayerAsOfNow[] }> {
     const { changes, queue, playerRollups } = this.options;
     for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
       const waiting = await changes.waiting(projectId);
-      if (waiting.length === 0) return (await Promise.all(filters.map((f) => read(f, new Set())))).map((b) => b.counts);
+      if (waiting.length === 0) return { bases: await Promise.all(filters.map((f) => read(f, new Set()))), changed: [] };
       const { applied, ahead } = await queue.read();
       const groups = await this.groupsOf(projectId, waiting);
       const keys = new Set([...groups.values()].flat());
@@ -65,7 +79,12 @@ export class AsOfNow {
       const histories = await playerRollups.read(projectId, [...keys]);
       if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) continue;
       const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
-      return bases.map((base, i) => corrected(base, filters[i], groups, histories, now, sumIds));
+      const changed = [...groups].map(([target, members]) => ({
+        target,
+        histories: members.flatMap((key) => histories.get(key) ?? []),
+        now: now.get(target),
+      }));
+      return { bases, changed };
     }
     throw new UnavailableError("event histories kept moving during the read; try again");
   }
@@ -86,28 +105,41 @@ export class AsOfNow {
   }
 }
 
-/** `base` with each group's stored contribution taken out and its contribution as of now put in. */
+/** The stored histories that are one changed player's now (a made fold's device with its player), with its cohorts now. */
+export interface PlayerAsOfNow {
+  target: string;
+  histories: PlayerRollup[];
+  now: PlayerCohorts | undefined;
+}
+
+/** A changed player's history as of now: the days of every history it gathers. */
+export function mergedDays(player: PlayerAsOfNow): DayCounts {
+  const merged: DayCounts = {};
+  for (const history of player.histories) {
+    for (const [day, names] of Object.entries(history.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events > 0) (merged[day] ??= {})[field] = (merged[day]?.[field] ?? 0) + events;
+      }
+    }
+  }
+  return merged;
+}
+
+/** `base` with each changed player's stored contribution taken out and its contribution as of now put in. */
 function corrected(
   base: BaseCounts,
   filter: CohortFilter,
-  groups: Groups,
-  histories: ReadonlyMap<string, PlayerRollup>,
-  now: ReadonlyMap<string, PlayerCohorts>,
+  changed: readonly PlayerAsOfNow[],
   sumIds: ReadonlySet<string>,
 ): CohortDays {
   const counts = structuredClone(base.counts);
-  for (const [target, keys] of groups) {
-    const merged: DayCounts = {};
+  for (const player of changed) {
     const mergedSums: SumDays = {};
-    for (const key of keys) {
-      const history = histories.get(key);
-      if (!history) continue;
+    for (const history of player.histories) {
       const counted = base.cohort !== null && (base.cohort === EVERYONE || history.cohorts.includes(base.cohort));
-      for (const [day, names] of Object.entries(history.days)) {
-        for (const [field, events] of Object.entries(names)) {
-          if (events <= 0) continue;
-          (merged[day] ??= {})[field] = (merged[day]?.[field] ?? 0) + events;
-          if (counted) add(counts, day, field, -events, -1);
+      if (counted) {
+        for (const [day, names] of Object.entries(history.days)) {
+          for (const [field, events] of Object.entries(names)) if (events > 0) add(counts, day, field, -events, -1);
         }
       }
       for (const [day, fields] of Object.entries(sumIds.size > 0 ? history.sums : {})) {
@@ -117,8 +149,8 @@ function corrected(
         }
       }
     }
-    if (!matchesNow(filter, now.get(target))) continue;
-    for (const [day, names] of Object.entries(merged)) {
+    if (!matchesNow(filter, player.now)) continue;
+    for (const [day, names] of Object.entries(mergedDays(player))) {
       for (const [field, events] of Object.entries(names)) add(counts, day, field, events, 1);
     }
     for (const [day, fields] of Object.entries(mergedSums)) {

@@ -21,6 +21,7 @@ import { TraitCohorts } from "./trait-cohorts.js";
 import { EventTraitKeyStore } from "./event-trait-key-store.js";
 import { SummedPropertyStore } from "./summed-property-store.js";
 import { CohortReader } from "./trends.js";
+import { PlayerActivity } from "./kpis/player-activity.js";
 import { ApplyWorker, type WorkerOptions } from "./worker.js";
 
 export interface EventsCapability {
@@ -109,6 +110,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });
+  const activity = new PlayerActivity({ asOfNow, playerRollups, directory });
   const backpressure = new Backpressure({
     measureLag: () => worker.measureLag(),
     clock,
@@ -119,6 +121,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     writer,
     worker,
     reader,
+    activity,
     directory,
     traitCohorts,
     retention,

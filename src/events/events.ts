@@ -8,8 +8,14 @@ import type { Retention } from "./retention.js";
 import type { QueueWriter } from "./queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
 import type { Lag } from "./queue-lag.js";
+import { dayOf } from "./days.js";
 import type { ApplyWorker } from "./worker.js";
-import type { EventQuery } from "./query.js";
+import type { CohortFilter, EventQuery } from "./query.js";
+import { activePoints, type ActivePoint } from "./kpis/active-players.js";
+import { bucketCounts, withSums } from "./kpis/bucket-counts.js";
+import { retentionTables, type RetentionCohort, type RetentionMode } from "./kpis/cohort-retention.js";
+import { dayNumber, type Interval } from "./kpis/periods.js";
+import type { PlayerActivity } from "./kpis/player-activity.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
 import type { SummedPropertyStore } from "./summed-property-store.js";
@@ -36,8 +42,32 @@ export interface TrendsRequest {
   query: EventQuery;
   names?: string[];
   splitByTags: boolean;
+  interval: Interval;
   /** A property whose totals the summed names' points carry. */
   sum?: string;
+}
+
+export interface RetentionRequest {
+  query: EventQuery;
+  interval: "day" | "week";
+  /** Absent: 30 days or 12 weeks. */
+  periods?: number;
+  startName?: string;
+  returnName?: string;
+  mode: RetentionMode;
+  splitByTags: boolean;
+}
+
+export interface ActiveRequest {
+  query: EventQuery;
+  names?: string[];
+  splitByTags: boolean;
+}
+
+/** A KPI's series: one for the whole filter (tag null), or one per tag when split. */
+export interface KpiSeries<T> {
+  tag: string | null;
+  values: T[];
 }
 
 /** A property of an event name and whether the project sums it. */
@@ -59,6 +89,8 @@ export interface EventsOptions {
   writer: QueueWriter;
   worker: ApplyWorker;
   reader: CohortReader;
+  /** The KPIs' read model: which players were active on which days. */
+  activity: PlayerActivity;
   directory: PlayerDirectory;
   traitCohorts: TraitCohorts;
   retention: Retention;
@@ -130,24 +162,24 @@ export class Events {
   }
 
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
-    const { query, names, splitByTags, sum } = request;
+    const { query, splitByTags, interval, sum } = request;
+    const names = request.names?.length ? request.names : undefined;
     if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
-    const { reader, retention, clock, summed } = this.options;
-    const wanted = names?.length ? names : undefined;
-    const sumIds = sum ? sumIdsOf(await summed.list(projectId), sum, wanted) : new Map<string, string>();
+    const { reader, summed } = this.options;
+    const sumIds = sum ? sumIdsOf(await summed.list(projectId), sum, names) : new Map<string, string>();
     const ids = new Set(sumIds.values());
     const freshness = await this.freshness();
-    const firstDay = retention.firstDay(clock.now());
-    if (!splitByTags) {
-      const counts = await reader.counts(projectId, query, firstDay, wanted, ids);
-      return { series: seriesOf(query.days, counts, names, sumIds), freshness };
-    }
-    const { traits, tagsNone } = query.cohort;
-    const tags = query.cohort.tags.length > 0 ? query.cohort.tags : await this.topTags(projectId, tagsNone);
-    const cohorts = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits, tagsNone }));
-    const perTag = await reader.countsOfEach(projectId, query, firstDay, cohorts, wanted, ids);
-    const series = tags.flatMap((tag, i) =>
-      seriesOf(query.days, perTag[i], names, sumIds).map((one) => ({ ...one, tag })),
+    const firstDay = this.firstDay();
+    const split = await this.split(projectId, query.cohort, splitByTags);
+    const cohorts = split.map(({ filter }) => filter);
+    const byDay = interval === "day" || ids.size > 0;
+    const days = byDay ? await reader.countsOfEach(projectId, query, firstDay, cohorts, names, ids) : [];
+    const { dates, counts } =
+      interval === "day"
+        ? { dates: query.days, counts: days }
+        : withSums(bucketCounts(await this.options.activity.of(projectId, cohorts), query.days, interval, firstDay), days);
+    const series = split.flatMap(({ tag }, i) =>
+      seriesOf(dates, counts[i], names, sumIds).map((one) => (tag === null ? one : { ...one, tag })),
     );
     return { series, freshness };
   }
@@ -186,16 +218,75 @@ export class Events {
     return change;
   }
 
+  /** Per start day (or week) of the range, its players and how many of them returned in each period after. */
+  async retention(projectId: string, request: RetentionRequest) {
+    const { query, interval } = request;
+    const freshness = await this.freshness();
+    const split = await this.split(projectId, query.cohort, request.splitByTags);
+    const activity = await this.options.activity.of(
+      projectId,
+      split.map(({ filter }) => filter),
+    );
+    const tables = retentionTables(activity, {
+      ...request,
+      from: dayNumber(query.days[0]),
+      to: dayNumber(query.days.at(-1)!),
+      periods: request.periods ?? (interval === "week" ? 12 : 30),
+      today: dayNumber(dayOf(this.options.clock.now())),
+      firstDay: dayNumber(this.firstDay()),
+    });
+    const series: KpiSeries<RetentionCohort>[] = split.map(({ tag }, i) => ({ tag, values: tables[i] }));
+    return { series, freshness };
+  }
+
+  /** Per day of the range: daily, weekly and monthly active players, and new players. */
+  async active(projectId: string, request: ActiveRequest) {
+    const { query, names } = request;
+    if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
+    const freshness = await this.freshness();
+    const split = await this.split(projectId, query.cohort, request.splitByTags);
+    const activity = await this.options.activity.of(
+      projectId,
+      split.map(({ filter }) => filter),
+    );
+    const points = activePoints(activity, {
+      from: dayNumber(query.days[0]),
+      to: dayNumber(query.days.at(-1)!),
+      names: names?.length ? names : undefined,
+      firstDay: dayNumber(this.firstDay()),
+    });
+    const series: KpiSeries<ActivePoint>[] = split.map(({ tag }, i) => ({ tag, values: points[i] }));
+    return { series, freshness };
+  }
+
+  /**
+   * The cohorts a read shows: the filter itself (tag null), or split by tags, one per tag (those of the filter,
+   * else the MAX_SPLIT_TAGS with the most players), each with the filter's traits and tags_none.
+   */
+  private async split(
+    projectId: string,
+    cohort: CohortFilter,
+    splitByTags: boolean,
+  ): Promise<{ tag: string | null; filter: CohortFilter }[]> {
+    if (!splitByTags) return [{ tag: null, filter: cohort }];
+    const { traits, tagsNone } = cohort;
+    const tags = cohort.tags.length > 0 ? cohort.tags : await this.topTags(projectId, tagsNone);
+    return tags.map((tag) => ({ tag, filter: { tags: [tag], tagsMatch: "any" as const, traits, tagsNone } }));
+  }
+
   /** The tags a split shows when none are given: the most players first, none of the excluded ones (all-zero series). */
   private async topTags(projectId: string, excluded: readonly string[]): Promise<string[]> {
     const tags = await this.options.directory.topTags(projectId, MAX_SPLIT_TAGS + excluded.length);
     return tags.filter((tag) => !excluded.includes(tag)).slice(0, MAX_SPLIT_TAGS);
   }
 
+  private firstDay(): string {
+    return this.options.retention.firstDay(this.options.clock.now());
+  }
+
   async names(projectId: string, query: EventQuery) {
     const freshness = await this.freshness();
-    const firstDay = this.options.retention.firstDay(this.options.clock.now());
-    return { names: nameTotals(await this.options.reader.counts(projectId, query, firstDay)), freshness };
+    return { names: nameTotals(await this.options.reader.counts(projectId, query, this.firstDay())), freshness };
   }
 
   /** Measured before the counts are read, so every event it calls counted was applied when they were. */

@@ -2,6 +2,7 @@ import { projectOfId, projectScopedId } from "../db/ids.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 import type { DocumentChange } from "./absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
+import { slotsOf, SlotNumbers, type HistorySlots, type SlottedRead } from "./history-slots.js";
 import type { PlayerRollup } from "./player-rollup.js";
 import { addSum, addToSlot, type SumDays } from "./sums.js";
 
@@ -14,23 +15,6 @@ interface Remembered {
   /** The history as (day, name) slot numbers of its project and their counts: what a chart sums. */
   slots: Int32Array;
   counts: Int32Array;
-}
-
-/** Per project, each (day, name field) pair seen, numbered in order of first sight. */
-class SlotNumbers {
-  private readonly numbers = new Map<string, number>();
-  readonly pairs: { day: string; field: string }[] = [];
-
-  of(day: string, field: string): number {
-    const key = `${day}\u0000${field}`;
-    let number = this.numbers.get(key);
-    if (number === undefined) {
-      number = this.pairs.length;
-      this.numbers.set(key, number);
-      this.pairs.push({ day, field });
-    }
-    return number;
-  }
 }
 
 /**
@@ -65,6 +49,8 @@ export interface FoundHistory {
  */
 export class HistoryMemory {
   private readonly remembered = new Map<string, Remembered>();
+  /** The remembered histories of each project, by identity key. */
+  private readonly byProject = new Map<string, Map<string, Remembered>>();
   private readonly slotNumbers = new Map<string, SlotNumbers>();
   /** Projects whose every history is remembered: a player missing from memory has none. */
   private readonly whole = new Set<string>();
@@ -178,6 +164,37 @@ export class HistoryMemory {
     return missing;
   }
 
+  /**
+   * The remembered histories of `identityKeys` (every one of the project when null, only if it is whole) as slots
+   * of the project's pairs, with the keys not in memory; null when the project is not whole and all were asked.
+   */
+  slotted(projectId: string, identityKeys: readonly string[] | null): SlottedRead | null {
+    const whole = this.whole.has(projectId);
+    const ofProject = this.byProject.get(projectId);
+    const numbers = this.numbersOf(projectId);
+    const players = new Map<string, HistorySlots>();
+    if (identityKeys === null) {
+      if (!whole) return null;
+      for (const [key, known] of ofProject ?? []) if (known.hw >= 0) players.set(key, known);
+      return { numbers, players, missing: [] };
+    }
+    const missing: string[] = [];
+    for (const key of identityKeys) {
+      const known = ofProject?.get(key);
+      if (known) {
+        if (known.hw >= 0) players.set(key, known);
+      } else if (!whole) missing.push(key);
+    }
+    return { numbers, players, missing };
+  }
+
+  /** The project's slot numbers, which histories read from the database may extend. */
+  numbersOf(projectId: string): SlotNumbers {
+    let numbers = this.slotNumbers.get(projectId);
+    if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
+    return numbers;
+  }
+
   /** Segment `seq`'s acknowledged changes, applied where the remembered document had not absorbed it. */
   absorbed(seq: number, changes: readonly DocumentChange[]): void {
     this.writes++;
@@ -212,6 +229,7 @@ export class HistoryMemory {
     const known = this.remembered.get(id);
     if (!known) return;
     this.remembered.delete(id);
+    this.byProject.get(known.projectId)?.delete(known.rollup.identityKey);
     this.budget.give(known.bytes);
   }
 
@@ -219,25 +237,11 @@ export class HistoryMemory {
   private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): boolean {
     const bytes = sizeOf(rollup);
     if (!this.budget.take(bytes)) return false;
-    let numbers = this.slotNumbers.get(projectId);
-    if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
-    const slots: number[] = [];
-    const counts: number[] = [];
-    for (const [day, names] of Object.entries(rollup.days)) {
-      for (const [field, events] of Object.entries(names)) {
-        if (events <= 0) continue;
-        slots.push(numbers.of(day, field));
-        counts.push(events);
-      }
-    }
-    this.remembered.set(id, {
-      projectId,
-      rollup,
-      hw,
-      bytes,
-      slots: Int32Array.from(slots),
-      counts: Int32Array.from(counts),
-    });
+    const known = { projectId, rollup, hw, bytes, ...slotsOf(rollup.days, this.numbersOf(projectId)) };
+    this.remembered.set(id, known);
+    let ofProject = this.byProject.get(projectId);
+    if (!ofProject) this.byProject.set(projectId, (ofProject = new Map()));
+    ofProject.set(rollup.identityKey, known);
     return true;
   }
 }

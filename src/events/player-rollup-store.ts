@@ -5,6 +5,7 @@ import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 import type { DayCounts, PlayerRollup } from "./player-rollup.js";
 import { addToSlot, type SumDays } from "./sums.js";
+import { slotsOf, SlotNumbers, type SlottedHistories } from "./history-slots.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
@@ -124,6 +125,32 @@ export class PlayerRollupStore {
         }
       }
     }
+  }
+
+  /**
+   * The histories of `identityKeys` (every history of the project when null) as slots of one numbering of their
+   * (day, name field) pairs: what the KPIs read. From the owner's memory (filled with the project, when it fits),
+   * the rest from the database (a scan of the project for all, else by `_id` in slices of READ_SLICE); folded
+   * devices' (empty) histories left out.
+   */
+  async slotted(projectId: string, identityKeys: readonly string[] | null): Promise<SlottedHistories> {
+    // A project not yet applied since the start (nothing waits to be written for it) is filled as the worker fills it.
+    if (this.memory) await this.memory.fill(projectId, () => this.scan(projectId));
+    const remembered = this.memory?.slotted(projectId, identityKeys);
+    const numbers = remembered?.numbers ?? this.memory?.numbersOf(projectId) ?? new SlotNumbers();
+    const players = remembered?.players ?? new Map();
+    const add = (rollup: PlayerRollup) => {
+      if (rollup.foldedInto === null) players.set(rollup.identityKey, slotsOf(rollup.days, numbers));
+    };
+    if (!remembered && identityKeys === null) {
+      for (const { rollup } of await this.scan(projectId)) add(rollup);
+      return { numbers, players };
+    }
+    const missing = remembered?.missing ?? identityKeys!;
+    for (let from = 0; from < missing.length; from += READ_SLICE) {
+      for (const rollup of (await this.read(projectId, missing.slice(from, from + READ_SLICE))).values()) add(rollup);
+    }
+    return { numbers, players };
   }
 
   /**

@@ -84,7 +84,8 @@ export class CohortModel {
     );
   }
 
-  private counted(filter: ModelFilter) {
+  /** The events of the players in `filter` now, each under the player it counts for now. */
+  counted(filter: ModelFilter): { name: string; player: string; day: string; properties?: Properties }[] {
     return this.events
       .map((e) => ({ name: e.name, player: this.playerOf(e.who), day: e.day, properties: e.properties }))
       .filter((e) => this.matches(e.player, filter));

@@ -4,6 +4,9 @@ import type { Event } from "../../../gen/platformapi/v1/events_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/entries.js";
 import { eventQuery, type EventQuery } from "../../events/query.js";
+import type { RetentionRequest } from "../../events/events.js";
+import type { Interval } from "../../events/kpis/periods.js";
+import type { RetentionRequest as RetentionRequestMessage } from "../../../gen/platformapi/v1/kpis_pb.js";
 import { withProtoKey } from "./proto-keys.js";
 
 /** Validation of EventService requests: proto messages in, domain values out, invalid_argument naming the field. */
@@ -55,8 +58,26 @@ export function readQuery(
 export function trendsOptions(req: { interval: string; splitBy: string; names: string[]; sum: string }): {
   names: string[];
   splitByTags: boolean;
+  interval: Interval;
   sum?: string;
 } {
   // interval and split_by hold allowed values only: their buf.validate rules refused the rest.
-  return { names: [...new Set(req.names)], splitByTags: req.splitBy === "tags", ...(req.sum && { sum: req.sum }) };
+  return {
+    names: [...new Set(req.names)],
+    splitByTags: req.splitBy === "tags",
+    interval: (req.interval || "day") as Interval,
+    ...(req.sum && { sum: req.sum }),
+  };
+}
+
+/** What a Retention request asks beyond its query; interval and mode hold allowed values (buf.validate). */
+export function retentionOptions(req: RetentionRequestMessage): Omit<RetentionRequest, "query"> {
+  return {
+    interval: req.interval === "week" ? "week" : "day",
+    periods: req.periods,
+    startName: req.startName,
+    returnName: req.returnName,
+    mode: req.mode === "unbounded" ? "unbounded" : "n_day",
+    splitByTags: req.splitBy === "tags",
+  };
 }

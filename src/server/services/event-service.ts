@@ -12,12 +12,20 @@ import {
   TrendsResponseSchema,
   UpdatePropertyResponseSchema,
 } from "../../../gen/platformapi/v1/events_pb.js";
+import {
+  ActivePointSchema,
+  ActiveResponseSchema,
+  ActiveSeriesSchema,
+  RetentionCohortSchema,
+  RetentionResponseSchema,
+  RetentionSeriesSchema,
+} from "../../../gen/platformapi/v1/kpis_pb.js";
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../caller.js";
 import { protoKeyPaths, unreadableTimestamps } from "../protocol.js";
-import { incomingEvents, readQuery, trendsOptions } from "./event-requests.js";
+import { incomingEvents, readQuery, retentionOptions, trendsOptions } from "./event-requests.js";
 
-/** EventService: queued ingestion, trends, event names and the summed properties. */
+/** EventService: queued ingestion, trends, event names, the summed properties and the KPIs (retention, active players). */
 export function createEventService({ events }: { events: Events }): ServiceImpl<typeof EventService> {
   return {
     async ingest(req, ctx) {
@@ -61,6 +69,39 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
       const { name, property, sum } = req;
       const updated = await events.updateProperty(projectOf(ctx), { name, property, sum }, ctx.signal);
       return create(UpdatePropertyResponseSchema, { property: create(SummedPropertySchema, updated) });
+    },
+
+    async retention(req, ctx) {
+      const { series, freshness } = await events.retention(projectOf(ctx), {
+        query: readQuery(req, ctx.values.get(protoKeyPaths)),
+        ...retentionOptions(req),
+      });
+      return create(RetentionResponseSchema, {
+        series: series.map(({ tag, values }) =>
+          create(RetentionSeriesSchema, {
+            tag: tag ?? undefined,
+            cohorts: values.map((cohort) => create(RetentionCohortSchema, cohort)),
+          }),
+        ),
+        ...freshnessOf(freshness),
+      });
+    },
+
+    async active(req, ctx) {
+      const { series, freshness } = await events.active(projectOf(ctx), {
+        query: readQuery(req, ctx.values.get(protoKeyPaths)),
+        names: [...new Set(req.names)],
+        splitByTags: req.splitBy === "tags",
+      });
+      return create(ActiveResponseSchema, {
+        series: series.map(({ tag, values }) =>
+          create(ActiveSeriesSchema, {
+            tag: tag ?? undefined,
+            points: values.map((point) => create(ActivePointSchema, point)),
+          }),
+        ),
+        ...freshnessOf(freshness),
+      });
     },
   };
 }

@@ -1,0 +1,83 @@
+import type { CohortDays } from "../cohort-rollup-store.js";
+import type { CohortActivity } from "./player-activity.js";
+import { bucketsOf, type Interval } from "./periods.js";
+
+/** Per cohort, per bucket (its date) and name field: its counts; and each day's bucket date. */
+export interface Buckets {
+  dates: string[];
+  dateOf: ReadonlyMap<string, string>;
+  counts: CohortDays[];
+}
+
+/**
+ * Per cohort of `activity`, per bucket (its date) and name field: events, and distinct players with one in the
+ * bucket (not a sum of days). Days out of `days` or before `firstDay` (the retention window) count nothing.
+ */
+export function bucketCounts(
+  activity: CohortActivity,
+  days: readonly string[],
+  interval: Interval,
+  firstDay: string,
+): Buckets {
+  const { dates, dateOf } = bucketsOf(days, interval);
+  const bucketIndex = new Map(dates.map((date, i) => [date, i]));
+  const fields: string[] = [];
+  const fieldIndex = new Map<string, number>();
+  // Per slot: its bucket × fields + its field, or -1.
+  const slotCell = new Int32Array(activity.pairs.length).fill(-1);
+  const slotBucket = new Int32Array(activity.pairs.length).fill(-1);
+  activity.pairs.forEach(({ day, field }, slot) => {
+    const date = day >= firstDay ? dateOf.get(day) : undefined;
+    if (date === undefined) return;
+    if (!fieldIndex.has(field)) fieldIndex.set(field, fields.push(field) - 1);
+    slotBucket[slot] = bucketIndex.get(date)!;
+    slotCell[slot] = fieldIndex.get(field)!;
+  });
+  const cells = dates.length * fields.length;
+  const stamp = new Int32Array(cells).fill(-1);
+  const counts = activity.cohorts.map((histories) => {
+    const events = new Float64Array(cells);
+    const players = new Float64Array(cells);
+    histories.forEach(({ slots, counts: slotEvents }, player) => {
+      for (let i = 0; i < slots.length; i++) {
+        const bucket = slotBucket[slots[i]];
+        if (bucket < 0) continue;
+        const cell = bucket * fields.length + slotCell[slots[i]];
+        events[cell] += slotEvents[i];
+        if (stamp[cell] !== player) {
+          stamp[cell] = player;
+          players[cell]++;
+        }
+      }
+    });
+    stamp.fill(-1);
+    const cohort: CohortDays = {};
+    dates.forEach((date, bucket) => {
+      fields.forEach((field, f) => {
+        const cell = bucket * fields.length + f;
+        if (players[cell] > 0) (cohort[date] ??= {})[field] = { e: events[cell], p: players[cell] };
+      });
+    });
+    return cohort;
+  });
+  return { dates, dateOf, counts };
+}
+
+/**
+ * `buckets` with the sums of each cohort's days (`byDay`, read for the summed properties) added to their buckets:
+ * a sum adds across days, as events do; only players need the distinct count above.
+ */
+export function withSums(buckets: Buckets, byDay: readonly CohortDays[]): Buckets {
+  byDay.forEach((days, i) => {
+    for (const [day, fields] of Object.entries(days)) {
+      const date = buckets.dateOf.get(day);
+      if (date === undefined) continue;
+      for (const [field, slot] of Object.entries(fields)) {
+        if (!slot.s) continue;
+        const bucket = ((buckets.counts[i][date] ??= {})[field] ??= { e: 0, p: 0 });
+        for (const [id, total] of Object.entries(slot.s)) (bucket.s ??= {})[id] = (bucket.s[id] ?? 0) + total;
+      }
+    }
+  });
+  return buckets;
+}
