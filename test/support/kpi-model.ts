@@ -75,7 +75,7 @@ export function active(events: readonly Raw[], from: string, to: string, names?:
   }));
 }
 
-/** Trends by week or month as byName() shapes it: per name, {date, events, players} per bucket. */
+/** Trends by week or month as byName() shapes it: per name, {date, events, players, sum: null} per bucket. */
 export function bucketTrends(events: readonly Raw[], from: string, to: string, interval: "week" | "month") {
   const bucket = (day: string) => {
     const start = interval === "week" ? mondayOf(day) : `${day.slice(0, 7)}-01`;
@@ -83,13 +83,13 @@ export function bucketTrends(events: readonly Raw[], from: string, to: string, i
   };
   const dates = [...new Set(range(from, to).map(bucket))];
   const inRange = events.filter((e) => e.day >= from && e.day <= to);
-  const series = new Map<string, { date: string; events: number; players: number }[]>();
+  const series = new Map<string, { date: string; events: number; players: number; sum: number | null }[]>();
   for (const name of [...new Set(inRange.map((e) => e.name))].sort()) {
     series.set(
       name,
       dates.map((date) => {
         const those = inRange.filter((e) => e.name === name && bucket(e.day) === date);
-        return { date, events: those.length, players: new Set(those.map((e) => e.player)).size };
+        return { date, events: those.length, players: new Set(those.map((e) => e.player)).size, sum: null };
       }),
     );
   }
