@@ -24,6 +24,7 @@ const EMBEDDED_ONLY = [
   "test/players-crash.test.ts",
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
+  "test/owner-memory-restart.test.ts",
   "test/owner-memory.test.ts",
   "test/events-write-behind.test.ts",
   // FerretDB's limit of statements a command, and its query plans.

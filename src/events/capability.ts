@@ -26,6 +26,8 @@ export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
   backpressure: Backpressure;
+  /** Fills the owner's memory of a project's player histories and event names (a start, before it is ready). */
+  fillOwnerMemory(projectId: string): Promise<void>;
 }
 
 /** The event queue and how player writes reach it: made before the players, whose write path it follows. */
@@ -120,5 +122,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     backpressure,
     clock,
   });
-  return { events, worker, backpressure };
+  const fillOwnerMemory = async (projectId: string) => {
+    await Promise.all([playerRollups.fillMemory(projectId), names.current(projectId)]);
+  };
+  return { events, worker, backpressure, fillOwnerMemory };
 }

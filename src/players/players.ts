@@ -87,14 +87,15 @@ export class Players {
   readonly changes: PlayerChangeStore;
 
   private readonly log: Logger | undefined;
+  private readonly registration: Registration;
 
   constructor({ stores, clock, ...options }: PlayersOptions) {
     this.stores = stores;
     this.log = options.log;
     this.clock = clock;
     this.changes = stores.changes;
-    const registration = new Registration(stores);
-    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...options });
+    this.registration = new Registration(stores);
+    this.writes = new WritePath({ stores, registration: this.registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);
     this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
   }
@@ -185,6 +186,20 @@ export class Players {
   /** Membership and count documents changed in the owner's memory, not yet written (a metric). */
   get unwrittenMembership(): number {
     return this.stores.membership.waitingWrites;
+  }
+
+  /**
+   * Fills the owner's memory of a project (a start, before it is ready): its profiles, membership, account links and
+   * pending changes, and the registered tags' ids.
+   */
+  async fillOwnerMemory(projectId: string): Promise<void> {
+    await Promise.all([
+      this.stores.profiles.fillMemory(projectId),
+      this.stores.membership.fill(projectId),
+      this.stores.accounts.fillMemory(projectId),
+      this.stores.changes.pending(projectId),
+      this.registration.learnTags(projectId),
+    ]);
   }
 
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */

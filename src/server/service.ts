@@ -7,6 +7,7 @@ import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
 import { CLOSE_GRACE_MS, listen, type Listener } from "./listener.js";
 import { Metrics } from "./metrics.js";
+import { OwnerMemoryFill } from "./owner-memory-fill.js";
 import { createRequestHandler } from "./request-handler.js";
 import { SERVICES } from "./routes.js";
 
@@ -21,9 +22,14 @@ export interface ServiceOptions {
 export interface RunningService extends Listener {
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
+  /** Resolves once the instance is ready (/readyz 200 while the database answers): the owner's memory filled. */
+  ready: Promise<void>;
 }
 
-/** Creates indexes, wires every capability into one router and serves it on config.port. */
+/**
+ * Creates indexes, wires every capability into one router and serves it on config.port; then fills the owner's
+ * memory (/readyz says 503 meanwhile, /healthz 200), starts the apply worker, and is `ready`.
+ */
 export async function startService({
   config,
   database,
@@ -68,10 +74,10 @@ export async function startService({
       () => capabilities.players.changes.unsettled ?? 0,
     );
   }
-  if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   countPlayerWriteContention(metrics, capabilities.players.contention);
   const closing = new AbortController();
+  const fill = capabilities.ownerMemory && new OwnerMemoryFill(capabilities.ownerMemory, closing.signal, log);
   const handler = createRequestHandler({
     config,
     database,
@@ -80,6 +86,7 @@ export async function startService({
     capabilities,
     metrics,
     closing: closing.signal,
+    starting: () => fill?.pending,
   });
   const listener = await listen(handler, {
     port: config.port,
@@ -89,9 +96,14 @@ export async function startService({
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
     maxConnections: config.serverMaxConnections,
   });
+  // The worker starts once the memory is filled: its writes would otherwise throw away a fill of histories under way.
+  const ready = (fill?.done ?? Promise.resolve()).then(() => {
+    if (config.eventWorker && !closing.signal.aborted) worker.start();
+  });
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
+    ready,
     async close(graceMs = CLOSE_GRACE_MS) {
       capabilities.launch.stop();
       closing.abort();

@@ -76,6 +76,7 @@ export async function startTestService(
   });
   const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   const service = await startService({ config, database, log: createLogger(config.logLevel, logDestination), clock });
+  await service.ready;
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
   const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {
