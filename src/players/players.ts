@@ -1,5 +1,5 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
+import { settledBy } from "../deadline.js";
 import { fail, ok, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
@@ -170,17 +170,23 @@ export class Players {
   }
 
   /**
-   * A clean stop, once no call is left: membership kept in memory is written,
-   * then the resyncs that waited for it are queued, and the changes the
-   * owner settled are removed (a crash instead leaves their recorded changes
-   * to the repairs). Waits at most `graceMs` for the resyncs.
+   * A clean stop, once no call is left, all within `graceMs`: membership kept in memory is written, then the resyncs
+   * that waited for it are queued, and the changes the owner settled are removed. What the time does not allow is
+   * left as a crash leaves it, to the next start's repairs (membership re-derived from the profiles, recorded changes
+   * resynced).
    */
   async stop(graceMs: number): Promise<void> {
+    const deadline = Date.now() + graceMs;
     const warn = (what: string) => (error: unknown) =>
       this.log?.warn({ error: (error as Error)?.message }, `players: ${what} not written at stop`);
-    await this.stores.membership.writeBehindNow().catch(warn("membership kept in memory"));
-    await Promise.race([this.writes.settled(), delay(graceMs, undefined, { ref: false })]);
-    await this.stores.changes.writeSettled().catch(warn("settled changes"));
+    const late = (what: string) =>
+      this.log?.warn(`players: ${what} not written by the stop's deadline; the next start repairs it`);
+    const membership = this.stores.membership.writeBehindNow().catch(warn("membership kept in memory"));
+    if (!(await settledBy(membership, deadline))) return late("membership kept in memory");
+    await settledBy(this.writes.settled(), deadline);
+    if (!(await settledBy(this.stores.changes.writeSettled().catch(warn("settled changes")), deadline))) {
+      late("settled changes");
+    }
   }
 
   /** Membership and count documents changed in the owner's memory, not yet written (a metric). */

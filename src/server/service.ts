@@ -104,13 +104,15 @@ export async function startService({
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
     ready,
+    // All within `graceMs`: what is not written by then is left as a crash leaves it, to the next start's repairs.
     async close(graceMs = CLOSE_GRACE_MS) {
+      const deadline = Date.now() + graceMs;
       capabilities.launch.stop();
       closing.abort();
       // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment meanwhile.
-      await Promise.all([listener.close(graceMs), worker.stop()]);
+      await Promise.all([listener.close(graceMs), worker.stop(graceMs)]);
       // No call is left: what the players' rounds write behind them goes to the database before it closes.
-      await capabilities.players.stop(graceMs);
+      await capabilities.players.stop(Math.max(0, deadline - Date.now()));
       stopDatabaseMetrics();
     },
   };
