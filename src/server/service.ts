@@ -109,8 +109,9 @@ export async function startService({
       const deadline = Date.now() + graceMs;
       capabilities.launch.stop();
       closing.abort();
-      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment meanwhile.
-      await Promise.all([listener.close(graceMs), worker.stop(graceMs)]);
+      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment
+      // meanwhile and writes what it keeps within half the grace, so that the players' writes after it have time too.
+      await Promise.all([listener.close(graceMs), worker.stop(graceMs / 2)]);
       // No call is left: what the players' rounds write behind them goes to the database before it closes.
       await capabilities.players.stop(Math.max(0, deadline - Date.now()));
       stopDatabaseMetrics();
