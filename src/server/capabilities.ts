@@ -14,7 +14,7 @@ import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
 import { createPlayers } from "../players/capability.js";
 import type { Players } from "../players/players.js";
-import type { OwnerMemoryParts } from "./owner-memory-fill.js";
+import type { OwnerMemoryParts } from "../db/owner-memory-fill.js";
 
 /** The domain objects the handlers translate to, built once per start. */
 export interface Capabilities {

@@ -7,7 +7,7 @@ import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
 import { CLOSE_GRACE_MS, listen, type Listener } from "./listener.js";
 import { Metrics } from "./metrics.js";
-import { OwnerMemoryFill } from "./owner-memory-fill.js";
+import { OwnerMemoryFill } from "../db/owner-memory-fill.js";
 import { createRequestHandler } from "./request-handler.js";
 import { SERVICES } from "./routes.js";
 
