@@ -64,9 +64,9 @@ describe("SIGTERM with a backlog", () => {
     expect(Date.now() - stopping).toBeLessThan(DOCUMENTED_STOP_MS + MARGIN_MS);
 
     const next = await start();
-    await waitFor(async () => (await queueDepth(next)) === 0, 300_000, "the queue drained");
+    await waitFor(async () => (await queueDepth(next)) === 0, 600_000, "the queue drained");
     const trends = await post(next, "/v1/events/trends", project.private_key, { from: day, to: day, names: ["play"] });
     expect(trends.series[0].points).toEqual([expect.objectContaining({ events: PLAYERS, players: PLAYERS })]);
     expect(await next.stop()).toBe(0);
-  }, 900_000);
+  }, 1_200_000);
 });

@@ -123,7 +123,10 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     clock,
   });
   const fillOwnerMemory = async (projectId: string) => {
-    await Promise.all([playerRollups.fillMemory(projectId), names.current(projectId)]);
+    // After a stop that left history changes unwritten, the database lacks them until the worker's catch-up writes
+    // them: a fill now would keep histories behind their segments, so the worker fills them at its first apply.
+    const { written, applied } = await queue.read();
+    await Promise.all([written < applied ? undefined : playerRollups.fillMemory(projectId), names.current(projectId)]);
   };
   return { events, worker, backpressure, fillOwnerMemory };
 }

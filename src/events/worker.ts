@@ -71,6 +71,9 @@ export class ApplyWorker {
   /** The cohort counts are in the current layout (checked once a start). */
   private cohortsCurrent = false;
   private readonly histories: WriteBehindSchedule;
+  /** Resolves once the history changes a previous worker left unwritten are in the database (or the worker stopped). */
+  readonly caughtUp: Promise<void>;
+  private markCaughtUp!: () => void;
 
   constructor(private readonly options: WorkerOptions) {
     this.lease = new QueueLease(options.queue, options.leaseMs ?? 10_000);
@@ -79,6 +82,7 @@ export class ApplyWorker {
     this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
     this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
     options.writer.onQueued(() => this.wake());
+    this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
   }
 
   start(): void {
@@ -94,6 +98,7 @@ export class ApplyWorker {
     const deadline = Date.now() + graceMs;
     this.stopping.abort();
     this.wakeUp?.();
+    this.markCaughtUp();
     if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) return;
     await this.histories.writeBefore(deadline, this.options.clock.now()).catch(() => undefined);
     await settledBy(
@@ -136,6 +141,7 @@ export class ApplyWorker {
       this.planLeftBehind = true;
     }
     if (await this.histories.catchUp()) return true;
+    this.markCaughtUp();
     await this.options.retention.sweepIfDue(now);
     await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();

@@ -86,7 +86,7 @@ export async function startService({
     capabilities,
     metrics,
     closing: closing.signal,
-    starting: () => fill?.pending,
+    starting: () => fill?.pending ?? (caughtUp ? undefined : "writing the player histories a stop left unwritten"),
   });
   const listener = await listen(handler, {
     port: config.port,
@@ -96,10 +96,17 @@ export async function startService({
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
     maxConnections: config.serverMaxConnections,
   });
+  let caughtUp = false;
   // The worker starts once the memory is filled: its writes would otherwise throw away a fill of histories under way.
-  const ready = (fill?.done ?? Promise.resolve()).then(() => {
-    if (config.eventWorker && !closing.signal.aborted) worker.start();
-  });
+  // The owner is ready once its worker wrote the histories a stop left unwritten: until then charts miss them.
+  const ready = (async () => {
+    await fill?.done;
+    if (config.eventWorker && !closing.signal.aborted) {
+      worker.start();
+      if (fill) await worker.caughtUp;
+    }
+    caughtUp = true;
+  })();
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
