@@ -22,7 +22,10 @@ export interface ServiceOptions {
 export interface RunningService extends Listener {
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
-  /** Resolves once the instance is ready (/readyz 200 while the database answers): the owner's memory filled. */
+  /**
+   * Resolves once the instance is ready (/readyz 200 while the database answers): the owner's memory filled, and the
+   * histories a stop left unwritten written again.
+   */
   ready: Promise<void>;
 }
 
@@ -78,6 +81,7 @@ export async function startService({
   countPlayerWriteContention(metrics, capabilities.players.contention);
   const closing = new AbortController();
   const fill = capabilities.ownerMemory && new OwnerMemoryFill(capabilities.ownerMemory, closing.signal, log);
+  let caughtUp = false;
   const handler = createRequestHandler({
     config,
     database,
@@ -96,7 +100,6 @@ export async function startService({
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
     maxConnections: config.serverMaxConnections,
   });
-  let caughtUp = false;
   // The worker starts once the memory is filled: its writes would otherwise throw away a fill of histories under way.
   // The owner is ready once its worker wrote the histories a stop left unwritten: until then charts miss them.
   const ready = (async () => {
