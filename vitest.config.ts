@@ -20,11 +20,14 @@ const EMBEDDED_ONLY = [
   "test/engine-wal.test.ts",
   "test/lease.test.ts",
   "test/start.test.ts",
+  "test/shutdown-backlog.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
   "test/players-crash.test.ts",
   "test/start-after-backlog.test.ts",
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
+  "test/owner-memory-restart.test.ts",
+  "test/events-catch-up.test.ts",
   "test/owner-memory.test.ts",
   "test/events-write-behind.test.ts",
   // FerretDB's limit of statements a command, and its query plans.

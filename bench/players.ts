@@ -23,8 +23,8 @@ const PROFILES = Number(process.env.BENCH_PLAYERS_PROFILES ?? 100_000);
 const UPDATE_CALLS = 40;
 const QUERIES = 100;
 /** Tag A: every 10th profile; tag B: every 20th plus those at 11 mod 20; A and B share every 20th. */
-const TAG_A = "cohort_a";
-const TAG_B = "cohort_b";
+export const TAG_A = "cohort_a";
+export const TAG_B = "cohort_b";
 const OTHER_TAGS = Array.from({ length: 498 }, (_, i) => `tag_${i}`);
 const LOAD = fileURLToPath(new URL("./players-load.ts", import.meta.url));
 
@@ -45,13 +45,16 @@ async function createProject(bench: BenchService, gameId: number) {
   return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
 }
 
-/** Profiles, tag records and the registry counter in their stored shape, then the tag list, membership and counts as rounds leave them. */
-async function generate(bench: BenchService, projectId: string) {
+/**
+ * `profiles` profiles (`u:gen-<i>`, tags from tagsOf), tag records and the registry counter in their stored shape, then
+ * the tag list, membership and counts as rounds leave them.
+ */
+export async function generate(bench: BenchService, projectId: string, profiles = PROFILES) {
   const db = bench.database.db;
   const started = performance.now();
-  const base = Date.now() - PROFILES * 1000;
-  for (let from = 0; from < PROFILES; from += 990) {
-    const docs = Array.from({ length: Math.min(990, PROFILES - from) }, (_, k) => {
+  const base = Date.now() - profiles * 1000;
+  for (let from = 0; from < profiles; from += 990) {
+    const docs = Array.from({ length: Math.min(990, profiles - from) }, (_, k) => {
       const i = from + k;
       const seen = new Date(base + i * 1000);
       const traits = new Map<string, string | number | boolean>([
@@ -103,7 +106,7 @@ async function generate(bench: BenchService, projectId: string) {
   await stores.tags.rewriteList(projectId);
   const inserted = performance.now();
   const members = new Map<string, string[]>();
-  for (let i = 0; i < PROFILES; i++)
+  for (let i = 0; i < profiles; i++)
     for (const tag of tagsOf(i)) (members.get(tag) ?? members.set(tag, []).get(tag)!).push(`u:gen-${i}`);
   if (stores.membership.materialised) {
     // Each tag's members in their buckets, sorted, as the rounds that gave the tags would have written them.

@@ -22,6 +22,11 @@ export interface BenchService {
   /** The embedded database's process, to read its CPU time (undefined with MONGODB_URI). */
   databasePid(): number | undefined;
   adminKey: string;
+  /**
+   * Stops the service and starts it again on the same database (the engine keeps running), as a deploy restarts
+   * it: resolves once the new one is ready, with how long that took and the new service's base URL in `baseUrl`.
+   */
+  restart(): Promise<{ ready_seconds: number }>;
   stop(): Promise<void>;
 }
 
@@ -54,22 +59,32 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   const databaseUri = process.env.MONGODB_URI ?? embedded!.uri;
   const database = await connectDatabase(databaseUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   await database.db.dropDatabase();
-  const service = await startService({ config, database, log });
-  return {
-    baseUrl: `http://127.0.0.1:${service.port}`,
-    service,
+  const bench: BenchService = {
+    baseUrl: "",
+    service: await startService({ config, database, log }),
     config,
     database,
     databaseUri,
     databasePid: () => embedded?.pid,
     adminKey: BENCH_ADMIN_KEY,
+    async restart() {
+      await bench.service.close();
+      const started = performance.now();
+      bench.service = await startService({ config, database, log });
+      await bench.service.ready;
+      bench.baseUrl = `http://127.0.0.1:${bench.service.port}`;
+      return { ready_seconds: round((performance.now() - started) / 1000, 2) };
+    },
     async stop() {
-      await service.close(1_000);
+      await bench.service.close(1_000);
       await database.close();
       await embedded?.stop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+  await bench.service.ready;
+  bench.baseUrl = `http://127.0.0.1:${bench.service.port}`;
+  return bench;
 }
 
 export interface Measurement {

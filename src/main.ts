@@ -109,7 +109,8 @@ if (service.generatedAdminKey) {
     `\nGenerated the first admin key. Save it now, it is not shown again:\n\n  PLATFORM_ADMIN_KEY=${service.generatedAdminKey}\n\n`,
   );
 }
-log.info({ port: service.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");
-
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
+// Listening already (/healthz answers, /readyz says what it waits for); ready once the owner's memory is filled.
+await service.ready;
+if (!stopping) log.info({ port: service.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");

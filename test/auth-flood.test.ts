@@ -42,6 +42,7 @@ beforeAll(async () => {
   const isFerretDb = "ferretdbVersion" in (await db.admin().command({ buildInfo: 1 }));
   database = { client, db, isFerretDb, timeoutMs: config.dbTimeoutMs, close: () => client.close() };
   service = await startService({ config, database, log: createLogger("silent"), clock });
+  await service.ready;
 });
 afterAll(async () => {
   await service.close(1_000);

@@ -28,6 +28,8 @@ export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
   backpressure: Backpressure;
+  /** Fills the owner's memory of a project's player histories and event names (a start, before it is ready). */
+  fillOwnerMemory(projectId: string): Promise<void>;
 }
 
 /** The event queue and how player writes reach it: made before the players, whose write path it follows. */
@@ -130,5 +132,11 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     backpressure,
     clock,
   });
-  return { events, worker, backpressure };
+  const fillOwnerMemory = async (projectId: string) => {
+    // After a stop that left history changes unwritten, the database lacks them until the worker's catch-up writes
+    // them: a fill now would keep histories behind their segments, so the worker fills them at its first apply.
+    const { written, applied } = await queue.read();
+    await Promise.all([written < applied ? undefined : playerRollups.fillMemory(projectId), names.current(projectId)]);
+  };
+  return { events, worker, backpressure, fillOwnerMemory };
 }

@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
-import { projectIdRange, projectOfId, projectScopedId } from "../db/ids.js";
+import { projectOfId, projectScopedId } from "../db/ids.js";
+import { scanProject } from "../db/project-scan.js";
 import type { Engine } from "../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
@@ -93,8 +94,12 @@ export class PlayerRollupStore {
 
   /** Every history of the project: a scan of the collection. */
   private async scan(projectId: string): Promise<FoundHistory[]> {
-    const docs = await this.rollups.find({ _id: projectIdRange(projectId) }).toArray();
-    return docs.map((doc) => ({ id: doc._id, rollup: toRollup(doc), hw: doc.hw }));
+    return scanProject(this.rollups, projectId, (doc) => ({ id: doc._id, rollup: toRollup(doc), hw: doc.hw }));
+  }
+
+  /** Fills the owner's memory of the project's histories (a start, before it is ready), when it fits. */
+  async fillMemory(projectId: string): Promise<void> {
+    await this.memory?.fill(projectId, () => this.scan(projectId));
   }
 
   /**

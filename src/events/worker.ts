@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { settledBy } from "../deadline.js";
 import type { Clock } from "../clock.js";
 import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
@@ -67,6 +68,9 @@ export class ApplyWorker {
   private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
   private readonly histories: WriteBehindSchedule;
+  /** Resolves once the history changes a previous worker left unwritten are in the database (or the worker stopped). */
+  readonly caughtUp: Promise<void>;
+  private markCaughtUp!: () => void;
 
   constructor(private readonly options: WorkerOptions) {
     this.lease = new QueueLease(options.queue, options.leaseMs ?? 10_000);
@@ -75,19 +79,29 @@ export class ApplyWorker {
     this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
     this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
     options.writer.onQueued(() => this.wake());
+    this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
   }
 
   start(): void {
     this.running ??= this.loop();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Stops after the pass under way, then writes the history changes waiting in memory a slice at a time, all within
+   * `graceMs`. What is not written by then the next worker writes from the plans kept for it (catchUp), as after a
+   * crash; a pass still running then ends with the process, as in a crash, and the lease lapses on its own.
+   */
+  async stop(graceMs = Infinity): Promise<void> {
+    const deadline = Date.now() + graceMs;
     this.stopping.abort();
     this.wakeUp?.();
-    await this.running;
-    // What waits in memory is written now; should that fail, the next worker writes it from the plans kept for it.
-    await this.histories.writeWaiting(this.options.clock.now()).catch(() => undefined);
-    await this.lease.release().catch(() => undefined);
+    this.markCaughtUp();
+    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) return;
+    await this.histories.writeBefore(deadline, this.options.clock.now()).catch(() => undefined);
+    await settledBy(
+      this.lease.release().catch(() => undefined),
+      deadline,
+    );
   }
 
   /** New work was queued in this process. */
@@ -133,7 +147,8 @@ export class ApplyWorker {
       this.options.summed.leaseLapsed();
       this.planLeftBehind = true;
     }
-    await this.histories.catchUp();
+    if (await this.histories.catchUp()) return true;
+    this.markCaughtUp();
     await this.options.retention.sweepIfDue(now);
     await this.options.changeRepair.checkIfDue(now);
     const state = await queue.read();

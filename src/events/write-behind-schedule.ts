@@ -1,4 +1,4 @@
-import type { DocumentChange } from "./absorb.js";
+import { sideBySide } from "../db/side-by-side.js";
 import { HistoryWriteFailed, type PendingSelection } from "./history-write-behind.js";
 import type { PlanStore } from "./plan-store.js";
 import type { PlayerRollupStore } from "./player-rollup-store.js";
@@ -26,6 +26,11 @@ const WRITE_BEHIND_MS = 60_000;
 const WRITE_BEHIND_LATEST_MS = 120_000;
 const WRITE_BEHIND_DOCUMENTS = 50_000;
 const WRITE_SLICE = 500;
+/**
+ * Applied segments whose history changes a start writes again in one step, from their plans: a step is one pass of
+ * the worker, so however far the writes lagged before a crash (or a stop's deadline), no pass reads or writes more.
+ */
+export const CATCH_UP_SEGMENTS = 16;
 
 export interface WriteBehindScheduleOptions {
   queue: QueueStateStore;
@@ -45,6 +50,8 @@ export interface WriteBehindScheduleOptions {
 export class WriteBehindSchedule {
   /** The changes a previous worker left unwritten are written (once a start). */
   private caughtUp = false;
+  /** What the cursor recorded as written when this worker first read it. */
+  private writtenAtStart: number | undefined;
   private lastAdvanced = 0;
   /** What the cursor records as written. */
   private writtenMarked = 0;
@@ -55,22 +62,28 @@ export class WriteBehindSchedule {
 
   constructor(private readonly options: WriteBehindScheduleOptions) {}
 
-  /** Once a start: the history changes of the segments a previous worker applied and had not written, from their plans. */
-  async catchUp(): Promise<void> {
-    if (this.caughtUp) return;
+  /**
+   * At a start, a step of writing again the history changes of the segments a previous worker applied and had not
+   * written, from their plans, CATCH_UP_SEGMENTS at a time; true while steps remain. The worker applies nothing until
+   * they are done: a segment applied first would put a newer mark on a history than the changes still to write.
+   */
+  async catchUp(): Promise<boolean> {
+    if (this.caughtUp) return false;
     const { queue, plans, playerRollups } = this.options;
     const state = await queue.read();
-    const segments: { seq: number; changes: DocumentChange[] }[] = [];
-    for (let seq = state.written + 1; seq <= state.applied; seq++) {
-      const plan = await plans.find(seq);
-      if (plan) segments.push({ seq, changes: plan.players });
-    }
-    if (segments.length > 0) await playerRollups.writeAgain(segments);
-    if (state.written < state.applied) await queue.markWritten(state.applied);
-    this.writtenMarked = this.lastAdvanced = state.applied;
     // The last worker deleted plans a batch at a time: those of its last, unfinished batch are deleted again.
-    this.plansDeletedThrough = Math.max(0, state.written - PLANS_KEPT - PLANS_DELETED_AT_ONCE);
+    this.writtenAtStart ??= state.written;
+    this.plansDeletedThrough = Math.max(0, this.writtenAtStart - PLANS_KEPT - PLANS_DELETED_AT_ONCE);
+    const through = Math.min(state.applied, state.written + CATCH_UP_SEGMENTS);
+    const seqs = Array.from({ length: through - state.written }, (_, i) => state.written + 1 + i);
+    const found = await sideBySide(seqs, (seq) => plans.find(seq));
+    const segments = seqs.flatMap((seq, i) => (found[i] ? [{ seq, changes: found[i].players }] : []));
+    if (segments.length > 0) await playerRollups.writeAgain(segments);
+    if (state.written < through) await queue.markWritten(through);
+    if (through < state.applied) return true;
+    this.writtenMarked = this.lastAdvanced = state.applied;
     this.caughtUp = true;
+    return false;
   }
 
   /** What the cursor moving to `seq` records as written. */
@@ -103,6 +116,19 @@ export class WriteBehindSchedule {
     this.idlePasses += 1;
     if (this.idlePasses >= QUIET_PASSES) await this.writeWaiting(now);
     return false;
+  }
+
+  /**
+   * A stop: what waits is written a slice at a time, oldest first, while `deadline` (ms since the epoch) is ahead;
+   * the rest stays for the next start's catchUp, from the plans kept for it.
+   */
+  async writeBefore(deadline: number, now: Date): Promise<void> {
+    const { playerRollups } = this.options;
+    while (playerRollups.unwritten > 0 && Date.now() < deadline) {
+      const before = playerRollups.unwritten;
+      await this.writeWaiting(now, { limit: WRITE_SLICE });
+      if (playerRollups.unwritten >= before) return; // only a set-aside project's wait
+    }
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
-import { projectIdRange, projectScopedId } from "../db/ids.js";
+import { projectScopedId } from "../db/ids.js";
+import { scanProject } from "../db/project-scan.js";
 import type { OwnerMemory } from "../db/owner-memory.js";
 
 interface AccountLinkDoc {
@@ -88,6 +89,11 @@ export class AccountLinkStore {
     known.links.set(partnerUserId, platformUserId);
   }
 
+  /** Fills the owner's memory of the project's links (a start, before it is ready), when it fits. */
+  async fillMemory(projectId: string): Promise<void> {
+    await this.projectLinks(projectId);
+  }
+
   /** The project's links from the owner's memory, filled once; null without memory or when they do not fit. */
   private async projectLinks(projectId: string): Promise<ProjectLinks | null> {
     if (!this.memory) return null;
@@ -107,7 +113,7 @@ export class AccountLinkStore {
     const writes = this.writesOf(projectId);
     if (writes.inFlight > 0) return null;
     const finishedBefore = writes.finished;
-    const docs = await this.accounts.find({ _id: projectIdRange(projectId) }).toArray();
+    const docs = await scanProject(this.accounts, projectId, (doc) => doc);
     if (writes.inFlight > 0 || writes.finished !== finishedBefore) return null;
     const links = new Map(docs.map((doc) => [doc.partner_user_id, doc.platform_user_id]));
     const bytes = docs.reduce((sum, doc) => sum + linkBytes(doc.partner_user_id, doc.platform_user_id), 0);

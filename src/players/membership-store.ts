@@ -1,7 +1,7 @@
 import type { AnyBulkWriteOperation, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { throwIfRefused } from "../db/batched-write.js";
-import { projectIdRange } from "../db/ids.js";
+import { scanProject } from "../db/project-scan.js";
 import type { Logger } from "../log.js";
 import { sortKeys } from "./key-order.js";
 import {
@@ -213,15 +213,14 @@ export class MembershipStore {
    * The owner's memory of the project made whole by one read of its documents (by the `_id` range, from the index),
    * once: a tag change then reads no bucket. A project that does not fit is read a bucket at a time.
    */
-  private async fill(projectId: string): Promise<void> {
+  async fill(projectId: string): Promise<void> {
     await this.memory?.fill(projectId, async () => {
-      const docs = await this.members.find({ _id: projectIdRange(projectId) }).toArray();
       const buckets = new Map<string, MemberBucket>();
       let stats: StatsDoc | null = null;
-      for (const doc of docs) {
+      await scanProject(this.members, projectId, (doc) => {
         if ("members" in doc) buckets.set(doc._id, { members: parseMembers(doc.members) });
-        else stats = doc;
-      }
+        else stats = doc as StatsDoc;
+      });
       return { buckets, stats: parseStats(stats) };
     });
   }

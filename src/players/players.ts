@@ -1,5 +1,5 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
+import { settledBy } from "../deadline.js";
 import { fail, ok, type Rejection, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
@@ -82,14 +82,15 @@ export class Players {
   readonly changes: ChangedPlayers;
 
   private readonly log: Logger | undefined;
+  private readonly registration: Registration;
 
   constructor({ stores, clock, ...options }: PlayersOptions) {
     this.stores = stores;
     this.log = options.log;
     this.clock = clock;
     this.changes = stores.changes;
-    const registration = new Registration(stores);
-    this.writes = new WritePath({ stores, registration, locks: this.locks, clock, ...options });
+    this.registration = new Registration(stores);
+    this.writes = new WritePath({ stores, registration: this.registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);
     this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
   }
@@ -164,22 +165,42 @@ export class Players {
   }
 
   /**
-   * A clean stop, once no call is left: membership kept in memory is written,
-   * then the resyncs that waited for it are queued, and the changed players
-   * the owner settled are removed from the record (a crash instead leaves
-   * them to the repairs). Waits at most `graceMs` for the resyncs.
+   * A clean stop, once no call is left, all within `graceMs`: membership kept in memory is written, then the resyncs
+   * that waited for it are queued, and the changed players the owner settled are removed from the record. What the
+   * time does not allow is left as a crash leaves it, to the next start's repairs (membership re-derived from the
+   * profiles, changed players resynced).
    */
   async stop(graceMs: number): Promise<void> {
+    const deadline = Date.now() + graceMs;
     const warn = (what: string) => (error: unknown) =>
       this.log?.warn({ error: (error as Error)?.message }, `players: ${what} not written at stop`);
-    await this.stores.membership.writeBehindNow().catch(warn("membership kept in memory"));
-    await Promise.race([this.writes.settled(), delay(graceMs, undefined, { ref: false })]);
-    await this.stores.changes.writeSettled().catch(warn("settled changes"));
+    const late = (what: string) =>
+      this.log?.warn(`players: ${what} not written by the stop's deadline; the next start repairs it`);
+    const membership = this.stores.membership.writeBehindNow().catch(warn("membership kept in memory"));
+    if (!(await settledBy(membership, deadline))) return late("membership kept in memory");
+    await settledBy(this.writes.settled(), deadline);
+    if (!(await settledBy(this.stores.changes.writeSettled().catch(warn("settled changes")), deadline))) {
+      late("settled changes");
+    }
   }
 
   /** Membership and count documents changed in the owner's memory, not yet written (a metric). */
   get unwrittenMembership(): number {
     return this.stores.membership.waitingWrites;
+  }
+
+  /**
+   * Fills the owner's memory of a project (a start, before it is ready): its profiles, membership, account links and
+   * changed players, and the registered tags' ids.
+   */
+  async fillOwnerMemory(projectId: string): Promise<void> {
+    await Promise.all([
+      this.stores.profiles.fillMemory(projectId),
+      this.stores.membership.fill(projectId),
+      this.stores.accounts.fillMemory(projectId),
+      this.stores.changes.waiting(projectId),
+      this.registration.learnTags(projectId),
+    ]);
   }
 
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */

@@ -1,7 +1,8 @@
 import type { Db, Filter } from "mongodb";
 import { throwIfRefused } from "../db/batched-write.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
-import { projectIdRange, projectScopedId } from "../db/ids.js";
+import { projectScopedId } from "../db/ids.js";
+import { scanProject } from "../db/project-scan.js";
 import type { TraitValue } from "./normalise.js";
 import type { Engine } from "../db/engine.js";
 import { slotDocument, slotOf, toProfile, writtenSlot, type ProfileDoc } from "./profile-document.js";
@@ -93,6 +94,11 @@ export class ProfileStore {
     return (await this.filledMemory(projectId))?.traitHolders(projectId, pairs) ?? null;
   }
 
+  /** Fills the owner's memory of the project's profiles (a start, before it is ready), when it fits. */
+  async fillMemory(projectId: string): Promise<void> {
+    await this.filledMemory(projectId);
+  }
+
   /** The owner's memory once it holds the whole project (filled by one scan the first time); null otherwise. */
   private async filledMemory(projectId: string): Promise<ProfileMemory | null> {
     const memory = this.memory;
@@ -100,8 +106,7 @@ export class ProfileStore {
   }
 
   private async scanSlots(projectId: string): Promise<Map<string, ProfileSlot>> {
-    const docs = await this.profiles.find({ _id: projectIdRange(projectId) }).toArray();
-    return new Map(docs.map((doc) => [doc.identity_key, slotOf(doc)]));
+    return new Map(await scanProject(this.profiles, projectId, (doc) => [doc.identity_key, slotOf(doc)] as const));
   }
 
   /**

@@ -40,6 +40,12 @@ export class Registration {
 
   constructor(private readonly stores: RegistrationStores) {}
 
+  /** Learns the registered tags of the project's one-document list (a start): writes then read no tag record of them. */
+  async learnTags(projectId: string): Promise<void> {
+    const known = knownTagsIn(this.knownTags, projectId);
+    for (const { tag, id } of (await this.stores.tags.listed(projectId)) ?? []) known.set(tag, id);
+  }
+
   /** The ids of registered tags among `tags` (read by `_id` where not known yet). */
   async tagIds(projectId: string, tags: readonly string[]): Promise<Map<string, number>> {
     const known = knownTagsIn(this.knownTags, projectId);

@@ -14,6 +14,7 @@ import { createLaunch, type Launch } from "../launch/capability.js";
 import type { Logger } from "../log.js";
 import { createPlayers } from "../players/capability.js";
 import type { Players } from "../players/players.js";
+import type { OwnerMemoryParts } from "../db/owner-memory-fill.js";
 
 /** The domain objects the handlers translate to, built once per start. */
 export interface Capabilities {
@@ -26,6 +27,8 @@ export interface Capabilities {
   engine: Engine;
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
+  /** What the owner keeps in memory, filled at start before it is ready; null without the owner's memory (MongoDB). */
+  ownerMemory: OwnerMemoryParts | null;
 }
 
 export interface CapabilityOptions {
@@ -84,5 +87,9 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     events,
     engine,
     generatedAdminKey: generatedKey,
+    ownerMemory: engine.ownerMemory && {
+      projectIds: () => projectStore.projectIds(),
+      fills: [(projectId) => players.fillOwnerMemory(projectId), events.fillOwnerMemory],
+    },
   };
 }

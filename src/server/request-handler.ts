@@ -53,6 +53,8 @@ export interface RequestHandlerOptions {
   metrics: Metrics;
   /** Aborted when the service starts closing: open health Watch calls then end instead of holding the grace period. */
   closing: AbortSignal;
+  /** Why the instance is not ready yet while it starts, else undefined (readiness.ts). */
+  starting?: () => string | undefined;
 }
 
 /**
@@ -63,7 +65,7 @@ export interface RequestHandlerOptions {
 export function createRequestHandler(options: RequestHandlerOptions): NodeHandler {
   const { config, database, log, clock, capabilities, metrics, closing } = options;
   const serveMetrics = metricsHandler(metrics);
-  const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs });
+  const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs, starting: options.starting });
   // Binary messages: invalid UTF-8 is refused by the validation interceptor (see unicode.ts).
   markInvalidUtf8();
   // gRPC's standard health and reflection services, so probes and grpcurl work as with any gRPC server.

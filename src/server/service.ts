@@ -8,6 +8,7 @@ import { requiredScope } from "./auth.js";
 import { createCapabilities } from "./capabilities.js";
 import { bindPort, CLOSE_GRACE_MS, listen, type BoundPort, type Listener } from "./listener.js";
 import { Metrics } from "./metrics.js";
+import { OwnerMemoryFill } from "../db/owner-memory-fill.js";
 import { createRequestHandler } from "./request-handler.js";
 import { SERVICES } from "./routes.js";
 
@@ -24,9 +25,17 @@ export interface ServiceOptions {
 export interface RunningService extends Listener {
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
+  /**
+   * Resolves once the instance is ready (/readyz 200 while the database answers): the owner's memory filled, and the
+   * histories a stop left unwritten written again.
+   */
+  ready: Promise<void>;
 }
 
-/** Creates indexes, wires every capability into one router and serves it on its port. */
+/**
+ * Creates indexes, wires every capability into one router and serves it on config.port; then fills the owner's
+ * memory (/readyz says 503 meanwhile, /healthz 200), starts the apply worker, and is `ready`.
+ */
 export async function startService({
   config,
   database,
@@ -78,10 +87,11 @@ export async function startService({
       () => capabilities.players.changes.unsettled ?? 0,
     );
   }
-  if (config.eventWorker) worker.start();
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   countPlayerWriteContention(metrics, capabilities.players.contention);
   const closing = new AbortController();
+  const fill = capabilities.ownerMemory && new OwnerMemoryFill(capabilities.ownerMemory, closing.signal, log);
+  let caughtUp = false;
   const handler = createRequestHandler({
     config,
     database,
@@ -90,6 +100,7 @@ export async function startService({
     capabilities,
     metrics,
     closing: closing.signal,
+    starting: () => fill?.pending ?? (caughtUp ? undefined : "writing the player histories a stop left unwritten"),
   });
   const listener = listen(handler, port ?? (await bindPort(config.port, config.host)), {
     headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
@@ -97,16 +108,30 @@ export async function startService({
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
     maxConnections: config.serverMaxConnections,
   });
+  // The worker starts once the memory is filled: its writes would otherwise throw away a fill of histories under way.
+  // The owner is ready once its worker wrote the histories a stop left unwritten: until then charts miss them.
+  const ready = (async () => {
+    await fill?.done;
+    if (config.eventWorker && !closing.signal.aborted) {
+      worker.start();
+      if (fill) await worker.caughtUp;
+    }
+    caughtUp = true;
+  })();
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
+    ready,
+    // All within `graceMs`: what is not written by then is left as a crash leaves it, to the next start's repairs.
     async close(graceMs = CLOSE_GRACE_MS) {
+      const deadline = Date.now() + graceMs;
       capabilities.launch.stop();
       closing.abort();
-      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment meanwhile.
-      await Promise.all([listener.close(graceMs), worker.stop()]);
+      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment
+      // meanwhile and writes what it keeps within half the grace, so that the players' writes after it have time too.
+      await Promise.all([listener.close(graceMs), worker.stop(graceMs / 2)]);
       // No call is left: what the players' rounds write behind them goes to the database before it closes.
-      await capabilities.players.stop(graceMs);
+      await capabilities.players.stop(Math.max(0, deadline - Date.now()));
       stopDatabaseMetrics();
     },
   };

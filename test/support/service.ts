@@ -56,6 +56,8 @@ export interface TestServiceOptions {
   logDestination?: DestinationStream;
   /** A clock set before the service starts, for a test whose first signing key must lie in the past. */
   clock?: TestClock;
+  /** Called with the service's database connection before the service starts (a test watching its start's commands). */
+  beforeStart?: (database: Database) => void;
 }
 
 /**
@@ -64,7 +66,7 @@ export interface TestServiceOptions {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  { mongodbUri = inject("mongodbUri"), logDestination, clock = new TestClock() }: TestServiceOptions = {},
+  { mongodbUri = inject("mongodbUri"), logDestination, clock = new TestClock(), beforeStart }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
@@ -75,7 +77,9 @@ export async function startTestService(
     ...env,
   });
   const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
+  beforeStart?.(database);
   const service = await startService({ config, database, log: createLogger(config.logLevel, logDestination), clock });
+  await service.ready;
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
   const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {
