@@ -85,7 +85,8 @@ describe("a registration that fails after taking its slots", () => {
     expect(await tagRecords(projectId)).toBe(0);
     expect((await counter(projectId))?.tag_count).toBe(3);
 
-    const restarted = await startTestService({ DB_NAME: svc.config.dbName });
+    // A second start on the same database, its worker off: the first one's holds the queue's lease.
+    const restarted = await startTestService({ DB_NAME: svc.config.dbName, EVENT_WORKER: "off" });
     try {
       expect((await counter(projectId))?.tag_count).toBe(0);
       const full = await restarted.postJson("/v1/players/update", { players: fiveHundredTags() }, publicKey);

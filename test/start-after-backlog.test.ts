@@ -108,8 +108,9 @@ describe("a start after changes waited behind an event backlog", () => {
   it("whose database stops answering after the lease: one line, no stack, exit 2", async () => {
     const proxy = await DbProxy.start(inject("mongodbUri"));
     try {
-      // Every reply is dropped from the start's first command on the profiles (its indexes, after the lease).
-      proxy.dropRepliesFrom("player_profiles");
+      // Every reply is dropped from the start's first command on the record of changed players (the membership
+      // repair's read, after the lease).
+      proxy.dropRepliesFrom("player_changes");
       const main = await start({ MONGODB_URI: proxy.uri, DB_NAME: "stalled", DB_TIMEOUT_MS: "500" });
       expect(await main.outcome).toBe(2);
       expect(main.stderr.join("\n")).not.toMatch(/^\s+at /m);
