@@ -1,10 +1,11 @@
 /**
  * An events apply worker in a process of its own, for tests that kill it.
- * Env: MONGODB_URI, DB_NAME; CRASH_AT=<step>:<n> stops it (prints
+ * Env: MONGODB_URI, DB_NAME, EVENT_SUM_BACKFILL_STEP (as the service's); CRASH_AT=<step>:<n> stops it (prints
  * "crash-point" and hangs, for the parent to SIGKILL) at the n-th time it
  * reaches that step of an apply.
  */
 import { systemClock } from "../../src/clock.js";
+import { loadConfig } from "../../src/config.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
 import { createEventQueue, createEvents } from "../../src/events/capability.js";
@@ -51,6 +52,7 @@ const { worker } = await createEvents({
   nameLimit: 1000,
   maxLagSeconds: 300,
   maxQueueEvents: 1_000_000,
+  sumBackfillStep: loadConfig().eventSumBackfillStep,
   dbTimeoutMs: 2000,
   directory: new PlayerDirectoryOverPlayers(players),
   changes: players.changes,
