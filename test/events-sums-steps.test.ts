@@ -134,9 +134,11 @@ describe("a sum's back-fill in steps", () => {
   );
 
   // The worker's applies are counted from its start: the project's calls (a segment each), then the sum's segment
-  // (its first step), then each next step.
+  // (its first step), then each next step. After a step queued the next, before the cursor moved past it: the
+  // restarted worker queues the next step again.
   const CALLS = 4;
-  for (const crashAt of [`planned:${CALLS + 2}`, `players-written:${CALLS + 3}`, `cohorts-written:${CALLS + 1}`]) {
+  const crashes = [`planned:${CALLS + 2}`, `players-written:${CALLS + 3}`, `cohorts-written:${CALLS + 1}`];
+  for (const crashAt of [...crashes, "sum-step-queued:2"]) {
     it(
       `a worker SIGKILLed mid-back-fill (${crashAt}) and restarted counts each event once`,
       { timeout: 180_000 },

@@ -14,9 +14,13 @@ import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/stores.js";
 import { CohortRollupStore } from "../../src/events/cohort-rollup-store.js";
 import { PlayerRollupStore } from "../../src/events/player-rollup-store.js";
+import { QueueWriter } from "../../src/events/queue-writer.js";
 
-/** The steps of an apply, around its two rollup writes (the worker's only ones): where CRASH_AT may stop it. */
-type ApplyStep = "planned" | "players-written" | "cohorts-written";
+/**
+ * The steps of an apply, around its two rollup writes (the worker's only ones), and after it queued the next step
+ * of a sum's back-fill: where CRASH_AT may stop it.
+ */
+type ApplyStep = "planned" | "players-written" | "cohorts-written" | "sum-step-queued";
 
 const [crashStep, crashAt] = (process.env.CRASH_AT ?? "").split(":");
 let reached = 0;
@@ -38,6 +42,12 @@ const absorbCohorts = CohortRollupStore.prototype.absorb;
 CohortRollupStore.prototype.absorb = async function (this: CohortRollupStore, seq, changes, options) {
   await absorbCohorts.call(this, seq, changes, options);
   await step(seq, "cohorts-written");
+};
+const enqueue = QueueWriter.prototype.enqueue;
+QueueWriter.prototype.enqueue = async function (this: QueueWriter, projectId, work, ...rest) {
+  const seq = await enqueue.call(this, projectId, work, ...rest);
+  if (work.kind === "sum" && work.after !== undefined) await step(seq, "sum-step-queued");
+  return seq;
 };
 const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
 // The worker's process owns what it remembers: a budget like the service's.
