@@ -62,6 +62,11 @@ export interface Config {
   eventMaxLagSeconds: number;
   /** With this many events accepted and not yet applied, POST /v1/events answers 429 with Retry-After and accepts nothing. */
   eventMaxQueueEvents: number;
+  /**
+   * (player, day) totals one step of a sum's back-fill gathers: the bound of its plan, one document of at most
+   * 16 MiB (about 60 bytes a total, and the step's last segment adds at most 1,000).
+   */
+  eventSumBackfillStep: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
   eventWorker: boolean;
   /** What the instance owning an embedded database may keep in memory (profiles, player histories), in MiB; 0: nothing. */
@@ -145,6 +150,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventNameLimit: integer("EVENT_NAME_LIMIT", 1000, 1, 100_000),
     eventMaxLagSeconds: integer("EVENT_MAX_LAG_SECONDS", 300, 1, 86_400),
     eventMaxQueueEvents: integer("EVENT_MAX_QUEUE_EVENTS", 1_000_000, 1, 1_000_000_000),
+    eventSumBackfillStep: integer("EVENT_SUM_BACKFILL_STEP", 100_000, 1, 100_000),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
     ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),
     corsOrigins,

@@ -1,42 +1,19 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
 import { startTestService, type TestService } from "./support/service.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "./support/events.js";
+import { WorkerProcesses } from "./support/worker-process.js";
 
 /** Ingest only: the workers run in child processes that the test kills. */
 let svc: TestService;
-const children: ChildProcess[] = [];
+let workers: WorkerProcesses;
 beforeAll(async () => {
   svc = await startTestService({ EVENT_WORKER: "off" });
+  workers = new WorkerProcesses(svc);
 });
 afterAll(async () => {
-  for (const child of children) child.kill("SIGKILL");
+  await workers.stopAll();
   await svc.stop();
 });
-
-/** Starts a worker process; resolves once it printed `line`. */
-async function worker(line: string, crashAt?: string): Promise<ChildProcess> {
-  // Node itself with tsx as a loader, not the tsx wrapper: SIGKILL must reach the worker, not a parent of it.
-  const child = spawn(process.execPath, ["--import", "tsx", "test/support/event-worker-child.ts"], {
-    env: { ...process.env, MONGODB_URI: inject("mongodbUri"), DB_NAME: svc.config.dbName, CRASH_AT: crashAt ?? "" },
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  children.push(child);
-  const lines = readline.createInterface({ input: child.stdout! });
-  for await (const text of lines) if (text === line) return child;
-  throw new Error(`worker exited before printing ${line}`);
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  // An exited child emits no second "exit".
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = once(child, "exit");
-  child.kill("SIGKILL");
-  await exited;
-}
 
 describe("apply worker crashes", () => {
   for (const crashAt of ["planned:2", "players-written:2", "cohorts-written:3"]) {
@@ -61,8 +38,8 @@ describe("apply worker crashes", () => {
           expect(res.body.accepted).toBe(500);
         }
 
-        const doomed = await worker("crash-point", crashAt);
-        await kill(doomed);
+        const doomed = await workers.start("crash-point", crashAt);
+        await workers.kill(doomed);
         expect(
           (
             await waitFor(
@@ -72,7 +49,7 @@ describe("apply worker crashes", () => {
           ).queue_depth,
         ).toBeGreaterThan(0);
 
-        await worker("started");
+        await workers.start("started");
         await waitFor(
           () => queueOf(svc),
           (q) => q.queue_depth === 0,
@@ -106,7 +83,7 @@ describe("apply worker crashes", () => {
           Object.values(doc.days ?? {}).flatMap((names) => Object.values(names)),
         );
         expect(stored.reduce((sum, events) => sum + Number(events), 0)).toBe(raw.length);
-        for (const child of children.splice(0)) await kill(child);
+        await workers.stopAll();
       },
     );
   }

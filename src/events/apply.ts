@@ -33,6 +33,8 @@ export interface PlanningDeps {
   segments: SegmentStore;
   /** The properties summed, per project. */
   summed: SummedPropertyStore;
+  /** (player, day) totals a step of a sum's back-fill gathers (EVENT_SUM_BACKFILL_STEP). */
+  sumBackfillStep: number;
 }
 
 /** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */
@@ -61,7 +63,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
     return { players: [], cohorts: [], backfill: { key: work.key, holders } };
   }
   if (work.kind === "sum") {
-    return planSumBackfill(projectId, segment.seq, work.id, firstDay, {
+    return planSumBackfill(projectId, segment.seq, work, firstDay, {
       ...deps,
       countable: (id, seq, events) => countable(id, seq, events, deps.eventIds),
     });

@@ -67,6 +67,8 @@ export interface CreateEventsOptions {
   directory: PlayerDirectory;
   /** The players' changed players: charts correct for them, the worker settles them. */
   changes: ChangedPlayers;
+  /** EVENT_SUM_BACKFILL_STEP: (player, day) totals a step of a sum's back-fill gathers. */
+  sumBackfillStep: number;
   /** Lease, polling and test hooks of the apply worker. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
 }
@@ -109,6 +111,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     writer,
     names,
     summed,
+    sumBackfillStep: options.sumBackfillStep,
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });

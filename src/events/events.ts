@@ -20,7 +20,6 @@ import type { PlayerDirectory } from "./player-directory.js";
 import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
 import type { SummedPropertyStore } from "./summed-property-store.js";
 import { sumIdsOf, withSummed, withoutSummed } from "./sums.js";
-import { MAX_BACKFILL_TOTALS } from "./sum-backfill.js";
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -197,8 +196,8 @@ export class Events {
 
   /**
    * Sums `name`'s `property` from now on, or stops. Turning it on answers once the raw events kept before it
-   * are counted (its back-fill, queued: sum-backfill.ts); a retry of a call cut short queues it again, which
-   * counts nothing twice. `signal`: the caller went away (the back-fill goes on).
+   * are counted (its back-fill, queued in steps: sum-backfill.ts); a retry of a call cut short queues it again,
+   * which counts nothing twice. `signal`: the caller went away (the back-fill goes on).
    */
   async updateProperty(projectId: string, change: PropertySum, signal?: AbortSignal): Promise<PropertySum> {
     const { summed, writer, worker } = this.options;
@@ -212,11 +211,7 @@ export class Events {
     if (pair && !pair.ready) {
       const seq = await writer.enqueue(projectId, { kind: "sum", id: pair.id }, 0, new Date(0));
       await worker.applied(seq, signal);
-      if (!(await summed.list(projectId)).some((one) => one.id === pair.id)) {
-        throw new InvalidArgumentError(
-          `sum: the events kept of ${name} would add to more than ${MAX_BACKFILL_TOTALS} totals of a player and a day; not summed`,
-        );
-      }
+      await worker.sumWritten(projectId, pair.id, signal);
     }
     return change;
   }

@@ -15,6 +15,19 @@ export interface Plan {
   cohorts: DocumentChange[];
   /** A trait key turned on: resyncs of its holders to queue, after which its cohorts are whole. */
   backfill?: { key: string; holders: string[] };
+  /** A step of a sum's back-fill: once written, the next is queued or the sum marked ready. */
+  sumBackfill?: SumBackfillStep;
+}
+
+/** A step of a sum's back-fill (sum-backfill.ts), carried by its plan. */
+export interface SumBackfillStep {
+  id: string;
+  /** The step counted the raw events of the segments after this one... */
+  after: number;
+  /** ...through this one. */
+  through: number;
+  /** No raw event before the sum's segment is left: the sum is ready once this step is written. */
+  done: boolean;
 }
 
 /** The reads a plan is decided from. */

@@ -20,8 +20,11 @@ export type SegmentWork =
     }
   /** A trait key turns on: its holders' histories move into its cohorts. */
   | { kind: "materialise"; key: string }
-  /** A property starts being summed (id: SummedProperty.id): the events before it are back-filled. */
-  | { kind: "sum"; id: string };
+  /**
+   * A property starts being summed (id: SummedProperty.id): the events before it are back-filled, in steps; a step
+   * after the first (`after`: the segment the step before counted through) is queued by the worker.
+   */
+  | { kind: "sum"; id: string; after?: number };
 
 export interface Segment {
   seq: number;
@@ -130,21 +133,26 @@ export class SegmentStore {
   }
 
   /**
-   * Visits the events of the project's segments before `seq` still kept (the raw events), with each one's
-   * sequence number: one scan, by the back-fill of a sum.
+   * Visits the events of the project's segments after `after` and before `before` still kept (the raw events), in
+   * order, with each one's sequence number, until `visit` answers false: a step of a sum's back-fill. True when it
+   * visited them all.
    */
-  async forEachEventBefore(
+  async forEachEventBetween(
     projectId: string,
-    seq: number,
-    visit: (seq: number, events: readonly QueuedEvent[]) => Promise<void>,
-  ): Promise<void> {
-    const docs = this.segments
-      .find({ project_id: projectId, _id: { $lt: sequenceId(seq) }, "work.kind": "events" })
-      .sort({ _id: 1 });
+    after: number,
+    before: number,
+    visit: (seq: number, events: readonly QueuedEvent[]) => Promise<boolean>,
+  ): Promise<boolean> {
+    const range = { $gt: sequenceId(after), $lt: sequenceId(before) };
+    const docs = this.segments.find({ project_id: projectId, _id: range, "work.kind": "events" }).sort({ _id: 1 });
     for await (const doc of docs) {
       const work = workOf(doc.work);
-      if (work?.kind === "events") await visit(Number(doc._id), work.events);
+      if (work?.kind === "events" && !(await visit(Number(doc._id), work.events))) {
+        await docs.close();
+        return false;
+      }
     }
+    return true;
   }
 
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */

@@ -3,7 +3,7 @@ import { dayOf } from "./days.js";
 import type { EventIdStore } from "./event-id-store.js";
 import type { EventNameStore } from "./event-name-store.js";
 import { nameField } from "./names.js";
-import { Planner, type Plan } from "./plan.js";
+import { Planner, type Plan, type SumBackfillStep } from "./plan.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { PlayerRollup } from "./player-rollup.js";
 import type { PlayerRollupStore } from "./player-rollup-store.js";
@@ -19,6 +19,8 @@ export interface BackfillDeps {
   playerRollups: PlayerRollupStore;
   names: EventNameStore;
   summed: SummedPropertyStore;
+  /** (player, day) totals a step of a back-fill gathers before it stops at the end of a segment. */
+  sumBackfillStep: number;
   /** The events of a segment that were counted (event_id repeats left out), as its apply decided. */
   countable: (projectId: string, seq: number, events: readonly QueuedEvent[]) => Promise<QueuedEvent[]>;
 }
@@ -26,36 +28,40 @@ export interface BackfillDeps {
 const NOTHING: Plan = { players: [], cohorts: [] };
 
 /**
- * A back-fill is one plan, one document: past this many (player, day) totals it would near the 16 MiB a document
- * holds (about 60 bytes each), and a plan that cannot be stored would hold the project's queue for good. Such a sum
- * is turned off instead, and its update answers so (Events.updateProperty).
- */
-export const MAX_BACKFILL_TOTALS = 100_000;
-
-/**
- * Plans segment `seq`, which turns sum `id` on: the sum counts every event applied after it as it is applied, and
- * this plan adds the raw events still kept before it, each to the history its count is in now (its player, or
- * the player its device was folded into) and to the cohorts that history is counted in. In queue order, so an
- * event is either before the segment (here) or after it (the apply), never both nor neither. A segment for a sum
- * turned on already (a retried update queues another) or turned off meanwhile plans nothing.
+ * Plans a step of sum `id`'s back-fill: segment `seq`, queued by the update (`after` absent), turns the sum on
+ * from `seq` (the sum counts every event applied after it as it is applied) and counts its first step; each step
+ * adds the raw events still kept of the segments after `after` and before the sum's, in queue order, until it has
+ * gathered `sumBackfillStep` totals, each to the history its count is in now (its player, or the player its device
+ * was folded into) and to the cohorts that history is counted in. An event is before the sum's segment (one step)
+ * or after it (its apply), never both nor neither. A step not where the back-fill stands (a retried update's
+ * segment, a continuation queued twice by a replay) or of a sum turned off plans nothing.
  */
 export async function planSumBackfill(
   projectId: string,
   seq: number,
-  id: string,
+  work: { id: string; after?: number },
   firstDay: string,
   deps: BackfillDeps,
 ): Promise<Plan> {
+  const { id } = work;
+  const after = work.after ?? 0;
   const pair = (await deps.summed.list(projectId)).find((one) => one.id === id);
-  if (!pair || (pair.from !== null && pair.from !== seq)) return NOTHING;
-  await deps.summed.update(projectId, (pairs) => pairs.map((one) => (one.id === id ? { ...one, from: seq } : one)));
+  if (!pair || pair.ready || (pair.counted ?? 0) !== after) return NOTHING;
+  if (work.after === undefined) {
+    if (pair.from !== null && pair.from !== seq) return NOTHING;
+    await deps.summed.update(projectId, (pairs) => pairs.map((one) => (one.id === id ? { ...one, from: seq } : one)));
+  } else if (pair.from === null) return NOTHING;
+  const before = pair.from ?? seq;
 
   // Per identity key as the apply saw the event (a device's own, or its player's), per day: millionths.
   const totals = new Map<string, Map<string, number>>();
   let count = 0;
-  await deps.segments.forEachEventBefore(projectId, seq, async (segmentSeq, events) => {
+  let through = after;
+  const complete = await deps.segments.forEachEventBetween(projectId, after, before, async (segmentSeq, events) => {
+    if (count >= deps.sumBackfillStep) return false;
+    through = segmentSeq;
     const summed = events.filter((event) => event.n === pair.name && dayOf(event.t) >= firstDay);
-    if (summed.length === 0 || count > MAX_BACKFILL_TOTALS) return;
+    if (summed.length === 0) return true;
     for (const event of await deps.countable(projectId, segmentSeq, summed)) {
       const millionths = millionthsOf(event.p, pair.property);
       if (millionths === 0) continue;
@@ -64,13 +70,24 @@ export async function planSumBackfill(
       if (!days.has(dayOf(event.t))) count++;
       totals.set(key, days.set(dayOf(event.t), (days.get(dayOf(event.t)) ?? 0) + millionths));
     }
+    return true;
   });
-  if (count > MAX_BACKFILL_TOTALS) {
-    await deps.summed.update(projectId, (pairs) => pairs.filter((one) => one.id !== id));
-    return NOTHING;
-  }
+  const step: SumBackfillStep = { id, after, through, done: complete };
+  return { ...(await planTotals(projectId, pair.name, id, totals, firstDay, deps)), sumBackfill: step };
+}
+
+/** The plan adding each key's totals to the history it is counted in now and the cohorts of that history. */
+async function planTotals(
+  projectId: string,
+  name: string,
+  id: string,
+  totals: ReadonlyMap<string, ReadonlyMap<string, number>>,
+  firstDay: string,
+  deps: BackfillDeps,
+): Promise<Plan> {
+  if (totals.size === 0) return NOTHING;
   const holders = await historiesNow(projectId, [...totals.keys()], deps);
-  const names = await deps.names.current(projectId, [pair.name]);
+  const names = await deps.names.current(projectId, [name]);
   const planner = new Planner({
     projectId,
     firstDay,
@@ -83,9 +100,8 @@ export async function planSumBackfill(
   for (const [key, days] of totals) {
     const holder = holders.get(key);
     if (!holder) continue;
-    for (const [day, millionths] of days) {
-      planner.addBackfilledSum(holder.identityKey, day, nameField(pair.name), id, millionths);
-    }
+    for (const [day, millionths] of days)
+      planner.addBackfilledSum(holder.identityKey, day, nameField(name), id, millionths);
   }
   return planner.plan();
 }

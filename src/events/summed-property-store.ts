@@ -10,6 +10,8 @@ export interface SummedProperty {
   property: string;
   /** The queue segment that turned it on: later segments sum it as they apply, the back-fill the earlier ones. */
   from: number | null;
+  /** The back-fill's steps written so far counted the raw events of segments through this one (absent: none). */
+  counted?: number;
   /** The back-fill is written: reads may show it. */
   ready: boolean;
 }

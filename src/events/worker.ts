@@ -5,6 +5,7 @@ import { planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
 import type { CohortRollupStore } from "./cohort-rollup-store.js";
 import type { ChangedPlayers } from "../players/changed-players.js";
+import type { SumBackfillStep } from "./plan.js";
 import type { PlanStore } from "./plan-store.js";
 import type { QueueState, QueueStateStore } from "./queue-state-store.js";
 import type { Retention } from "./retention.js";
@@ -114,6 +115,16 @@ export class ApplyWorker {
     for (;;) {
       const { applied, ahead } = await this.options.queue.read();
       if (applied >= seq || ahead.has(seq)) return;
+      await delay(APPLIED_POLL_MS, undefined, { signal });
+    }
+  }
+
+  /**
+   * Resolves once sum `id`'s back-fill is written in full, its steps queued one after another (or the sum was turned
+   * off meanwhile); rejects when `signal` aborts first.
+   */
+  async sumWritten(projectId: string, id: string, signal?: AbortSignal): Promise<void> {
+    while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
       await delay(APPLIED_POLL_MS, undefined, { signal });
     }
   }
@@ -241,7 +252,7 @@ export class ApplyWorker {
     await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
     await cohortRollups.absorb(seq, plan.cohorts, { fresh });
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
-    if (segment.work?.kind === "sum") await this.sumReady(segment.projectId!, seq, segment.work.id);
+    if (plan.sumBackfill) await this.sumBackfillStep(segment.projectId!, plan.sumBackfill);
     if (segment.work?.kind === "resync" && segment.work.change) {
       const { change, identityKeys, folds = [] } = segment.work;
       await this.options.changes.settle(segment.projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]);
@@ -269,13 +280,18 @@ export class ApplyWorker {
     await this.options.traitKeys.ready(projectId, key, last);
   }
 
-  /** Sum `id`'s back-fill is written: reads show it, if segment `seq` turned it on (not an earlier one). */
-  private async sumReady(projectId: string, seq: number, id: string): Promise<void> {
-    await this.options.summed.update(projectId, (pairs) =>
-      pairs.some((pair) => pair.id === id && pair.from === seq && !pair.ready)
-        ? pairs.map((pair) => (pair.id === id ? { ...pair, ready: true } : pair))
+  /**
+   * A step of a sum's back-fill is written: records how far it counted, then marks the sum ready or queues the next
+   * step. Run again after a crash, it may queue the next step twice: the second plans nothing (sum-backfill.ts).
+   */
+  private async sumBackfillStep(projectId: string, { id, after, through, done }: SumBackfillStep): Promise<void> {
+    const pairs = await this.options.summed.update(projectId, (pairs) =>
+      pairs.some((pair) => pair.id === id && (pair.counted ?? 0) === after && !pair.ready)
+        ? pairs.map((pair) => (pair.id === id ? { ...pair, counted: through, ready: done } : pair))
         : null,
     );
+    if (done || !pairs.some((pair) => pair.id === id && !pair.ready)) return;
+    await this.options.writer.enqueue(projectId, { kind: "sum", id, after: through }, 0, new Date(0));
   }
 
   /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */

@@ -62,6 +62,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     nameLimit: config.eventNameLimit,
     maxLagSeconds: config.eventMaxLagSeconds,
     maxQueueEvents: config.eventMaxQueueEvents,
+    sumBackfillStep: config.eventSumBackfillStep,
     dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayerDirectoryOverPlayers(players),
     changes: players.changes,

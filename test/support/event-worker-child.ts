@@ -1,10 +1,11 @@
 /**
  * An events apply worker in a process of its own, for tests that kill it.
- * Env: MONGODB_URI, DB_NAME; CRASH_AT=<step>:<n> stops it (prints
+ * Env: MONGODB_URI, DB_NAME, EVENT_SUM_BACKFILL_STEP (as the service's); CRASH_AT=<step>:<n> stops it (prints
  * "crash-point" and hangs, for the parent to SIGKILL) at the n-th time it
  * reaches that step of an apply.
  */
 import { systemClock } from "../../src/clock.js";
+import { loadConfig } from "../../src/config.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
 import { createEventQueue, createEvents } from "../../src/events/capability.js";
@@ -13,9 +14,13 @@ import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/stores.js";
 import { CohortRollupStore } from "../../src/events/cohort-rollup-store.js";
 import { PlayerRollupStore } from "../../src/events/player-rollup-store.js";
+import { QueueWriter } from "../../src/events/queue-writer.js";
 
-/** The steps of an apply, around its two rollup writes (the worker's only ones): where CRASH_AT may stop it. */
-type ApplyStep = "planned" | "players-written" | "cohorts-written";
+/**
+ * The steps of an apply, around its two rollup writes (the worker's only ones), and after it queued the next step
+ * of a sum's back-fill: where CRASH_AT may stop it.
+ */
+type ApplyStep = "planned" | "players-written" | "cohorts-written" | "sum-step-queued";
 
 const [crashStep, crashAt] = (process.env.CRASH_AT ?? "").split(":");
 let reached = 0;
@@ -38,6 +43,12 @@ CohortRollupStore.prototype.absorb = async function (this: CohortRollupStore, se
   await absorbCohorts.call(this, seq, changes, options);
   await step(seq, "cohorts-written");
 };
+const enqueue = QueueWriter.prototype.enqueue;
+QueueWriter.prototype.enqueue = async function (this: QueueWriter, projectId, work, ...rest) {
+  const seq = await enqueue.call(this, projectId, work, ...rest);
+  if (work.kind === "sum" && work.after !== undefined) await step(seq, "sum-step-queued");
+  return seq;
+};
 const database = await connectDatabase(process.env.MONGODB_URI!, process.env.DB_NAME!);
 // The worker's process owns what it remembers: a budget like the service's.
 const engine = engineOf(database, 256 * 2 ** 20);
@@ -51,6 +62,7 @@ const { worker } = await createEvents({
   nameLimit: 1000,
   maxLagSeconds: 300,
   maxQueueEvents: 1_000_000,
+  sumBackfillStep: loadConfig().eventSumBackfillStep,
   dbTimeoutMs: 2000,
   directory: new PlayerDirectoryOverPlayers(players),
   changes: players.changes,
