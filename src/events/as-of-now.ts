@@ -71,7 +71,8 @@ export class AsOfNow {
     const { changes, queue, playerRollups } = this.options;
     for (let attempt = 0; attempt < CONSISTENT_READ_ATTEMPTS; attempt++) {
       const waiting = await changes.waiting(projectId);
-      if (waiting.length === 0) return { bases: await Promise.all(filters.map((f) => read(f, new Set()))), changed: [] };
+      if (waiting.length === 0)
+        return { bases: await Promise.all(filters.map((f) => read(f, new Set()))), changed: [] };
       const { applied, ahead } = await queue.read();
       const groups = await this.groupsOf(projectId, waiting);
       const keys = new Set([...groups.values()].flat());

@@ -177,7 +177,10 @@ export class Events {
     const { dates, counts } =
       interval === "day"
         ? { dates: query.days, counts: days }
-        : withSums(bucketCounts(await this.options.activity.of(projectId, cohorts), query.days, interval, firstDay), days);
+        : withSums(
+            bucketCounts(await this.options.activity.of(projectId, cohorts), query.days, interval, firstDay),
+            days,
+          );
     const series = split.flatMap(({ tag }, i) =>
       seriesOf(dates, counts[i], names, sumIds).map((one) => (tag === null ? one : { ...one, tag })),
     );

@@ -12,9 +12,10 @@ interface Remembered {
   /** The last queue segment the stored document absorbed (-1: no document). */
   hw: number;
   bytes: number;
-  /** The history as (day, name) slot numbers of its project and their counts: what a chart sums. */
+  /** The history as (day, name) slot numbers of its project and their counts (what a chart sums), and its days. */
   slots: Int32Array;
   counts: Int32Array;
+  days: Int32Array;
 }
 
 /**
@@ -22,8 +23,8 @@ interface Remembered {
  * "Memory of histories": 20,000 histories of 1 to 30 days and 1 to 5 names, within 5 % of the estimate).
  */
 function sizeOf(rollup: PlayerRollup): number {
-  let bytes = 780 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
-  for (const names of Object.values(rollup.days)) bytes += 30 + 8 * Object.keys(names).length;
+  let bytes = 880 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
+  for (const names of Object.values(rollup.days)) bytes += 34 + 8 * Object.keys(names).length;
   for (const names of Object.values(rollup.sums)) bytes += 30 + 40 * Object.keys(names).length;
   return bytes;
 }
