@@ -78,7 +78,7 @@ export default async function kpisArithmeticBench() {
     members: async (_: string, filter: CohortFilter) => [...members.get(filter.tags[0])!],
   } as unknown as PlayerDirectory;
   const playerRollups = {
-    slotted: async (projectId: string, keys: readonly string[] | null) => memory.slotted(projectId, keys)!,
+    slotted: async (projectId: string, keys: readonly (readonly string[])[] | null) => memory.slotted(projectId, keys)!,
   } as unknown as PlayerRollupStore;
   const activity = new PlayerActivity({ asOfNow, directory, playerRollups });
   const filters = tags.map((tag) => ({ tags: [tag], tagsMatch: "any" as const, traits: [], tagsNone: [] }));

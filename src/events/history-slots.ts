@@ -35,7 +35,7 @@ export interface HistorySlots {
 /** Histories by identity key, as slots of `numbers`. */
 export interface SlottedHistories {
   numbers: SlotNumbers;
-  players: Map<string, HistorySlots>;
+  players: ReadonlyMap<string, HistorySlots>;
 }
 
 /** Histories found in memory, and the keys it does not know. */

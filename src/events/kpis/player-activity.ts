@@ -59,7 +59,7 @@ export class PlayerActivity {
       this.candidates(projectId, filter, excluded),
     );
     const everyone = bases.some((base) => "allBut" in base);
-    const keys = everyone ? null : [...new Set(bases.flatMap((base) => ("keys" in base ? base.keys : [])))];
+    const keys = everyone ? null : bases.flatMap((base) => ("keys" in base ? [base.keys] : []));
     const { numbers, players } = await playerRollups.slotted(projectId, keys);
     const changedSlots = changed.map((player) => slotsOf(mergedDays(player), numbers));
     const words = Math.ceil(filters.length / 32);
