@@ -23,8 +23,8 @@ interface Remembered {
  * "Memory of histories": 20,000 histories of 1 to 30 days and 1 to 5 names, within 5 % of the estimate).
  */
 function sizeOf(rollup: PlayerRollup): number {
-  let bytes = 880 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
-  for (const names of Object.values(rollup.days)) bytes += 34 + 8 * Object.keys(names).length;
+  let bytes = 1130 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
+  for (const names of Object.values(rollup.days)) bytes += 30 + 8 * Object.keys(names).length;
   for (const names of Object.values(rollup.sums)) bytes += 30 + 40 * Object.keys(names).length;
   return bytes;
 }
