@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { OwnerMemory } from "../db/owner-memory.js";
 import type { DocumentChange } from "./absorb.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
+import { dayNumber } from "./kpis/periods.js";
 
 const history = (key: string, events: number): FoundHistory => ({
   id: `p1/${key}`,
@@ -63,5 +64,42 @@ describe("HistoryMemory", () => {
     await memory.fill("p1", scan);
     expect(memory.get("p1", "p1/u:new")).toBeUndefined();
     expect(scans).toBe(1);
+  });
+
+  it("keeps each history's days ascending through a late event, a fold's move and a new fill", async () => {
+    const memory = new HistoryMemory(new OwnerMemory(1_000_000));
+    const daysOf = (key: string) => Array.from(memory.slotted("p1", null)!.players.get(key)!.days);
+    await memory.fill("p1", async () => [history("u:a", 2)]);
+    const late: DocumentChange = {
+      id: "p1/u:a",
+      inc: { "days.2025-12-30.n_play": 1, "days.2026-01-03.n_win": 2, "days.2026-01-03.n_play": 1 },
+      init: {},
+    };
+    memory.absorbed(4, [late, firstEvent("u:b")]);
+    expect(daysOf("u:a")).toEqual([dayNumber("2025-12-30"), dayNumber("2026-01-01"), dayNumber("2026-01-03")]);
+    expect(daysOf("u:b")).toEqual([dayNumber("2026-01-02")]);
+    // The worker moves a folded device's days to its player: its history keeps no day.
+    const fold: DocumentChange = {
+      id: "p1/u:b",
+      inc: {},
+      unset: ["days", "sums"],
+      set: { folded_into: "u:a" },
+      init: {},
+    };
+    memory.absorbed(5, [fold, { id: "p1/u:a", inc: { "days.2026-01-02.n_play": 1 }, init: {} }]);
+    expect(daysOf("u:b")).toEqual([]);
+    expect(daysOf("u:a")).toHaveLength(4);
+
+    const restarted = new HistoryMemory(new OwnerMemory(1_000_000));
+    await restarted.fill("p1", async () => [
+      {
+        ...history("u:a", 2),
+        rollup: { ...history("u:a", 2).rollup, days: { "2026-01-05": { n_play: 1 }, "2026-01-01": { n_play: 1 } } },
+      },
+    ]);
+    expect(Array.from(restarted.slotted("p1", null)!.players.get("u:a")!.days)).toEqual([
+      dayNumber("2026-01-01"),
+      dayNumber("2026-01-05"),
+    ]);
   });
 });

@@ -12,9 +12,10 @@ interface Remembered {
   /** The last queue segment the stored document absorbed (-1: no document). */
   hw: number;
   bytes: number;
-  /** The history as (day, name) slot numbers of its project and their counts: what a chart sums. */
+  /** The history as (day, name) slot numbers of its project and their counts (what a chart sums), and its days. */
   slots: Int32Array;
   counts: Int32Array;
+  days: Int32Array;
 }
 
 /**
@@ -22,7 +23,7 @@ interface Remembered {
  * "Memory of histories": 20,000 histories of 1 to 30 days and 1 to 5 names, within 5 % of the estimate).
  */
 function sizeOf(rollup: PlayerRollup): number {
-  let bytes = 780 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
+  let bytes = 1130 + 2 * rollup.identityKey.length + 24 * rollup.cohorts.length;
   for (const names of Object.values(rollup.days)) bytes += 30 + 8 * Object.keys(names).length;
   for (const names of Object.values(rollup.sums)) bytes += 30 + 40 * Object.keys(names).length;
   return bytes;
@@ -165,27 +166,26 @@ export class HistoryMemory {
   }
 
   /**
-   * The remembered histories of `identityKeys` (every one of the project when null, only if it is whole) as slots
-   * of the project's pairs, with the keys not in memory; null when the project is not whole and all were asked.
+   * The remembered histories of the keys of `identityKeys` (lists that may overlap; every one of the project when
+   * null, only if it is whole) as slots of the project's pairs, with the keys not in memory; null when the project is
+   * not whole and all were asked. A whole project answers its own map, uncopied, read before the next write (a
+   * history known to have none has no slots).
    */
-  slotted(projectId: string, identityKeys: readonly string[] | null): SlottedRead | null {
-    const whole = this.whole.has(projectId);
-    const ofProject = this.byProject.get(projectId);
+  slotted(projectId: string, identityKeys: readonly (readonly string[])[] | null): SlottedRead | null {
+    const ofProject = this.byProject.get(projectId) ?? new Map<string, Remembered>();
     const numbers = this.numbersOf(projectId);
+    if (this.whole.has(projectId)) return { numbers, players: ofProject, missing: [] };
+    if (identityKeys === null) return null;
     const players = new Map<string, HistorySlots>();
-    if (identityKeys === null) {
-      if (!whole) return null;
-      for (const [key, known] of ofProject ?? []) if (known.hw >= 0) players.set(key, known);
-      return { numbers, players, missing: [] };
+    const missing = new Set<string>();
+    for (const keys of identityKeys) {
+      for (const key of keys) {
+        const known = ofProject.get(key);
+        if (!known) missing.add(key);
+        else if (known.hw >= 0) players.set(key, known);
+      }
     }
-    const missing: string[] = [];
-    for (const key of identityKeys) {
-      const known = ofProject?.get(key);
-      if (known) {
-        if (known.hw >= 0) players.set(key, known);
-      } else if (!whole) missing.push(key);
-    }
-    return { numbers, players, missing };
+    return { numbers, players, missing: [...missing] };
   }
 
   /** The project's slot numbers, which histories read from the database may extend. */

@@ -133,17 +133,18 @@ export class PlayerRollupStore {
   }
 
   /**
-   * The histories of `identityKeys` (every history of the project when null) as slots of one numbering of their
-   * (day, name field) pairs: what the KPIs read. From the owner's memory (filled with the project, when it fits),
-   * the rest from the database (a scan of the project for all, else by `_id` in slices of READ_SLICE); folded
-   * devices' (empty) histories left out.
+   * The histories of the keys of `identityKeys` (lists that may overlap; every history of the project when null) as
+   * slots of one numbering of their (day, name field) pairs: what the KPIs read. From the owner's memory (filled
+   * with the project, when it fits), the rest from the database (a scan of the project for all, else by `_id` in
+   * slices of READ_SLICE); folded devices' (empty) histories left out.
    */
-  async slotted(projectId: string, identityKeys: readonly string[] | null): Promise<SlottedHistories> {
+  async slotted(projectId: string, identityKeys: readonly (readonly string[])[] | null): Promise<SlottedHistories> {
     // A project not yet applied since the start (nothing waits to be written for it) is filled as the worker fills it.
     if (this.memory) await this.memory.fill(projectId, () => this.scan(projectId));
     const remembered = this.memory?.slotted(projectId, identityKeys);
+    if (remembered?.missing.length === 0) return remembered;
     const numbers = remembered?.numbers ?? this.memory?.numbersOf(projectId) ?? new SlotNumbers();
-    const players = remembered?.players ?? new Map();
+    const players = new Map(remembered?.players);
     const add = (rollup: PlayerRollup) => {
       if (rollup.foldedInto === null) players.set(rollup.identityKey, slotsOf(rollup.days, numbers));
     };
@@ -151,7 +152,7 @@ export class PlayerRollupStore {
       for (const { rollup } of await this.scan(projectId)) add(rollup);
       return { numbers, players };
     }
-    const missing = remembered?.missing ?? identityKeys!;
+    const missing = remembered?.missing ?? [...new Set(identityKeys!.flat())];
     for (let from = 0; from < missing.length; from += READ_SLICE) {
       for (const rollup of (await this.read(projectId, missing.slice(from, from + READ_SLICE))).values()) add(rollup);
     }

@@ -191,11 +191,15 @@ function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): 
 
 /** A player carries at most 50 tags: `includes` beats building a set per profile. */
 function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
-  return (
-    (!tagsAny || tagsAny.some((tag) => tags.includes(tag))) &&
-    (!tagsAll || tagsAll.every((tag) => tags.includes(tag))) &&
-    (!tagsNone || !tagsNone.some((tag) => tags.includes(tag)))
-  );
+  // Plain loops: a chart's members test every profile of the project, once per cohort.
+  if (tagsAny) {
+    let any = false;
+    for (let i = 0; i < tagsAny.length && !any; i++) any = tags.includes(tagsAny[i]);
+    if (!any) return false;
+  }
+  for (let i = 0; tagsAll && i < tagsAll.length; i++) if (!tags.includes(tagsAll[i])) return false;
+  for (let i = 0; tagsNone && i < tagsNone.length; i++) if (tags.includes(tagsNone[i])) return false;
+  return true;
 }
 
 /** The query's traits (traitIndexEntry() of each) as key and value, compared with a profile's without encoding them. */

@@ -1,5 +1,5 @@
 import type { CohortDays } from "../cohort-rollup-store.js";
-import type { CohortActivity } from "./player-activity.js";
+import { cohortsOf, type CohortActivity } from "./player-activity.js";
 import { bucketsOf, type Interval } from "./periods.js";
 
 /** Per cohort, per bucket (its date) and name field: its counts; and each day's bucket date. */
@@ -11,7 +11,8 @@ export interface Buckets {
 
 /**
  * Per cohort of `activity`, per bucket (its date) and name field: events, and distinct players with one in the
- * bucket (not a sum of days). Days out of `days` or before `firstDay` (the retention window) count nothing.
+ * bucket (not a sum of days). Days out of `days` or before `firstDay` (the retention window) count nothing. Each
+ * player is read once, its cells then added to every cohort it is in.
  */
 export function bucketCounts(
   activity: CohortActivity,
@@ -35,26 +36,41 @@ export function bucketCounts(
   });
   const cells = dates.length * fields.length;
   const stamp = new Int32Array(cells).fill(-1);
-  const counts = activity.cohorts.map((histories) => {
-    const events = new Float64Array(cells);
-    const players = new Float64Array(cells);
-    histories.forEach(({ slots, counts: slotEvents }, player) => {
-      for (let i = 0; i < slots.length; i++) {
-        const bucket = slotBucket[slots[i]];
-        if (bucket < 0) continue;
-        const cell = bucket * fields.length + slotCell[slots[i]];
-        events[cell] += slotEvents[i];
-        if (stamp[cell] !== player) {
-          stamp[cell] = player;
-          players[cell]++;
-        }
+  // A player's cells (each once) with its events in each, and its cohorts: reused for every player.
+  const touched = new Int32Array(cells);
+  const playerEvents = new Float64Array(cells);
+  const cohorts = new Int32Array(activity.cohorts);
+  const events = new Float64Array(activity.cohorts * cells);
+  const players = new Float64Array(activity.cohorts * cells);
+  // Plain loops, no closures: a player's figures stay in registers (this runs once per player of a read).
+  for (let player = 0; player < activity.players.length; player++) {
+    const { slots, counts: slotEvents } = activity.players[player];
+    let count = 0;
+    for (let i = 0; i < slots.length; i++) {
+      const bucket = slotBucket[slots[i]];
+      if (bucket < 0) continue;
+      const cell = bucket * fields.length + slotCell[slots[i]];
+      if (stamp[cell] !== player) {
+        stamp[cell] = player;
+        playerEvents[cell] = 0;
+        touched[count++] = cell;
       }
-    });
-    stamp.fill(-1);
+      playerEvents[cell] += slotEvents[i];
+    }
+    const inCohorts = cohortsOf(activity, player, cohorts);
+    for (let c = 0; c < inCohorts; c++) {
+      const at = cohorts[c] * cells;
+      for (let i = 0; i < count; i++) {
+        events[at + touched[i]] += playerEvents[touched[i]];
+        players[at + touched[i]]++;
+      }
+    }
+  }
+  const counts = Array.from({ length: activity.cohorts }, (_, c) => {
     const cohort: CohortDays = {};
     dates.forEach((date, bucket) => {
       fields.forEach((field, f) => {
-        const cell = bucket * fields.length + f;
+        const cell = c * cells + bucket * fields.length + f;
         if (players[cell] > 0) (cohort[date] ??= {})[field] = { e: events[cell], p: players[cell] };
       });
     });

@@ -1,6 +1,6 @@
 import { nameField } from "../names.js";
-import type { CohortActivity } from "./player-activity.js";
-import { dayNumber, dayOfNumber, periodOf, periodStart } from "./periods.js";
+import { cohortsOf, type CohortActivity } from "./player-activity.js";
+import { dayOfNumber, periodOf, periodStart } from "./periods.js";
 
 export type RetentionMode = "n_day" | "unbounded";
 
@@ -31,59 +31,75 @@ const NONE = -(2 ** 31);
 /**
  * The retention table of each cohort of `activity`: per start period from `from` to `to`, the players whose first
  * event (of `startName`) falls in it, and per period k after it those with an event (of `returnName`) in period
- * start+k (n_day) or in it or any later one (unbounded), for each k up to `periods` that has begun.
+ * start+k (n_day) or in it or any later one (unbounded), for each k up to `periods` that has begun. Each player is
+ * read once, its start and returns then added to every cohort it is in.
  */
 export function retentionTables(activity: CohortActivity, spec: RetentionSpec): RetentionCohort[][] {
   const { interval, periods } = spec;
   const [fromPeriod, toPeriod, todayPeriod] = [spec.from, spec.to, spec.today].map((day) => periodOf(day, interval));
   const startField = spec.startName === undefined ? null : nameField(spec.startName);
   const returnField = spec.returnName === undefined ? null : nameField(spec.returnName);
-  const slotPeriod = new Int32Array(activity.pairs.length);
-  const isStart = new Uint8Array(activity.pairs.length);
-  const isReturn = new Uint8Array(activity.pairs.length);
-  activity.pairs.forEach(({ day, field }, slot) => {
-    const number = dayNumber(day);
-    slotPeriod[slot] = number >= spec.firstDay ? periodOf(number, interval) : NONE;
-    isStart[slot] = startField === null || field === startField ? 1 : 0;
-    isReturn[slot] = returnField === null || field === returnField ? 1 : 0;
-  });
+  const { firstDay } = spec;
+  const slotPeriod = Int32Array.from(activity.slotDays, (day) => (day >= firstDay ? periodOf(day, interval) : NONE));
+  const isStart = Uint8Array.from(activity.pairs, ({ field }) => (startField === null || field === startField ? 1 : 0));
+  const isReturn = Uint8Array.from(activity.pairs, ({ field }) =>
+    returnField === null || field === returnField ? 1 : 0,
+  );
   const cohortCount = toPeriod - fromPeriod + 1;
-  const seen = new Int32Array(periods + 1).fill(-1);
+  const width = periods + 1;
+  const players = new Int32Array(activity.cohorts * cohortCount);
+  const returned = new Int32Array(activity.cohorts * cohortCount * width);
+  const seen = new Int32Array(width).fill(-1);
+  // A player's returns (periods after its start, each once) and cohorts: reused for every player.
+  const returns = new Int32Array(width);
+  const cohorts = new Int32Array(activity.cohorts);
   const unbounded = spec.mode === "unbounded";
-  return activity.cohorts.map((histories) => {
-    const players = new Array<number>(cohortCount).fill(0);
-    const returned = Array.from({ length: cohortCount }, () => new Int32Array(periods + 1));
-    histories.forEach(({ slots }, player) => {
-      let start = Infinity;
-      for (let i = 0; i < slots.length; i++) {
-        const period = slotPeriod[slots[i]];
-        if (isStart[slots[i]] && period !== NONE && period < start) start = period;
-      }
-      if (start < fromPeriod || start > toPeriod) return;
-      const row = returned[start - fromPeriod];
-      players[start - fromPeriod]++;
-      let last = -1;
-      for (let i = 0; i < slots.length; i++) {
-        const slot = slots[i];
-        if (!isReturn[slot] || slotPeriod[slot] === NONE) continue;
-        const k = slotPeriod[slot] - start;
-        if (k < 0) continue;
-        if (k > last) last = k;
-        if (unbounded || k > periods || seen[k] === player) continue;
-        seen[k] = player;
-        row[k]++;
-      }
-      if (unbounded) for (let k = 0; k <= Math.min(last, periods); k++) row[k]++;
-    });
-    seen.fill(-1);
-    return players.map((count, i) => {
+  // Plain loops, no closures: a player's figures stay in registers (this runs once per player of a read).
+  for (let player = 0; player < activity.players.length; player++) {
+    const { slots, days } = activity.players[player];
+    let start = Infinity;
+    for (let i = 0; i < (startField === null ? days.length : 0) && start === Infinity; i++) {
+      if (days[i] >= firstDay) start = periodOf(days[i], interval);
+    }
+    for (let i = 0; i < (startField === null ? 0 : slots.length); i++) {
+      const period = slotPeriod[slots[i]];
+      if (isStart[slots[i]] && period !== NONE && period < start) start = period;
+    }
+    if (start < fromPeriod || start > toPeriod) continue;
+    // Its returns: each period (after the start) with an event that returns, from its days or its slots.
+    let count = 0;
+    let last = -1;
+    const returnCount = returnField === null ? days.length : slots.length;
+    for (let i = 0; i < returnCount; i++) {
+      let period: number;
+      if (returnField === null) period = days[i] >= firstDay ? periodOf(days[i], interval) : NONE;
+      else period = isReturn[slots[i]] ? slotPeriod[slots[i]] : NONE;
+      if (period === NONE || period < start) continue;
+      const k = period - start;
+      if (k > last) last = k;
+      if (unbounded || k > periods || seen[k] === player) continue;
+      seen[k] = player;
+      returns[count++] = k;
+    }
+    if (unbounded) for (let k = 0; k <= Math.min(last, periods); k++) returns[count++] = k;
+    const inCohorts = cohortsOf(activity, player, cohorts);
+    for (let c = 0; c < inCohorts; c++) {
+      const cell = cohorts[c] * cohortCount + start - fromPeriod;
+      players[cell]++;
+      const row = cell * width;
+      for (let i = 0; i < count; i++) returned[row + returns[i]]++;
+    }
+  }
+  return Array.from({ length: activity.cohorts }, (_, c) =>
+    Array.from({ length: cohortCount }, (_, i) => {
       const period = fromPeriod + i;
       const begun = Math.min(periods, todayPeriod - period);
+      const row = (c * cohortCount + i) * width;
       return {
         date: dayOfNumber(Math.max(spec.from, periodStart(period, interval))),
-        players: count,
-        returned: Array.from(returned[i].subarray(0, Math.max(0, begun + 1))),
+        players: players[c * cohortCount + i],
+        returned: Array.from(returned.subarray(row, row + Math.max(0, begun + 1))),
       };
-    });
-  });
+    }),
+  );
 }

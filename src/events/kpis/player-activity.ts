@@ -4,11 +4,35 @@ import type { PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../player-rollup-store.js";
 import type { CohortFilter } from "../query.js";
 
-/** Each filter's players as of now, their histories as slots of one numbering of (day, name field) pairs. */
+/**
+ * The players of any of the filters as of now, each once (a folded device's days in its player's), their histories
+ * as slots of one numbering of (day, name field) pairs, and which filters each is in: so the arithmetic reads a
+ * player once however many cohorts of a split it is in.
+ */
 export interface CohortActivity {
   pairs: readonly { day: string; field: string }[];
-  /** Per filter, in order: the history of each of its players, a folded device's days in its player's. */
-  cohorts: HistorySlots[][];
+  /** Per slot, its day as a dayNumber(). */
+  slotDays: readonly number[];
+  /** How many filters, in order. */
+  cohorts: number;
+  players: HistorySlots[];
+  /** Per player, `words` 32-bit words: bit i of the filters it is in. */
+  masks: Uint32Array;
+  words: number;
+}
+
+/** Writes the filters `player` is in to `into` (as long as the filters), in order; answers how many. */
+export function cohortsOf(activity: CohortActivity, player: number, into: Int32Array): number {
+  let count = 0;
+  for (let word = 0; word < activity.words; word++) {
+    let bits = activity.masks[player * activity.words + word];
+    while (bits !== 0) {
+      const low = bits & -bits;
+      into[count++] = word * 32 + 31 - Math.clz32(low);
+      bits ^= low;
+    }
+  }
+  return count;
 }
 
 /** A filter's players: these keys, or every player with a history but these. */
@@ -35,21 +59,35 @@ export class PlayerActivity {
       this.candidates(projectId, filter, excluded),
     );
     const everyone = bases.some((base) => "allBut" in base);
-    const keys = everyone ? null : [...new Set(bases.flatMap((base) => ("keys" in base ? base.keys : [])))];
+    const keys = everyone ? null : bases.flatMap((base) => ("keys" in base ? [base.keys] : []));
     const { numbers, players } = await playerRollups.slotted(projectId, keys);
     const changedSlots = changed.map((player) => slotsOf(mergedDays(player), numbers));
-    const cohorts = bases.map((base, i) => {
-      const found: HistorySlots[] = [];
+    const words = Math.ceil(filters.length / 32);
+    const masks = new Uint32Array((players.size + changed.length) * words);
+    const found: HistorySlots[] = [];
+    const index = new Map<HistorySlots, number>();
+    const mark = (history: HistorySlots, filter: number) => {
+      let player = index.get(history);
+      if (player === undefined) index.set(history, (player = found.push(history) - 1));
+      masks[player * words + (filter >>> 5)] |= 1 << (filter & 31);
+    };
+    bases.forEach((base, i) => {
       if ("keys" in base) {
         for (const key of base.keys) {
           const history = players.get(key);
-          if (history) found.push(history);
+          if (history) mark(history, i);
         }
-      } else for (const [key, history] of players) if (!base.allBut.has(key)) found.push(history);
-      changed.forEach((player, j) => matchesNow(filters[i], player.now) && found.push(changedSlots[j]));
-      return found;
+      } else for (const [key, history] of players) if (!base.allBut.has(key)) mark(history, i);
+      changed.forEach((player, j) => matchesNow(filters[i], player.now) && mark(changedSlots[j], i));
     });
-    return { pairs: numbers.pairs, cohorts };
+    return {
+      pairs: numbers.pairs,
+      slotDays: numbers.dayNumbers,
+      cohorts: filters.length,
+      players: found,
+      masks: masks.subarray(0, found.length * words),
+      words,
+    };
   }
 
   /** A filter that names tags or traits is its members; otherwise every player but those carrying a `tags_none`. */
