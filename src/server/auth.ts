@@ -8,7 +8,7 @@ import { required_scope } from "../../gen/platformapi/v1/options_pb.js";
 import { apiKeyHashesMatch, type Scope } from "../admin/api-keys.js";
 import type { ApiKeyCache } from "../admin/api-key-cache.js";
 import type { ApiKeyRecord } from "../admin/api-key-store.js";
-import { callerKey } from "./caller.js";
+import { callerKey, type Caller } from "./caller.js";
 import { clientAddressKey } from "./client-address.js";
 import type { FailedAuthLimit } from "./rate-limit.js";
 
@@ -72,14 +72,20 @@ export function authInterceptor(options: AuthOptions): Interceptor {
     if (!record.scopes.includes(scope)) {
       throw new ConnectError(`this API key (${record.type}) lacks the scope ${scope}`, Code.PermissionDenied);
     }
-    req.contextValues.set(callerKey, {
-      keyId: record.keyId,
-      type: record.type,
-      scopes: record.scopes,
-      projectId: record.projectId,
-    });
+    req.contextValues.set(callerKey, callerOfRecord(record));
     return next(req);
   };
+}
+
+// The caller a key's record stands for, made once per record read rather than on every call.
+const callers = new WeakMap<ApiKeyRecord, Caller>();
+function callerOfRecord(record: ApiKeyRecord): Caller {
+  let caller = callers.get(record);
+  if (!caller) {
+    caller = { keyId: record.keyId, type: record.type, scopes: record.scopes, projectId: record.projectId };
+    callers.set(record, caller);
+  }
+  return caller;
 }
 
 /**
