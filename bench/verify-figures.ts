@@ -90,7 +90,7 @@ export function printTable(options: {
       ...columns.map((c) => `${verify[protocol][c].cpu_bare_to_service}`),
     ]);
     for (const target of targets) {
-      rows.push([`CPU ms/call ${names[target]} (process / db)`, ...columns.map((c) => at(c, target, cpu))]);
+      rows.push([`CPU ms/verify ${names[target]} (node / engine)`, ...columns.map((c) => at(c, target, cpu))]);
     }
   }
   rows.push(["issue over gRPC (for reference)", ...columns.map((c) => cell(issue[c]))]);

@@ -117,6 +117,26 @@ export default async function benchmarkVerify() {
     const sweepScan = await timeSweepScan(bench);
     const loadAverageAtEnd = os.loadavg().map((l) => round(l, 2));
     const ratiosAt32 = Object.fromEntries(PROTOCOLS.map((p) => [p, verify[p].c32.service_to_bare]));
+    // The service's own figures beside its rates: the node process's and the engine's CPU per verify.
+    const serviceFigures = Object.fromEntries(
+      PROTOCOLS.map((p) => [
+        p,
+        Object.fromEntries(
+          CONCURRENCIES.map((c) => {
+            const { ops_per_sec, p50_ms, cpu_ms_per_call } = verify[p][`c${c}`].service!;
+            return [
+              `c${c}`,
+              {
+                verifies_per_sec: ops_per_sec,
+                p50_ms,
+                node_cpu_ms_per_verify: cpu_ms_per_call.service_process,
+                engine_cpu_ms_per_verify: cpu_ms_per_call.database,
+              },
+            ];
+          }),
+        ),
+      ]),
+    );
     printTable({
       concurrencies: CONCURRENCIES,
       protocols: PROTOCOLS,
@@ -131,6 +151,7 @@ export default async function benchmarkVerify() {
       database: bench.database.isFerretDb ? "ferretdb" : "mongodb",
       load_average: { start: loadAverageAtStart, end: loadAverageAtEnd, cores: os.cpus().length },
       calls_per_target_and_protocol: CALLS,
+      service: serviceFigures,
       verify,
       issue_grpc: issue,
       target: {

@@ -279,6 +279,12 @@ describe("an undecodable binary body", () => {
     expect(decodeURIComponent(trailers["grpc-message"])).toMatch(DECODE_MESSAGE);
   });
 
+  it("is status 3 on gRPC-Web when the undecodable message is the second of two", async () => {
+    const trailers = await grpcWebCall(Buffer.concat([frame(new Uint8Array(0)), frame(MALFORMED)]));
+    expect(trailers["grpc-status"]).toBe("3");
+    expect(decodeURIComponent(trailers["grpc-message"])).toMatch(DECODE_MESSAGE);
+  });
+
   it("leaves a decodable binary body to the call: a well-formed request is answered as before", async () => {
     // An empty GetRequest decodes; it is then refused by the proto's rules, not as undecodable.
     const trailers = await rawGrpcCall(svc.baseUrl, GET_PATH, new Uint8Array(0), { "x-api-key": project.privateKey });

@@ -5,10 +5,10 @@ import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { required_scope } from "../../gen/platformapi/v1/options_pb.js";
-import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
+import { apiKeyHashesMatch, type Scope } from "../admin/api-keys.js";
 import type { ApiKeyCache } from "../admin/api-key-cache.js";
 import type { ApiKeyRecord } from "../admin/api-key-store.js";
-import { callerKey } from "./caller.js";
+import { callerKey, type Caller } from "./caller.js";
 import { clientAddressKey } from "./client-address.js";
 import type { FailedAuthLimit } from "./rate-limit.js";
 
@@ -72,14 +72,20 @@ export function authInterceptor(options: AuthOptions): Interceptor {
     if (!record.scopes.includes(scope)) {
       throw new ConnectError(`this API key (${record.type}) lacks the scope ${scope}`, Code.PermissionDenied);
     }
-    req.contextValues.set(callerKey, {
-      keyId: record.keyId,
-      type: record.type,
-      scopes: record.scopes,
-      projectId: record.projectId,
-    });
+    req.contextValues.set(callerKey, callerOfRecord(record));
     return next(req);
   };
+}
+
+// The caller a key's record stands for, made once per record read rather than on every call.
+const callers = new WeakMap<ApiKeyRecord, Caller>();
+function callerOfRecord(record: ApiKeyRecord): Caller {
+  let caller = callers.get(record);
+  if (!caller) {
+    caller = { keyId: record.keyId, type: record.type, scopes: record.scopes, projectId: record.projectId };
+    callers.set(record, caller);
+  }
+  return caller;
 }
 
 /**
@@ -98,7 +104,7 @@ async function authenticate(
     failedAuthentications.spend(address);
     throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
   }
-  const hash = hashApiKey(key);
+  const hash = apiKeys.hashOf(key);
   const lastRead = apiKeys.lastRead(hash);
   let spent = false;
   const spend = () => {

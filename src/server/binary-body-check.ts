@@ -101,6 +101,8 @@ async function readMessages(bytes: Uint8Array, framing: Framing, encoding: strin
   const compression = findCompression(encoding);
   if (compression === undefined) throw new Error(`unknown encoding ${encoding}`);
   if (!framing.enveloped) return [compression ? await compression.decompress(bytes, readMaxBytes) : bytes];
+  const single = compression ? undefined : onePlainEnvelope(bytes);
+  if (single) return [single];
   const messages: Uint8Array[] = [];
   const envelopes = pipe(
     createAsyncIterable([bytes]),
@@ -109,6 +111,16 @@ async function readMessages(bytes: Uint8Array, framing: Framing, encoding: strin
   );
   for await (const envelope of envelopes) messages.push(envelope.data);
   return messages;
+}
+
+/**
+ * The message of a body that is exactly one uncompressed envelope, as nearly every unary gRPC call is, read
+ * without connect's stream of envelopes (a few async iterators a call); undefined for any other body.
+ */
+function onePlainEnvelope(bytes: Uint8Array): Uint8Array | undefined {
+  if (bytes.length < 5 || bytes[0] !== 0) return undefined;
+  const length = new DataView(bytes.buffer, bytes.byteOffset, 5).getUint32(1);
+  return length === bytes.length - 5 ? bytes.subarray(5) : undefined;
 }
 
 async function* failingBody(error: unknown): AsyncIterable<Uint8Array> {

@@ -1,4 +1,4 @@
-import { isMessage } from "@bufbuild/protobuf";
+import { isMessage, type DescMethod } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { VerifyResponseSchema } from "../../gen/platformapi/v1/launch_pb.js";
 import { codeName } from "./errors.js";
@@ -15,7 +15,7 @@ export function metricsInterceptor(metrics: Metrics): Interceptor {
     const started = performance.now();
     const record = (code: string) =>
       metrics.recordRpc({
-        method: `${req.service.typeName}/${req.method.name}`,
+        method: methodLabel(req.method),
         protocol: protocolOf(req),
         code,
         seconds: (performance.now() - started) / 1000,
@@ -32,4 +32,15 @@ export function metricsInterceptor(metrics: Metrics): Interceptor {
       throw error;
     }
   };
+}
+
+// "platformapi.v1.LaunchTokenService/Verify", built once per method rather than on every call.
+const methodLabels = new WeakMap<DescMethod, string>();
+function methodLabel(method: DescMethod): string {
+  let label = methodLabels.get(method);
+  if (label === undefined) {
+    label = `${method.parent.typeName}/${method.name}`;
+    methodLabels.set(method, label);
+  }
+  return label;
 }

@@ -108,19 +108,41 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  // prom-client's series of each label set, taken once (its `labels()`), so a call hashes no label object.
+  private readonly rpcSeries = new Map<string, RpcSeries>();
+  private readonly verificationSeries = new Map<string, Counter.Internal>();
+  private readonly dbSeries = new Map<string, { seconds: Histogram.Internal<"command">; errors: Counter.Internal }>();
+
   constructor() {
-    for (const result of VERIFY_RESULTS) this.verifications.inc({ result }, 0);
+    for (const result of VERIFY_RESULTS) {
+      const series = this.verifications.labels({ result });
+      series.inc(0);
+      this.verificationSeries.set(result, series);
+    }
   }
 
   recordRpc(rpc: { method: string; protocol: Protocol; code: string; seconds: number }): void {
-    this.rpcRequests.inc({ method: rpc.method, protocol: rpc.protocol, code: rpc.code });
-    this.rpcSeconds.observe({ method: rpc.method, protocol: rpc.protocol }, rpc.seconds);
+    const key = `${rpc.method} ${rpc.protocol}`;
+    let series = this.rpcSeries.get(key);
+    if (!series) {
+      series = { seconds: this.rpcSeconds.labels({ method: rpc.method, protocol: rpc.protocol }), byCode: new Map() };
+      this.rpcSeries.set(key, series);
+    }
+    let requests = series.byCode.get(rpc.code);
+    if (!requests) {
+      requests = this.rpcRequests.labels({ method: rpc.method, protocol: rpc.protocol, code: rpc.code });
+      series.byCode.set(rpc.code, requests);
+    }
+    requests.inc();
+    series.seconds.observe(rpc.seconds);
   }
 
   /** Counts a verify answer by its result; an error outside VERIFY_RESULTS (none today) counts as `other`. */
   recordVerification(answer: { valid: boolean; error?: string }): void {
     const result = answer.valid ? "valid" : (answer.error ?? "");
-    this.verifications.inc({ result: VERIFY_RESULTS.includes(result) ? result : "other" });
+    const series = this.verificationSeries.get(result);
+    if (series) series.inc();
+    else this.verifications.inc({ result: "other" });
   }
 
   /**
@@ -129,12 +151,12 @@ export class Metrics {
    */
   monitorDatabase(client: MongoClient): () => void {
     const succeeded = (event: CommandSucceededEvent) => {
-      this.dbSeconds.observe({ command: commandLabel(event.commandName) }, event.duration / 1000);
+      this.dbCommand(event.commandName).seconds.observe(event.duration / 1000);
     };
     const failed = (event: CommandFailedEvent) => {
-      const command = commandLabel(event.commandName);
-      this.dbSeconds.observe({ command }, event.duration / 1000);
-      this.dbErrors.inc({ command });
+      const series = this.dbCommand(event.commandName);
+      series.seconds.observe(event.duration / 1000);
+      series.errors.inc();
     };
     client.on("commandSucceeded", succeeded);
     client.on("commandFailed", failed);
@@ -142,6 +164,16 @@ export class Metrics {
       client.off("commandSucceeded", succeeded);
       client.off("commandFailed", failed);
     };
+  }
+
+  private dbCommand(commandName: string) {
+    const command = commandLabel(commandName);
+    let series = this.dbSeries.get(command);
+    if (!series) {
+      series = { seconds: this.dbSeconds.labels({ command }), errors: this.dbErrors.labels({ command }) };
+      this.dbSeries.set(command, series);
+    }
+    return series;
   }
 
   /**
@@ -201,6 +233,12 @@ export class Metrics {
     const merged = Registry.merge([this.processRegistry, this.registry]);
     return { contentType: merged.contentType, text: await merged.metrics() };
   }
+}
+
+/** One method and protocol's duration series and its request counters by code. */
+interface RpcSeries {
+  seconds: Histogram.Internal<"method" | "protocol">;
+  byCode: Map<string, Counter.Internal>;
 }
 
 function commandLabel(commandName: string): string {
