@@ -1,6 +1,5 @@
 import type { Clock } from "../clock.js";
 import type { ApiKeyRecord, ApiKeyStore } from "./api-key-store.js";
-import { hashApiKey } from "./api-keys.js";
 
 export interface ApiKeyCacheOptions {
   store: ApiKeyStore;
@@ -34,22 +33,10 @@ export class ApiKeyCache {
   // Insertion order is expiry order (one ttl for all), so expired entries are always at the front.
   private readonly unknown = new Map<string, number>();
   private readonly reads = new Map<string, Promise<ApiKeyRecord | null>>();
-  // The hash of each presented key whose record is known, so a good key is hashed once, not on every call; as many
-  // as `known` holds, and none of a key that was never good (a flood of random keys adds nothing here).
-  private readonly hashes = new Map<string, Buffer>();
   /** Bumped by each revocation, so a lookup that raced one does not cache what it read before it. */
   private revocations = 0;
 
   constructor(private readonly options: ApiKeyCacheOptions) {}
-
-  /** The SHA-256 of a presented key: computed once for a key known to be stored, on each call for any other. */
-  hashOf(key: string): Buffer {
-    const cached = this.hashes.get(key);
-    if (cached) return cached;
-    const hash = hashApiKey(key);
-    if (this.known.has(hash.toString("hex"))) this.hashes.set(key, hash);
-    return hash;
-  }
 
   /** The record last read for `hash`, even past its ttl: whether the key was good, without a lookup. */
   lastRead(hash: Buffer): ApiKeyRecord | undefined {
@@ -84,9 +71,6 @@ export class ApiKeyCache {
     this.reads.clear();
     for (const [id, entry] of this.known) {
       if (entry.record.keyId === keyId) this.known.delete(id);
-    }
-    for (const [key, hash] of this.hashes) {
-      if (!this.known.has(hash.toString("hex"))) this.hashes.delete(key);
     }
   }
 

@@ -5,7 +5,7 @@ import { Health } from "../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ServerReflectionV1 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { required_scope } from "../../gen/platformapi/v1/options_pb.js";
-import { apiKeyHashesMatch, type Scope } from "../admin/api-keys.js";
+import { apiKeyHashesMatch, hashApiKey, type Scope } from "../admin/api-keys.js";
 import type { ApiKeyCache } from "../admin/api-key-cache.js";
 import type { ApiKeyRecord } from "../admin/api-key-store.js";
 import { callerKey, type Caller } from "./caller.js";
@@ -104,7 +104,7 @@ async function authenticate(
     failedAuthentications.spend(address);
     throw new ConnectError("missing API key: send it in the X-Api-Key header", Code.Unauthenticated);
   }
-  const hash = apiKeys.hashOf(key);
+  const hash = hashApiKey(key);
   const lastRead = apiKeys.lastRead(hash);
   let spent = false;
   const spend = () => {
