@@ -1,14 +1,14 @@
 import { performance } from "node:perf_hooks";
 import { batchedWrite } from "../src/db/batched-write.js";
-import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/cohort-rollup-store.js";
+import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/rollups/cohort-rollup-store.js";
 import { dayOf, monthOf } from "../src/events/days.js";
-import type { QueuedEvent } from "../src/events/entries.js";
+import type { QueuedEvent } from "../src/events/queue/entries.js";
 import { nameField } from "../src/events/names.js";
-import { playerRollupId } from "../src/events/player-rollup-store.js";
-import { SegmentStore } from "../src/events/segment-store.js";
-import { profileDocument } from "../src/players/profile-document.js";
-import { PLAYER_PROFILES } from "../src/players/profile-store.js";
-import { PLAYER_TAGS, tagDocument } from "../src/players/tag-store.js";
+import { playerRollupId } from "../src/events/rollups/player-rollup-store.js";
+import { SegmentStore } from "../src/events/queue/segment-store.js";
+import { profileDocument } from "../src/players/storage/profile-document.js";
+import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
+import { PLAYER_TAGS, tagDocument } from "../src/players/storage/tag-store.js";
 import { rawBaseline } from "./events-raw.js";
 import {
   createBenchProject,

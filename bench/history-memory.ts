@@ -1,11 +1,11 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { OwnerMemory } from "../src/db/owner-memory.js";
-import { HistoryMemory } from "../src/events/history-memory.js";
+import { HistoryMemory } from "../src/events/rollups/history-memory.js";
 
 /**
  * `npm run bench -- history-memory`: what the owner's memory of player histories takes on Node's heap, next to the
- * estimate its budget counts (src/events/history-memory.ts), for 20,000 histories of each shape. In-process: it
+ * estimate its budget counts (src/events/rollups/history-memory.ts), for 20,000 histories of each shape. In-process: it
  * measures this process's heap, not a service's.
  */
 const HISTORIES = 20_000;

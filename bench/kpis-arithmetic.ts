@@ -1,6 +1,6 @@
 import { OwnerMemory } from "../src/db/owner-memory.js";
-import type { AsOfNow } from "../src/events/as-of-now.js";
-import { HistoryMemory } from "../src/events/history-memory.js";
+import type { AsOfNow } from "../src/events/reads/as-of-now.js";
+import { HistoryMemory } from "../src/events/rollups/history-memory.js";
 import { activePoints } from "../src/events/kpis/active-players.js";
 import { bucketCounts } from "../src/events/kpis/bucket-counts.js";
 import { retentionTables } from "../src/events/kpis/cohort-retention.js";
@@ -8,8 +8,8 @@ import { dayNumber, dayOfNumber } from "../src/events/kpis/periods.js";
 import { PlayerActivity } from "../src/events/kpis/player-activity.js";
 import { nameField } from "../src/events/names.js";
 import type { PlayerDirectory } from "../src/events/player-directory.js";
-import type { PlayerRollupStore } from "../src/events/player-rollup-store.js";
-import type { CohortFilter } from "../src/events/query.js";
+import type { PlayerRollupStore } from "../src/events/rollups/player-rollup-store.js";
+import type { CohortFilter } from "../src/events/reads/query.js";
 
 /**
  * `npm run bench -- kpis-arithmetic`: the KPIs' read model and arithmetic alone, in this process, on the kpis

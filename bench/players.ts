@@ -3,13 +3,13 @@ import { engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { batchedWrite } from "../src/db/batched-write.js";
-import { sortKeys } from "../src/players/key-order.js";
-import { bucketId, bucketOf } from "../src/players/membership-buckets.js";
-import { bucketStatement, type MembersDoc } from "../src/players/membership-documents.js";
-import { profileDocument, type ProfileDoc } from "../src/players/profile-document.js";
-import { PLAYER_PROFILES } from "../src/players/profile-store.js";
-import { createPlayerStores } from "../src/players/stores.js";
-import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/tag-store.js";
+import { sortKeys } from "../src/players/rules/key-order.js";
+import { bucketId, bucketOf } from "../src/players/membership/membership-buckets.js";
+import { bucketStatement, type MembersDoc } from "../src/players/membership/membership-documents.js";
+import { profileDocument, type ProfileDoc } from "../src/players/storage/profile-document.js";
+import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
+import { createPlayerStores } from "../src/players/storage/stores.js";
+import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/storage/tag-store.js";
 import { round, runLoadProcess, startBenchService, type BenchService } from "./support.js";
 
 /**

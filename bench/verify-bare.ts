@@ -8,8 +8,8 @@ import type { Db } from "mongodb";
 import type { Config } from "../src/config.js";
 import { pseudonymousPartnerId } from "../src/launch/pseudonym.js";
 import { LaunchStore } from "../src/launch/store.js";
-import { MAX_BODY_BYTES } from "../src/server/http-gateway.js";
-import { bindPort, listen, type Listener } from "../src/server/listener.js";
+import { MAX_BODY_BYTES } from "../src/server/http/http-gateway.js";
+import { bindPort, listen, type Listener } from "../src/server/http/listener.js";
 
 /**
  * The verify benchmark's baseline: a Connect router with the one RPC Verify

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import type { JWK } from "jose";
 import { MongoClient } from "mongodb";
 import { LaunchStore } from "../src/launch/store.js";
-import type { Listener } from "../src/server/listener.js";
+import type { Listener } from "../src/server/http/listener.js";
 import { profileStretch } from "./cpu-profile.js";
 import { round, startBenchService, type BenchService } from "./support.js";
 import { startBareVerify } from "./verify-bare.js";

@@ -1,7 +1,7 @@
 /**
  * Errors the domain throws for a request it cannot serve. Each class has a
  * fixed `code`; the RPC handlers map codes to protocol statuses in one place
- * (src/server/errors.ts). Outcomes a caller must handle either way (a token
+ * (src/server/calls/errors.ts). Outcomes a caller must handle either way (a token
  * that does not verify, an entry that is rejected) are Results, not errors.
  */
 export type ErrorCode =

@@ -7,7 +7,7 @@ import { needsOwner } from "./db/engine.js";
 import { acquireLease, LeaseHeldError, type HeldLease } from "./db/lease.js";
 import { DatabaseInUseError, NoDatabaseError } from "./db/process.js";
 import { createLogger } from "./log.js";
-import { bindPort, PortInUseError, type BoundPort } from "./server/listener.js";
+import { bindPort, PortInUseError, type BoundPort } from "./server/http/listener.js";
 import { startService, type RunningService } from "./server/service.js";
 
 let config;

@@ -9,7 +9,7 @@ import {
 } from "../src/db/batched-write.js";
 import { projectScopedId } from "../src/db/ids.js";
 import { WriteRefusedError } from "../src/errors.js";
-import { MembershipStore } from "../src/players/membership-store.js";
+import { MembershipStore } from "../src/players/membership/membership-store.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 let svc: TestService;

@@ -1,6 +1,6 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
-import { CATCH_UP_SEGMENTS } from "../src/events/write-behind-schedule.js";
+import { CATCH_UP_SEGMENTS } from "../src/events/apply/write-behind-schedule.js";
 import { eventTimes, queueOf, waitFor } from "./support/events.js";
 import { startTestService, type TestService } from "./support/service.js";
 

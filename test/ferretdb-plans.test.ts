@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { engineOf } from "../src/db/engine.js";
 import { projectIdRange } from "../src/db/ids.js";
-import { PLAYER_PROFILES, ProfileStore } from "../src/players/profile-store.js";
+import { PLAYER_PROFILES, ProfileStore } from "../src/players/storage/profile-store.js";
 import { scratchDatabase } from "./support/scratch-database.js";
 
 // FerretDB's SQLite query plans (the embedded engine only): what its filters cost.

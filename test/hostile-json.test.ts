@@ -2,8 +2,8 @@ import { getOption, ScalarType, type DescField, type DescMessage, type DescMetho
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http as httpRule } from "../gen/google/api/annotations_pb.js";
-import { requiredScope } from "../src/server/auth.js";
-import { MAX_BODY_BYTES } from "../src/server/http-gateway.js";
+import { requiredScope } from "../src/server/calls/auth.js";
+import { MAX_BODY_BYTES } from "../src/server/http/http-gateway.js";
 import { SERVICES } from "../src/server/routes.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 

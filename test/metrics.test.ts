@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../gen/platformapi/v1/launch_pb.js";
-import { Metrics } from "../src/server/metrics.js";
+import { Metrics } from "../src/server/calls/metrics.js";
 import { createLaunchFixture, type LaunchFixture } from "./support/launch.js";
 import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
 

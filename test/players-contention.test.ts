@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { projectScopedId } from "../src/db/ids.js";
-import { PLAYER_PROFILES } from "../src/players/profile-store.js";
+import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
 import { playerWriteContention } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
 

@@ -19,7 +19,7 @@ import {
   UpdatePropertyResponseSchema,
 } from "../../gen/platformapi/v1/events_pb.js";
 import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
-import { writeExplicitNulls } from "../server/json-nulls.js";
+import { writeExplicitNulls } from "../server/bodies/json-nulls.js";
 
 // platformctl: a thin command-line client of AdminService (and of the project settings a studio makes with its
 // private key). It prints each answer as the /v1 JSON API would.

@@ -45,7 +45,7 @@ export async function connectDatabase(
     socketTimeoutMS: timeoutMs,
     retryReads: false,
     retryWrites: true,
-    // The service times every command for its metrics (src/server/metrics.ts).
+    // The service times every command for its metrics (src/server/calls/metrics.ts).
     monitorCommands: true,
   });
   await client.connect();

@@ -1,25 +1,25 @@
-import type { Backpressure } from "./backpressure.js";
+import type { Backpressure } from "./queue/backpressure.js";
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
-import type { EventNameStore } from "./event-name-store.js";
+import type { EventNameStore } from "./rollups/event-name-store.js";
 import type { Rejection } from "../result.js";
-import { checkEvent, type EventRejectCode, type IncomingEvent } from "./entries.js";
-import type { Retention } from "./retention.js";
-import type { QueueWriter } from "./queue-writer.js";
-import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./trends.js";
-import type { Lag } from "./queue-lag.js";
+import { checkEvent, type EventRejectCode, type IncomingEvent } from "./queue/entries.js";
+import type { Retention } from "./apply/retention.js";
+import type { QueueWriter } from "./queue/queue-writer.js";
+import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
+import type { Lag } from "./queue/queue-lag.js";
 import { dayOf } from "./days.js";
-import type { ApplyWorker } from "./worker.js";
-import type { CohortFilter, EventQuery } from "./query.js";
+import type { ApplyWorker } from "./apply/worker.js";
+import type { CohortFilter, EventQuery } from "./reads/query.js";
 import { activePoints, type ActivePoint } from "./kpis/active-players.js";
 import { bucketCounts, withSums } from "./kpis/bucket-counts.js";
 import { retentionTables, type RetentionCohort, type RetentionMode } from "./kpis/cohort-retention.js";
 import { dayNumber, type Interval } from "./kpis/periods.js";
 import type { PlayerActivity } from "./kpis/player-activity.js";
 import type { PlayerDirectory } from "./player-directory.js";
-import type { TraitCohorts, TraitMaterialisation } from "./trait-cohorts.js";
-import type { SummedPropertyStore } from "./summed-property-store.js";
-import { sumIdsOf, withSummed, withoutSummed } from "./sums.js";
+import type { TraitCohorts, TraitMaterialisation } from "./apply/trait-cohorts.js";
+import type { SummedPropertyStore } from "./rollups/summed-property-store.js";
+import { sumIdsOf, withSummed, withoutSummed } from "./reads/sums.js";
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 

@@ -1,8 +1,8 @@
-import { deviceKey, partnerKey } from "../players/identity-key.js";
-import type { ProfileQuery } from "../players/profile-store.js";
+import { deviceKey, partnerKey } from "../players/rules/identity-key.js";
+import type { ProfileQuery } from "../players/storage/profile-store.js";
 import type { Players } from "../players/players.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
-import type { CohortFilter } from "./query.js";
+import type { CohortFilter } from "./reads/query.js";
 
 /** How a device-only player's identity key begins (identity-key.ts). */
 const DEVICE_PREFIX = deviceKey("");

@@ -1,5 +1,5 @@
-import type { TraitValue } from "../players/normalise.js";
-import type { CohortFilter } from "./query.js";
+import type { TraitValue } from "../players/rules/normalise.js";
+import type { CohortFilter } from "./reads/query.js";
 
 /** What the events side needs to know about a player's profile. */
 export interface PlayerCohorts {

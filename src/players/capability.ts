@@ -2,10 +2,10 @@ import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
-import { repairRegistryCounters } from "./counter-repair.js";
-import { repairMembership } from "./membership-repair.js";
+import { repairRegistryCounters } from "./membership/counter-repair.js";
+import { repairMembership } from "./membership/membership-repair.js";
 import { Players, type PlayersOptions } from "./players.js";
-import { createPlayerIndexes, createPlayerStores } from "./stores.js";
+import { createPlayerIndexes, createPlayerStores } from "./storage/stores.js";
 
 /**
  * Rounds younger than this may still be running on another instance (MongoDB

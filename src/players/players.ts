@@ -3,9 +3,9 @@ import { settledBy } from "../deadline.js";
 import { fail, ok, type Rejection, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
-import { foldEntry, type EntryRejectCode } from "./decide.js";
-import { deviceKey, partnerKey } from "./identity-key.js";
-import { sortKeys } from "./key-order.js";
+import { foldEntry, type EntryRejectCode } from "./rules/decide.js";
+import { deviceKey, partnerKey } from "./rules/identity-key.js";
+import { sortKeys } from "./rules/key-order.js";
 import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 import {
@@ -14,20 +14,20 @@ import {
   normaliseEntry,
   type DroppedItem,
   type EntryInput,
-} from "./operations.js";
-import type { ProfileQuery } from "./profile-store.js";
-import type { ProfileRecord } from "./profile.js";
-import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./registration.js";
+} from "./rules/operations.js";
+import type { ProfileQuery } from "./storage/profile-store.js";
+import type { ProfileRecord } from "./rules/profile.js";
+import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./rounds/registration.js";
 import { Search, type TagRecord } from "./search.js";
 import type { ChangedPlayers } from "./changed-players.js";
-import type { PlayerStores } from "./stores.js";
-import type { TagMetadata } from "./tag-store.js";
-import { registryLock } from "./round-locks.js";
-import { UpdateReplays } from "./update-replays.js";
-import { WritePath, type WritePathOptions } from "./write-path.js";
+import type { PlayerStores } from "./storage/stores.js";
+import type { TagMetadata } from "./storage/tag-store.js";
+import { registryLock } from "./rounds/round-locks.js";
+import { UpdateReplays } from "./rounds/update-replays.js";
+import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
 
-export type { WriteContention } from "./write-path.js";
-export type { WrittenProfile } from "./written-profiles.js";
+export type { WriteContention } from "./rounds/write-path.js";
+export type { WrittenProfile } from "./rounds/written-profiles.js";
 
 export interface Identity {
   partnerUserId?: string;

@@ -1,10 +1,10 @@
-import { mergeKeys, sortKeys } from "./key-order.js";
-import type { TraitValue } from "./normalise.js";
-import type { ProfileQuery } from "./profile-store.js";
-import type { ProfileRecord } from "./profile.js";
-import type { PlayerStores } from "./stores.js";
-import type { TagStats } from "./membership-memory.js";
-import type { RegisteredTag } from "./tag-record.js";
+import { mergeKeys, sortKeys } from "./rules/key-order.js";
+import type { TraitValue } from "./rules/normalise.js";
+import type { ProfileQuery } from "./storage/profile-store.js";
+import type { ProfileRecord } from "./rules/profile.js";
+import type { PlayerStores } from "./storage/stores.js";
+import type { TagStats } from "./membership/membership-memory.js";
+import type { RegisteredTag } from "./rules/tag-record.js";
 
 /** A tag as listed: its registry record with its players_count. */
 export interface TagRecord extends RegisteredTag {

@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { DASHBOARD_DIST_DIR } from "../dashboard/build.js";
-import { sendError } from "./http-errors.js";
-import type { NodeRequest, NodeResponse } from "./node-types.js";
+import { sendError } from "./http/http-errors.js";
+import type { NodeRequest, NodeResponse } from "./http/node-types.js";
 
 /** The built assets by URL path; nothing else under /dashboard is served. */
 const ASSETS: Readonly<Record<string, { file: string; type: string }>> = {

@@ -5,7 +5,7 @@ import { EventService } from "../../gen/platformapi/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../clock.js";
-import type { Capabilities } from "./capabilities.js";
+import type { Capabilities } from "./calls/capabilities.js";
 import { createAdminService } from "./services/admin-service.js";
 import { createEventService } from "./services/event-service.js";
 import { createLaunchService } from "./services/launch-service.js";

@@ -3,13 +3,13 @@ import type { Config } from "../config.js";
 import type { Database } from "../db/database.js";
 import type { Logger } from "../log.js";
 import type { WriteContention } from "../players/players.js";
-import { INGEST_LIMITS } from "../events/backpressure.js";
-import { requiredScope } from "./auth.js";
-import { createCapabilities } from "./capabilities.js";
-import { bindPort, CLOSE_GRACE_MS, listen, type BoundPort, type Listener } from "./listener.js";
-import { Metrics } from "./metrics.js";
+import { INGEST_LIMITS } from "../events/queue/backpressure.js";
+import { requiredScope } from "./calls/auth.js";
+import { createCapabilities } from "./calls/capabilities.js";
+import { bindPort, CLOSE_GRACE_MS, listen, type BoundPort, type Listener } from "./http/listener.js";
+import { Metrics } from "./calls/metrics.js";
 import { OwnerMemoryFill } from "../db/owner-memory-fill.js";
-import { createRequestHandler } from "./request-handler.js";
+import { createRequestHandler } from "./http/request-handler.js";
 import { SERVICES } from "./routes.js";
 
 export interface ServiceOptions {

@@ -5,7 +5,7 @@
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
 import { Players } from "../../src/players/players.js";
-import { createPlayerStores } from "../../src/players/stores.js";
+import { createPlayerStores } from "../../src/players/storage/stores.js";
 import { systemClock } from "../../src/clock.js";
 import { atRoundPoint } from "./round-points.js";
 

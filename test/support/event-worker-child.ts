@@ -11,10 +11,10 @@ import { engineOf } from "../../src/db/engine.js";
 import { createEventQueue, createEvents } from "../../src/events/capability.js";
 import { PlayerDirectoryOverPlayers } from "../../src/events/player-directory-over-players.js";
 import { Players } from "../../src/players/players.js";
-import { createPlayerStores } from "../../src/players/stores.js";
-import { CohortRollupStore } from "../../src/events/cohort-rollup-store.js";
-import { PlayerRollupStore } from "../../src/events/player-rollup-store.js";
-import { QueueWriter } from "../../src/events/queue-writer.js";
+import { createPlayerStores } from "../../src/players/storage/stores.js";
+import { CohortRollupStore } from "../../src/events/rollups/cohort-rollup-store.js";
+import { PlayerRollupStore } from "../../src/events/rollups/player-rollup-store.js";
+import { QueueWriter } from "../../src/events/queue/queue-writer.js";
 
 /**
  * The steps of an apply, around its two rollup writes (the worker's only ones), and after it queued the next step

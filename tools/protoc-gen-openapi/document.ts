@@ -36,7 +36,7 @@ const ERROR_CODES = [
 /**
  * The OpenAPI 3.1 document of the /v1 JSON API of `services`: one operation
  * per method, at the path of its google.api.http annotation, as the gateway
- * (src/server/http-gateway.ts) serves it.
+ * (src/server/http/http-gateway.ts) serves it.
  */
 export function buildDocument(services: readonly DescService[], info: DocumentInfo): Record<string, unknown> {
   const methods = services.flatMap((service) => service.methods);

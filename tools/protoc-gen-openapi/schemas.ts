@@ -9,7 +9,7 @@ import {
 } from "@bufbuild/protobuf";
 import { hasCustomJsonRepresentation, isWrapperDesc } from "@bufbuild/protobuf/wkt";
 import { getComments } from "@bufbuild/protoplugin";
-import { isNullWhenUnset } from "../../src/server/json-nulls.js";
+import { isNullWhenUnset } from "../../src/server/bodies/json-nulls.js";
 import { orNull, type JsonSchema } from "./json-schema.js";
 import { boundedStrings, constrained, nonZero } from "./constrained.js";
 import { fieldRulesOf, itemRulesOf, oneofRulesOf } from "./validate-rules.js";

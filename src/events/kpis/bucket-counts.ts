@@ -1,4 +1,4 @@
-import type { CohortDays } from "../cohort-rollup-store.js";
+import type { CohortDays } from "../rollups/cohort-rollup-store.js";
 import { cohortsOf, type CohortActivity } from "./player-activity.js";
 import { bucketsOf, type Interval } from "./periods.js";
 

@@ -1,8 +1,8 @@
-import { matchesNow, mergedDays, type AsOfNow } from "../as-of-now.js";
-import { slotsOf, type HistorySlots } from "../history-slots.js";
+import { matchesNow, mergedDays, type AsOfNow } from "../reads/as-of-now.js";
+import { slotsOf, type HistorySlots } from "../rollups/history-slots.js";
 import type { PlayerDirectory } from "../player-directory.js";
-import type { PlayerRollupStore } from "../player-rollup-store.js";
-import type { CohortFilter } from "../query.js";
+import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
+import type { CohortFilter } from "../reads/query.js";
 
 /**
  * The players of any of the filters as of now, each once (a folded device's days in its player's), their histories

@@ -20,7 +20,7 @@ import type { Admin, Entitlement } from "../../admin/admin.js";
 import { isApiKeyType } from "../../admin/api-keys.js";
 import { InvalidArgumentError } from "../../errors.js";
 import type { Keyring } from "../../launch/keyring.js";
-import { canonicalUuid, requiredText } from "../validate.js";
+import { canonicalUuid, requiredText } from "../calls/validate.js";
 import { pageInfo, paging } from "./paging.js";
 
 const entitlementMessage = ({ owns, source, gameId, channelId, buildVersion }: Entitlement) =>

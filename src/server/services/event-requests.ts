@@ -2,8 +2,8 @@ import type { JsonObject } from "@bufbuild/protobuf";
 import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Event } from "../../../gen/platformapi/v1/events_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/entries.js";
-import { eventQuery, type EventQuery } from "../../events/query.js";
+import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/queue/entries.js";
+import { eventQuery, type EventQuery } from "../../events/reads/query.js";
 import type { RetentionRequest } from "../../events/events.js";
 import type { Interval } from "../../events/kpis/periods.js";
 import type { RetentionRequest as RetentionRequestMessage } from "../../../gen/platformapi/v1/kpis_pb.js";
@@ -47,7 +47,7 @@ function flatProperties(field: string, properties: JsonObject): Record<string, s
   return flat;
 }
 
-/** The date range and cohort filters of Trends and ListNames: the one shared reading (src/events/query.ts). */
+/** The date range and cohort filters of Trends and ListNames: the one shared reading (src/events/reads/query.ts). */
 export function readQuery(
   req: { from: string; to: string; tags: string[]; tagsMatch: string; traits?: JsonObject; tagsNone: string[] },
   protoKeys: ReadonlySet<string>,

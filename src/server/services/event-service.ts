@@ -21,8 +21,8 @@ import {
   RetentionSeriesSchema,
 } from "../../../gen/platformapi/v1/kpis_pb.js";
 import type { Events, Freshness } from "../../events/events.js";
-import { projectOf } from "../caller.js";
-import { protoKeyPaths, unreadableTimestamps } from "../protocol.js";
+import { projectOf } from "../calls/caller.js";
+import { protoKeyPaths, unreadableTimestamps } from "../http/protocol.js";
 import { incomingEvents, readQuery, retentionOptions, trendsOptions } from "./event-requests.js";
 
 /** EventService: queued ingestion, trends, event names, the summed properties and the KPIs (retention, active players). */

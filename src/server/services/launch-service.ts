@@ -10,8 +10,8 @@ import {
   VerifyResponseSchema,
 } from "../../../gen/platformapi/v1/launch_pb.js";
 import type { Launch } from "../../launch/capability.js";
-import { projectOf } from "../caller.js";
-import { canonicalUuid } from "../validate.js";
+import { projectOf } from "../calls/caller.js";
+import { canonicalUuid } from "../calls/validate.js";
 
 /** RFC 3339 UTC with whole seconds and a Z, as PLATFORM_TOKEN_EXPIRES_AT promises. */
 const rfc3339Seconds = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, "Z");

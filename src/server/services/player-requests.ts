@@ -9,11 +9,11 @@ import type {
   UpdateTraitRequest,
 } from "../../../gen/platformapi/v1/players_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { filterTags } from "../../events/query.js";
-import { escapeRegex, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../../players/normalise.js";
+import { filterTags } from "../../events/reads/query.js";
+import { escapeRegex, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../../players/rules/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
-import type { ProfileQuery } from "../../players/profile-store.js";
-import type { TagMetadata } from "../../players/tag-store.js";
+import type { ProfileQuery } from "../../players/storage/profile-store.js";
+import type { TagMetadata } from "../../players/storage/tag-store.js";
 import { withProtoKey } from "./proto-keys.js";
 
 /**

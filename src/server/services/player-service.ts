@@ -23,14 +23,14 @@ import {
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
-import type { TraitMaterialisation } from "../../events/trait-cohorts.js";
+import type { TraitMaterialisation } from "../../events/apply/trait-cohorts.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
-import type { ProfileRecord } from "../../players/profile.js";
+import type { ProfileRecord } from "../../players/rules/profile.js";
 import type { TagRecord } from "../../players/search.js";
-import { callerOf, projectOf } from "../caller.js";
-import { protoKeyPaths } from "../protocol.js";
-import { canonicalUuid, requiredText } from "../validate.js";
+import { callerOf, projectOf } from "../calls/caller.js";
+import { protoKeyPaths } from "../http/protocol.js";
+import { canonicalUuid, requiredText } from "../calls/validate.js";
 import { getIdentity, searchQuery, tagQuery, tagUpdate, traitUpdate, updateEntries } from "./player-requests.js";
 import { pageInfo, paging } from "./paging.js";
 

@@ -1,0 +1,311 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { settledBy } from "../../deadline.js";
+import type { Clock } from "../../clock.js";
+import { planSegment, type PlanningDeps } from "./apply.js";
+import type { ChangeRepair } from "./change-repair.js";
+import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
+import type { ChangedPlayers } from "../../players/changed-players.js";
+import type { SumBackfillStep } from "./plan.js";
+import type { PlanStore } from "./plan-store.js";
+import type { QueueState, QueueStateStore } from "../queue/queue-state-store.js";
+import type { Retention } from "./retention.js";
+import { QueueLagMeter, type Lag } from "../queue/queue-lag.js";
+import { QueueLease } from "../queue/queue-lease.js";
+import type { Segment, SegmentStore } from "../queue/segment-store.js";
+import { SetAsideProjects } from "../queue/set-aside.js";
+import { WriteBehindSchedule } from "./write-behind-schedule.js";
+
+/** Segments past a set-aside project's head that the worker looks through for other projects' work. */
+const LOOKAHEAD = 256;
+/** How often a caller waiting for a segment to be applied looks at the queue's cursor. */
+const APPLIED_POLL_MS = 20;
+/** Players a backfill resyncs per segment. */
+const BACKFILL_SLICE = 500;
+
+export interface WorkerOptions extends PlanningDeps {
+  queue: QueueStateStore;
+  segments: SegmentStore;
+  plans: PlanStore;
+  cohortRollups: CohortRollupStore;
+  /** The changed players recorded for the charts: a resync carrying their stamp settles them. */
+  changes: ChangedPlayers;
+  changeRepair: ChangeRepair;
+  retention: Retention;
+  clock: Clock;
+  /**
+   * How long the lease on the queue lasts without renewal (renewed once half of it has run); another worker takes
+   * over after that.
+   */
+  leaseMs?: number;
+  /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
+  pollMs?: number;
+  /** A sequence number reserved but never written for this long was given up by its writer. */
+  gapGraceMs?: number;
+  onError?: (error: unknown) => void;
+}
+
+/**
+ * Drains the event queue in sequence order, one segment at a time, while it
+ * holds the queue's lease (one worker applies at a time; the others stand by
+ * and take over when a lease runs out). Each segment's plan is stored before
+ * it is written, and every rollup document absorbs a segment at most once
+ * (absorb.ts), so a crash at any point, or two workers on one segment, apply
+ * each event exactly once.
+ */
+export class ApplyWorker {
+  private readonly lease: QueueLease;
+  private readonly pollMs: number;
+  private readonly gapGraceMs: number;
+  private readonly stopping = new AbortController();
+  private wakeUp: (() => void) | undefined;
+  private running: Promise<void> | undefined;
+  private gap: { seq: number; since: number } | undefined;
+  /**
+   * Whether a plan may be stored for a segment not applied in full: after the lease lapsed (another worker's) or an
+   * apply of this one's stopped midway. Otherwise the worker plans without looking; should a plan be stored all the
+   * same (a stalled worker's), settling answers it.
+   */
+  private planLeftBehind = true;
+  private readonly lag: QueueLagMeter;
+  private readonly setAside = new SetAsideProjects();
+  private readonly histories: WriteBehindSchedule;
+  /** Resolves once the history changes a previous worker left unwritten are in the database (or the worker stopped). */
+  readonly caughtUp: Promise<void>;
+  private markCaughtUp!: () => void;
+
+  constructor(private readonly options: WorkerOptions) {
+    this.lease = new QueueLease(options.queue, options.leaseMs ?? 10_000);
+    this.pollMs = options.pollMs ?? 250;
+    this.gapGraceMs = options.gapGraceMs ?? 30_000;
+    this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
+    this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
+    options.writer.onQueued(() => this.wake());
+    this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
+  }
+
+  start(): void {
+    this.running ??= this.loop();
+  }
+
+  /**
+   * Stops after the pass under way, then writes the history changes waiting in memory a slice at a time, all within
+   * `graceMs`. What is not written by then the next worker writes from the plans kept for it (catchUp), as after a
+   * crash; a pass still running then ends with the process, as in a crash, and the lease lapses on its own.
+   */
+  async stop(graceMs = Infinity): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    this.stopping.abort();
+    this.wakeUp?.();
+    this.markCaughtUp();
+    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) return;
+    await this.histories.writeBefore(deadline, this.options.clock.now()).catch(() => undefined);
+    await settledBy(
+      this.lease.release().catch(() => undefined),
+      deadline,
+    );
+  }
+
+  /** New work was queued in this process. */
+  private wake(): void {
+    this.wakeUp?.();
+  }
+
+  /** Resolves once segment `seq` is applied (by any worker), or rejects when `signal` aborts first. */
+  async applied(seq: number, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const { applied, ahead } = await this.options.queue.read();
+      if (applied >= seq || ahead.has(seq)) return;
+      await delay(APPLIED_POLL_MS, undefined, { signal });
+    }
+  }
+
+  /**
+   * Resolves once sum `id`'s back-fill is written in full, its steps queued one after another (or the sum was turned
+   * off meanwhile); rejects when `signal` aborts first.
+   */
+  async sumWritten(projectId: string, id: string, signal?: AbortSignal): Promise<void> {
+    while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
+      await delay(APPLIED_POLL_MS, undefined, { signal });
+    }
+  }
+
+  /** The queue's lag now (QueueLagMeter.measure). */
+  measureLag(): Promise<Lag> {
+    return this.lag.measure();
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopping.signal.aborted) {
+      let worked = false;
+      try {
+        worked = await this.pass();
+      } catch (error) {
+        this.options.onError?.(error);
+      }
+      if (!worked) await this.idle();
+    }
+  }
+
+  /** One step of work: applies the next segment if this worker holds the lease. True when it applied one. */
+  private async pass(): Promise<boolean> {
+    const { queue, segments, clock } = this.options;
+    const now = clock.now();
+    const lease = await this.lease.take(now);
+    if (lease === "refused") return false;
+    if (lease === "resumed") {
+      // Another worker may have applied meanwhile: what this one keeps may be missing its writes and plans.
+      this.options.traitKeys.leaseLapsed();
+      this.options.summed.leaseLapsed();
+      this.planLeftBehind = true;
+    }
+    if (await this.histories.catchUp()) return true;
+    this.markCaughtUp();
+    await this.options.retention.sweepIfDue(now);
+    await this.options.changeRepair.checkIfDue(now);
+    const state = await queue.read();
+    const seq = state.applied + 1;
+    if (seq > state.reserved) return this.histories.idle(now);
+    const segment = await segments.find(seq);
+    if (!segment) return (await this.histories.idle(now)) || this.closeGap(seq, now);
+    this.gap = undefined;
+    if (state.ahead.has(seq)) {
+      await this.advance(seq, segment.count, now);
+      return true;
+    }
+    if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
+      return this.applyAhead(seq, state, segment.projectId, now);
+    }
+    if (!(await this.tryApply(seq, segment, now, { inOrder: true }))) return false;
+    await this.advance(seq, segment.count, now);
+    return true;
+  }
+
+  /**
+   * Applies `segment`; on failure its project is set aside with backoff and
+   * the failure reported, and the worker goes on with other projects'.
+   */
+  private async tryApply(seq: number, segment: Segment, now: Date, { inOrder = false } = {}): Promise<boolean> {
+    try {
+      await this.apply(seq, segment, inOrder);
+    } catch (error) {
+      if (segment.projectId === null) throw error;
+      this.setAside.failed(segment.projectId, now.getTime());
+      this.options.onError?.(error);
+      return false;
+    }
+    if (segment.projectId !== null) this.setAside.succeeded(segment.projectId);
+    return true;
+  }
+
+  /**
+   * While the head of the queue belongs to a set-aside project, applies the
+   * next segment after it of a project with nothing waiting before it (every
+   * document is one project's, so projects' segments commute). The cursor
+   * stays; such a segment is marked in the cursor's document once applied in
+   * full (reads accept its histories; the cursor only advances past it).
+   * It stops at a gap: the missing segment's project is unknown.
+   */
+  private async applyAhead(seq: number, state: QueueState, waiting: string, now: Date): Promise<boolean> {
+    const held = new Set([waiting]);
+    for (let next = seq + 1; next <= Math.min(state.reserved, seq + LOOKAHEAD); next++) {
+      if (state.ahead.has(next)) continue;
+      const head = await this.options.segments.head(next);
+      if (!head) return false;
+      if (head.projectId === null) continue;
+      if (held.has(head.projectId) || this.setAside.waits(head.projectId, now.getTime())) {
+        held.add(head.projectId);
+        continue;
+      }
+      const segment = await this.options.segments.find(next);
+      if (segment && (await this.tryApply(next, segment, now))) {
+        await this.options.queue.markAhead(next);
+        return true;
+      }
+      held.add(head.projectId);
+    }
+    return false;
+  }
+
+  /**
+   * Writes segment `seq`; the caller moves the cursor past it, or marks it applied ahead. Only a segment applied in
+   * order leaves its history changes to be written behind: the cursor's record of what is written counts in order.
+   */
+  private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
+    const { queue, plans, playerRollups, cohortRollups, retention, clock } = this.options;
+    let plan = this.planLeftBehind ? await plans.find(seq) : null;
+    this.planLeftBehind = true;
+    let fresh = false;
+    if (!plan) {
+      const settled = await plans.settle(
+        seq,
+        await planSegment(segment, retention.firstDay(clock.now()), this.options),
+      );
+      // A plan decided after another worker finished this segment (and deleted its plan) is stale: drop it. None
+      // can have while this worker's lease runs.
+      if (settled.mine && !this.lease.holds(clock.now()) && (await queue.read()).applied >= seq) {
+        await plans.delete(seq);
+        return;
+      }
+      plan = settled.plan;
+      fresh = settled.mine;
+    }
+    await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
+    await cohortRollups.absorb(seq, plan.cohorts, { fresh });
+    if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
+    if (plan.sumBackfill) await this.sumBackfillStep(segment.projectId!, plan.sumBackfill);
+    if (segment.work?.kind === "resync" && segment.work.change) {
+      const { change, identityKeys, folds = [] } = segment.work;
+      await this.options.changes.settle(segment.projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]);
+    }
+    this.planLeftBehind = false;
+  }
+
+  private async advance(seq: number, events: number, now: Date): Promise<void> {
+    const written = this.histories.writtenThrough(seq);
+    await this.options.queue.advance(seq, events, written);
+    await this.histories.advanced(seq, written, now);
+  }
+
+  /**
+   * Queues resyncs of a key's holders (planned with the key materialised),
+   * then marks the key ready from the last of them. Run again after a crash,
+   * it queues them again: a resync is idempotent.
+   */
+  private async backfill(projectId: string, seq: number, { key, holders }: { key: string; holders: string[] }) {
+    let last = seq;
+    for (let from = 0; from < holders.length; from += BACKFILL_SLICE) {
+      const identityKeys = holders.slice(from, from + BACKFILL_SLICE);
+      last = await this.options.writer.enqueue(projectId, { kind: "resync", identityKeys }, 0, new Date(0));
+    }
+    await this.options.traitKeys.ready(projectId, key, last);
+  }
+
+  /**
+   * A step of a sum's back-fill is written: records how far it counted, then marks the sum ready or queues the next
+   * step. Run again after a crash, it may queue the next step twice: the second plans nothing (sum-backfill.ts).
+   */
+  private async sumBackfillStep(projectId: string, { id, after, through, done }: SumBackfillStep): Promise<void> {
+    const pairs = await this.options.summed.update(projectId, (pairs) =>
+      pairs.some((pair) => pair.id === id && (pair.counted ?? 0) === after && !pair.ready)
+        ? pairs.map((pair) => (pair.id === id ? { ...pair, counted: through, ready: done } : pair))
+        : null,
+    );
+    if (done || !pairs.some((pair) => pair.id === id && !pair.ready)) return;
+    await this.options.writer.enqueue(projectId, { kind: "sum", id, after: through }, 0, new Date(0));
+  }
+
+  /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */
+  private async closeGap(seq: number, now: Date): Promise<boolean> {
+    if (this.gap?.seq !== seq) this.gap = { seq, since: now.getTime() };
+    if (now.getTime() - this.gap.since < this.gapGraceMs) return false;
+    // Whether the tombstone or the late segment won the sequence number, it is there now.
+    await this.options.segments.insertTombstone(seq, now);
+    return true;
+  }
+
+  private async idle(): Promise<void> {
+    const woken = new Promise<void>((resolve) => (this.wakeUp = resolve));
+    await Promise.race([woken, delay(this.pollMs, undefined, { signal: this.stopping.signal }).catch(() => undefined)]);
+    this.wakeUp = undefined;
+  }
+}

@@ -1,0 +1,198 @@
+import type { KeyedLock } from "../../db/keyed-lock.js";
+import type { Logger } from "../../log.js";
+import type { RoundPlan } from "../rules/decide.js";
+import { movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
+import type { RoundMembership } from "../membership/membership-repair.js";
+import { MembershipWriter } from "../membership/membership-writer.js";
+import type { ProfileSlot, SlotContent } from "../rules/profile.js";
+import type { Registration } from "./registration.js";
+import { RoundCompletion } from "./round-completion.js";
+import type { PlayerStores } from "../storage/stores.js";
+import { playerChange, writtenProfiles, type HistoryFollower, type WrittenProfile } from "./written-profiles.js";
+
+export interface RoundWriterOptions {
+  stores: PlayerStores;
+  registration: Registration;
+  locks: KeyedLock;
+  /** Told of each round's profiles and folds once they and their membership are written: event histories follow them. */
+  histories?: HistoryFollower;
+  log?: Logger;
+}
+
+interface PlannedWrite {
+  identityKey: string;
+  read: ProfileSlot;
+  next: SlotContent;
+}
+
+/** What a round recorded before it wrote: its change's id (null: nothing to record) and the membership it moves. */
+interface Begun {
+  recorded: string | null;
+  membership: RoundMembership;
+  /** The profiles it writes, as if every write held: what its change names, and a failed round's resync covers. */
+  planned: readonly WrittenProfile[];
+}
+
+/**
+ * The writing half of a players round (WritePath decides, under the players'
+ * locks): the round's changed players recorded, its profiles up to the commit point,
+ * then its membership and counts, then the resync of its event histories.
+ */
+export class RoundWriter {
+  private readonly completion: RoundCompletion;
+  private readonly membership: MembershipWriter;
+  /** Resyncs waiting for their membership to be written behind (the owner), and completions running. */
+  private readonly background = new Set<Promise<void>>();
+
+  constructor(private readonly options: RoundWriterOptions) {
+    const { stores, locks, log, registration } = options;
+    this.completion = new RoundCompletion({ stores, locks, log });
+    this.membership = new MembershipWriter({ stores, registration, locks });
+  }
+
+  /**
+   * Writes a round: its changed players recorded (when it moves any cohort or folds)
+   * beside the device links (before any fold, see foldLateLinks), the
+   * tombstones of folded profiles (each keeping the data its fold merges),
+   * then the profiles; then membership and counts, then the players' event
+   * histories' resync (whose apply settles the record, so it is queued only
+   * once membership is written). Once the profiles are written the round is
+   * done: a failure after that is left to the background completion of its
+   * membership. Returns the identity keys whose write lost to another
+   * process, or was not made because a profile folded into it changed after it was read here.
+   */
+  async write(projectId: string, plan: RoundPlan, now: Date): Promise<{ lost: Set<string> }> {
+    const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
+      identityKey,
+      read,
+      next,
+    }));
+    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
+    const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
+    const begun = await this.beginRound(projectId, { moves, writes, plan, now });
+    let lost: Set<string>, written: Set<string>;
+    try {
+      const tombstones = writes.filter((w) => "foldedInto" in w.next);
+      const lostTombstones = await this.writeSlots(projectId, tombstones);
+      lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
+      const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
+      for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
+      written = new Set(
+        [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
+      );
+    } catch (error) {
+      // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
+      this.track(this.complete(projectId, begun, begun.planned));
+      throw error;
+    }
+    // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
+    await this.afterCommit(projectId, { moves, writes, written, plan, now, begun });
+    return { lost };
+  }
+
+  /**
+   * The round's changed players recorded (what charts count as of now from then on, and
+   * what a crash's repair completes), beside its device links. A failure
+   * fails the round before any profile is written.
+   */
+  private async beginRound(
+    projectId: string,
+    round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">,
+  ): Promise<Begun> {
+    const { moves, writes, plan, now } = round;
+    const { stores } = this.options;
+    const moving = moves.filter(movesAnyTag);
+    const membership: RoundMembership = {
+      projectId,
+      identityKeys: moving.map((move) => move.identityKey),
+      tags: [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))],
+    };
+    const planned = writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links);
+    const change = playerChange(planned, membership.tags);
+    const changes = change.identityKeys.length > 0 || change.folds.length > 0;
+    // Side by side, and both settled before a failure is thrown: no write is left running behind it.
+    const [recording, linking] = await Promise.allSettled([
+      changes ? stores.changes.record(projectId, change, now) : null,
+      plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
+    ]);
+    for (const step of [recording, linking]) if (step.status === "rejected") throw step.reason;
+    return { recorded: recording.status === "fulfilled" ? recording.value : null, membership, planned };
+  }
+
+  /**
+   * After the commit point: membership and counts, then the event histories'
+   * resync; where membership is written behind (the owner), the call does not
+   * wait for the resync, which waits for the membership.
+   */
+  private async afterCommit(projectId: string, round: CommittedRound) {
+    const { moves, writes, written, plan, now, begun } = round;
+    const resync = writtenProfiles(writes, written, plan.links);
+    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+    try {
+      await this.membership.write(projectId, writtenMoves, plan.given, now);
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, error: (error as Error)?.message },
+        "players round: profiles written, membership not; completing it in the background",
+      );
+      this.track(this.complete(projectId, begun, resync));
+      return;
+    }
+    const queued = this.track(this.queueResync(projectId, resync, begun.recorded));
+    if (!this.options.stores.membership.writesBehind) await queued;
+  }
+
+  /** Waits for what runs behind the rounds: resyncs waiting for their membership, and completions (a clean stop). */
+  async settled(): Promise<void> {
+    while (this.background.size > 0) await Promise.all(this.background);
+  }
+
+  private track(work: Promise<void>): Promise<void> {
+    this.background.add(work);
+    const done = () => void this.background.delete(work);
+    work.then(done, done);
+    return work;
+  }
+
+  /** Membership completed in the background, then the resync: a failed round's profiles may be written or not. */
+  private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[]) {
+    return this.completion.start(begun.membership, () => this.queueResync(projectId, resync, begun.recorded));
+  }
+
+  /**
+   * The resync, once the round's membership is in the database (its apply settles the players' entries). A failure is
+   * logged: the recorded players stay waiting, and the events side's check queues it again.
+   */
+  private async queueResync(projectId: string, resync: readonly WrittenProfile[], recorded: string | null) {
+    try {
+      await this.options.stores.membership.written(projectId);
+      await this.options.histories?.queue(projectId, resync, recorded);
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, error: (error as Error)?.message },
+        "players round: profiles written, their event histories not queued; the recorded players are queued later",
+      );
+    }
+  }
+
+  private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
+    const lost = await this.options.stores.profiles.writeSlots(
+      projectId,
+      writes.map(({ identityKey, read, next }) => ({ identityKey, readVersion: read.version, next })),
+    );
+    return new Set([...lost].map((i) => writes[i].identityKey));
+  }
+}
+
+/** A round whose profile writes are acknowledged: what is left to write after its commit point. */
+interface CommittedRound {
+  moves: readonly TagMove[];
+  writes: readonly PlannedWrite[];
+  written: ReadonlySet<string>;
+  plan: RoundPlan;
+  now: Date;
+  begun: Begun;
+}
+
+/** The profile a tombstone's fold writes into. */
+const foldTarget = (write: PlannedWrite) => ("foldedInto" in write.next ? write.next.foldedInto : write.identityKey);
