@@ -3,40 +3,40 @@ import { configDefaults, defineConfig } from "vitest/config";
 
 /** Suites that need an engine isolating updates per document (writers in two instances), which FerretDB is not. */
 const ISOLATION_ONLY = [
-  "test/players-instances.test.ts",
-  "test/players-contention.test.ts",
-  "test/players-two-instances.test.ts",
-  "test/events-instances.test.ts",
-  "test/launch-two-instances.test.ts",
+  "test/players/players-instances.test.ts",
+  "test/players/players-contention.test.ts",
+  "test/players/players-two-instances.test.ts",
+  "test/events/events-instances.test.ts",
+  "test/launch/launch-two-instances.test.ts",
 ];
 
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */
 const EMBEDDED_ONLY = [
   // Its engine process of their own: supervision, stalls and kills, the write-ahead log, the lease and the lock (a
   // freeze under load runs on both: events-freeze starts a server of the run's engine).
-  "test/db-faults.test.ts",
-  "test/db-ownership.test.ts",
-  "test/embedded-mongod.test.ts",
-  "test/engine-wal.test.ts",
-  "test/lease.test.ts",
-  "test/start.test.ts",
-  "test/shutdown-backlog.test.ts",
+  "test/db/db-faults.test.ts",
+  "test/db/db-ownership.test.ts",
+  "test/db/embedded-mongod.test.ts",
+  "test/db/engine-wal.test.ts",
+  "test/db/lease.test.ts",
+  "test/service/start.test.ts",
+  "test/service/shutdown-backlog.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
-  "test/players-crash.test.ts",
-  "test/start-after-backlog.test.ts",
-  "test/players-registry-faults.test.ts",
-  "test/players-round-trips.test.ts",
-  "test/owner-memory-restart.test.ts",
-  "test/events-catch-up.test.ts",
-  "test/owner-memory.test.ts",
-  "test/events-write-behind.test.ts",
+  "test/players/players-crash.test.ts",
+  "test/service/start-after-backlog.test.ts",
+  "test/players/players-registry-faults.test.ts",
+  "test/players/players-round-trips.test.ts",
+  "test/db/owner-memory-restart.test.ts",
+  "test/events/events-catch-up.test.ts",
+  "test/db/owner-memory.test.ts",
+  "test/events/events-write-behind.test.ts",
   // FerretDB's limit of statements a command, and its query plans.
-  "test/batched-write.test.ts",
-  "test/ferretdb-plans.test.ts",
+  "test/db/batched-write.test.ts",
+  "test/db/ferretdb-plans.test.ts",
   // No database.
-  "test/date-sensitive.test.ts",
-  "test/import-cycles.test.ts",
-  "test/vendored-proto.test.ts",
+  "test/service/date-sensitive.test.ts",
+  "test/service/import-cycles.test.ts",
+  "test/clients/vendored-proto.test.ts",
 ];
 
 export default defineConfig({

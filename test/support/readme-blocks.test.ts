@@ -4,7 +4,7 @@ import { blockSteps, shapeMismatches, shellBlocks } from "./readme-blocks.js";
 const markdown = [
   "# Title", // 1
   "", // 2
-  "<!-- not run by test/readme.test.ts: starts the service -->", // 3
+  "<!-- not run by test/service/readme.test.ts: starts the service -->", // 3
   "```sh", // 4
   "npm start", // 5
   "```", // 6

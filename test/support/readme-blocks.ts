@@ -2,8 +2,8 @@
 
 /** The fence languages that mark a block as commands to type. */
 const SHELL_LANGUAGES = new Set(["sh", "bash", "shell", "console"]);
-/** `<!-- not run by test/readme.test.ts: <why> -->` on the last non-blank line before a fence keeps a block out. */
-const NOT_RUN = /^<!--\s*not run by test\/readme\.test\.ts:\s*(.+?)\s*-->$/;
+/** `<!-- not run by test/service/readme.test.ts: <why> -->` on the last non-blank line before a fence keeps a block out. */
+const NOT_RUN = /^<!--\s*not run by test\/service\/readme\.test\.ts:\s*(.+?)\s*-->$/;
 
 export interface ShellBlock {
   /** 1-based line of the opening fence. */

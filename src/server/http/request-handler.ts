@@ -34,7 +34,7 @@ import { validationInterceptor } from "../calls/validate.js";
 /**
  * The router hands jsonOptions to connect's JSON serialization, which also
  * takes a text decoder (createJsonSerialization's options, not in the
- * router's type); test/bad-input.test.ts fails if that stops.
+ * router's type); test/server/bad-input.test.ts fails if that stops.
  */
 const jsonOptions: Partial<JsonReadOptions & JsonWriteOptions> & { textDecoder: typeof strictUtf8Decoder } = {
   // JSON speaks the proto field names and always shows defaults (valid: false, rejected: []).

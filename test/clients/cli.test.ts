@@ -1,0 +1,149 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+
+const run = promisify(execFile);
+
+let test: TestService;
+beforeAll(async () => {
+  test = await startTestService();
+});
+afterAll(() => test.stop());
+
+function platformctl(args: string[], env: Record<string, string> = {}) {
+  return run("node", ["bin/platformctl.js", "--url", test.baseUrl, ...args], {
+    env: { ...process.env, PLATFORM_ADMIN_KEY: ADMIN_KEY, ...env },
+  });
+}
+
+describe("platformctl", () => {
+  it("creates a project, a platform key and an entitlement, printing /v1 JSON", async () => {
+    const project = JSON.parse(
+      (await platformctl(["projects", "create", "--name", "CLI", "--game-id", "4242"])).stdout,
+    );
+    expect(project.project).toMatchObject({ name: "CLI", game_id: 4242 });
+    expect(project.private_key).toMatch(/^sk_/);
+
+    const key = JSON.parse((await platformctl(["api-keys", "create", "--type", "platform"])).stdout);
+    expect(key).toMatchObject({ type: "platform", scopes: ["launch:issue"], project_id: "" });
+
+    const refund = JSON.parse(
+      (
+        await platformctl([
+          "entitlements",
+          "set",
+          "--user",
+          "7f1c2a4e-0000-4000-8000-0000000000aa",
+          "--game-id",
+          "4242",
+          "--no-owns",
+        ])
+      ).stdout,
+    );
+    expect(refund.entitlement).toMatchObject({ owns: false, source: "STORE", game_id: 4242 });
+  });
+
+  it("creates a project's reader key, with events:read only", async () => {
+    const { projectId } = await test.createProject("Reader");
+    const key = JSON.parse(
+      (await platformctl(["api-keys", "create", "--type", "reader", "--project", projectId])).stdout,
+    );
+    expect(key).toMatchObject({ type: "reader", scopes: ["events:read"], project_id: projectId });
+    expect(key.key).toMatch(/^rk_/);
+  });
+
+  it("sums a project's event property and lists it, with the project's key", async () => {
+    const { privateKey } = await test.createProject("Sums");
+    const withKey = { PLATFORM_API_KEY: privateKey };
+    const set = JSON.parse(
+      (await platformctl(["properties", "set", "--name", "purchase", "--property", "amount"], withKey)).stdout,
+    );
+    expect(set).toEqual({ property: { name: "purchase", property: "amount", sum: true } });
+    const listed = JSON.parse((await platformctl(["properties", "list"], withKey)).stdout);
+    expect(listed).toEqual({ properties: [{ name: "purchase", property: "amount", sum: true }] });
+    const off = ["properties", "set", "--name", "purchase", "--property", "amount", "--no-sum"];
+    expect(JSON.parse((await platformctl(off, withKey)).stdout).property.sum).toBe(false);
+  });
+
+  it("fails with the service's message and a non-zero exit", async () => {
+    await expect(platformctl(["api-keys", "revoke", "key_missing"])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("no key key_missing"),
+    });
+  });
+
+  it("lists projects, a project's API keys and entitlements, a page at a time", async () => {
+    const first = await test.createProject("Listed one");
+    const second = await test.createProject("Listed two");
+    const list = async (args: string[]) => JSON.parse((await platformctl(args)).stdout);
+
+    const projects = await list(["projects", "list", "--page-size", "100"]);
+    expect(projects.projects).toEqual(
+      expect.arrayContaining([
+        { project_id: first.projectId, name: "Listed one", game_id: first.gameId },
+        { project_id: second.projectId, name: "Listed two", game_id: second.gameId },
+      ]),
+    );
+    const gameIds = projects.projects.map((p: { game_id: number }) => p.game_id);
+    expect(gameIds).toEqual([...gameIds].sort((a, b) => a - b));
+    const total = projects.projects_info.total;
+    expect(await list(["projects", "list", "--page", "2", "--page-size", "1"])).toEqual({
+      projects: [projects.projects[1]],
+      projects_info: { total, pages: total, page: 2 },
+    });
+
+    const keys = await list(["api-keys", "list", "--project", first.projectId]);
+    expect(keys.api_keys.map((k: { type: string }) => k.type)).toEqual(["private", "public"]);
+    expect(keys.api_keys[0]).toEqual({
+      key_id: expect.stringMatching(/^key_/),
+      type: "private",
+      scopes: ["launch:verify", "events:write", "events:read", "players:manage"],
+      project_id: first.projectId,
+      created_at: expect.any(String),
+      revoked_at: null,
+    });
+    expect(JSON.stringify(keys)).not.toContain(first.privateKey);
+    await platformctl(["api-keys", "revoke", keys.api_keys[1].key_id]);
+    const after = await list(["api-keys", "list", "--project", first.projectId]);
+    expect(after.api_keys[1].revoked_at).toEqual(expect.any(String));
+
+    const user = "7f1c2a4e-0000-4000-8000-0000000000bb";
+    for (const gameId of [second.gameId, first.gameId]) {
+      await platformctl(["entitlements", "set", "--user", user, "--game-id", String(gameId), "--channel", "beta"]);
+    }
+    const owned = await list(["entitlements", "list", "--user", user.toUpperCase()]);
+    expect(owned).toEqual({
+      entitlements: [first.gameId, second.gameId].map((gameId) => ({
+        platform_user_id: user,
+        entitlement: { owns: true, source: "STORE", game_id: gameId, channel_id: "beta", build_version: "" },
+        updated_at: expect.any(String),
+      })),
+      entitlements_info: { total: 2, pages: 1, page: 1 },
+    });
+    const ofGame = await list(["entitlements", "list", "--game-id", String(second.gameId)]);
+    expect(ofGame.entitlements.map((e: { platform_user_id: string }) => e.platform_user_id)).toEqual([user]);
+  });
+
+  it("lists over /v1 with the admin scope only, refusing a page size over 100 naming it", async () => {
+    const { privateKey } = await test.createProject("Not an admin");
+    for (const path of ["/v1/admin/projects/list", "/v1/admin/api_keys/list", "/v1/admin/entitlements/list"]) {
+      expect((await test.postJson(path, {}, privateKey)).status).toBe(403);
+      expect((await test.postJson(path, {}, ADMIN_KEY)).status).toBe(200);
+      const tooBig = await test.postJson(path, { page_size: 101 }, ADMIN_KEY);
+      expect(tooBig.status).toBe(400);
+      expect(tooBig.body.message).toMatch(/^page_size: /);
+    }
+  });
+
+  it("describes every command in its help", async () => {
+    const { stdout } = await platformctl(["entitlements", "--help"]);
+    expect(stdout).toMatch(/set \[options\] +record that a user owns a game/);
+    expect(stdout).toMatch(/list \[options\] +list the records/);
+  });
+
+  it("never prints the admin key in its help", async () => {
+    const { stdout } = await platformctl(["--help"]);
+    expect(stdout).not.toContain(ADMIN_KEY);
+  });
+});

@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { commandsOf } from "../support/commands.js";
+import { eventTimes, queueOf, waitFor } from "../support/events.js";
+import { ownerRoundsDone } from "../support/metrics.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+const PLAYERS = 5_000;
+const TAGS = ["red", "green", "blue", "gold"];
+const tagsOf = (i: number) => [TAGS[i % 4], ...(i % 10 === 0 ? ["vip"] : [])];
+
+let before: TestService;
+let svc: TestService;
+let project: Awaited<ReturnType<TestService["createProject"]>>;
+let ownerMemoryAtReady: number;
+/** The day of every event sent. */
+let day: string;
+
+/** The owner's memory estimate from /metrics. */
+async function ownerMemoryBytes(service: TestService): Promise<number> {
+  const text = await (await fetch(`${service.baseUrl}/metrics`)).text();
+  return Number(/^platform_owner_memory_bytes (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
+
+beforeAll(async () => {
+  before = await startTestService();
+  project = await before.createProject();
+  for (let from = 0; from < PLAYERS; from += 100) {
+    const players = Array.from({ length: 100 }, (_, k) => ({
+      partner_user_id: `p-${from + k}`,
+      tags_add: tagsOf(from + k),
+      traits: { level: (from + k) % 7 },
+    }));
+    await before.postOk("/v1/players/update", { players }, project.publicKey);
+  }
+  const [{ timestamp }] = eventTimes(before, 1);
+  day = timestamp.slice(0, 10);
+  for (let from = 0; from < PLAYERS; from += 1000) {
+    const events = Array.from({ length: 1000 }, (_, k) => ({
+      name: "play",
+      partner_user_id: `p-${from + k}`,
+      timestamp,
+    }));
+    await before.postOk("/v1/events", { events }, project.publicKey);
+  }
+  await waitFor(
+    () => queueOf(before),
+    (queue) => queue.queue_depth === 0,
+    120_000,
+  );
+  await ownerRoundsDone(before);
+  // A restart: the service stops and another starts on the same database.
+  await before.service.close();
+  await before.database.close();
+  svc = await startTestService({ DB_NAME: before.config.dbName });
+  ownerMemoryAtReady = await ownerMemoryBytes(svc);
+}, 600_000);
+afterAll(() => svc?.stop());
+
+/** The reads (`find` commands) `call` makes, but the API key's (looked up once a key, whatever the call). */
+const readsOf = async (call: () => Promise<unknown>) =>
+  (await commandsOf(svc.database.client, call)).filter((name) => name.startsWith("find ") && name !== "find api_keys");
+
+describe("a restart of the owner of an embedded database", () => {
+  it("fills the owner's memory before it is ready: the first search, get, update, tag listing and trends read make the reads of the calls after them", async () => {
+    // Filled before ready: thousands of profiles and histories, at ~1 KB each.
+    expect(ownerMemoryAtReady).toBeGreaterThan(PLAYERS * 1000);
+    const key = project.privateKey;
+    const calls: Record<string, (i: number) => Promise<unknown>> = {
+      search: (i) => svc.postOk("/v1/players/search", { tags: [TAGS[i]] }, key),
+      get: (i) => svc.postOk("/v1/players/get", { partner_user_id: `p-${100 + i}` }, key),
+      update: (i) =>
+        svc.postOk("/v1/players/update", { players: [{ partner_user_id: `p-${201 + i}`, tags_add: ["vip"] }] }, key),
+      tag_listing: (i) => svc.postOk("/v1/players/tags", { page: 1 + i, page_size: 2 }, key),
+      trends: (i) =>
+        svc.postOk("/v1/events/trends", { from: day, to: day, tags: [TAGS[i], "vip"], tags_match: "all" }, key),
+    };
+    const first: Record<string, string[]> = {};
+    for (const [name, call] of Object.entries(calls)) first[name] = await readsOf(() => call(0));
+    await ownerRoundsDone(svc);
+    const again: Record<string, string[]> = {};
+    for (const [name, call] of Object.entries(calls)) again[name] = await readsOf(() => call(1));
+    expect(first).toEqual(again);
+    // None of them scans a collection the owner keeps in memory.
+    expect(Object.values(first).flat()).not.toContainEqual(expect.stringMatching(/profiles|members|rollups|accounts/));
+  });
+
+  it("answers exactly after the restart: a tag's search total and a trends count", async () => {
+    const red = await svc.postOk("/v1/players/search", { tags: ["red"], page_size: 1 }, project.privateKey);
+    expect(red.players_info.total).toBe(PLAYERS / 4);
+    const trends = await svc.postOk(
+      "/v1/events/trends",
+      { from: day, to: day, names: ["play"], tags: ["red"] },
+      project.privateKey,
+    );
+    expect(trends.series[0].points[0]).toMatchObject({ events: PLAYERS / 4, players: PLAYERS / 4 });
+  });
+});

@@ -1,0 +1,133 @@
+import { MongoClient } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { needsOwner } from "../../src/db/engine.js";
+import { commandsOf } from "../support/commands.js";
+import { waitFor } from "../support/events.js";
+import { createLaunchFixture } from "../support/launch.js";
+import { ownerRoundsDone } from "../support/metrics.js";
+import { startTestService, type TestService } from "../support/service.js";
+
+/** `direct` watches the apply cursor around the service, so waiting for it sends no command of the service's. */
+let svc: TestService;
+let direct: MongoClient;
+beforeAll(async () => {
+  // API keys are looked up once and cached: a figure is what a request costs beyond its key's lookup, however long
+  // the figures before it took.
+  svc = await startTestService({ API_KEY_CACHE_SECONDS: "300" });
+  direct = new MongoClient(inject("mongodbUri"));
+});
+afterAll(async () => {
+  await svc.stop();
+  await direct.close();
+});
+
+/** Budgets per engine (docs/database.md, "Commands per request"): each request with what the worker applies for it. */
+const BUDGETS = {
+  // The owner keeps profiles, links, whole projects of histories and membership in memory; it writes 25 a command.
+  embedded: {
+    newPlayers: 6,
+    existingPlayers: 5,
+    oneTag: 3,
+    tagListing: 2,
+    thousandEventsApplied: 40,
+    thousandEventsOfUnknownPlayers: 40,
+    tenCallsOfHundredEvents: 100,
+    repeatLaunchVerify: 2,
+    spentTokenVerify: 3,
+  },
+  // Nothing kept (other instances write), `$in` reads and writes of natural size, membership the profiles' tag index.
+  mongodb: {
+    newPlayers: 7,
+    existingPlayers: 6,
+    oneTag: 7,
+    tagListing: 3,
+    thousandEventsApplied: 40,
+    thousandEventsOfUnknownPlayers: 40,
+    tenCallsOfHundredEvents: 120,
+    repeatLaunchVerify: 2,
+    spentTokenVerify: 3,
+  },
+};
+
+/**
+ * Until the owner has written the membership it keeps in memory and its rounds' resyncs are applied, and the apply
+ * worker has applied every queued segment (events, and the resyncs player writes queue) and written the history
+ * changes the owner keeps in memory a while.
+ */
+const applied = async () => {
+  await ownerRoundsDone(svc);
+  await waitFor(
+    () =>
+      direct
+        .db(svc.config.dbName)
+        .collection<{ _id: string; seq?: number; applied?: number; written?: number }>("event_queue")
+        .find()
+        .toArray(),
+    (docs) => {
+      const cursor = docs.find((d) => d._id === "cursor");
+      const reserved = docs.find((d) => d._id === "counter")?.seq ?? 0;
+      return cursor?.applied === reserved && (cursor.written ?? cursor.applied) === reserved;
+    },
+  );
+};
+
+describe("database commands of writes", () => {
+  it("players/update, tag listing, events through apply and a repeat verify stay within their budgets", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const post = (path: string, body: object, key = publicKey) => svc.postOk(path, body, key);
+    const update = (players: object[]) => post("/v1/players/update", { players });
+    /**
+     * The commands of `call` and of the apply it queues; the queue's own polling and bookkeeping are left out but
+     * for events, where reading the queue is the apply's work.
+     */
+    const counted = async (call: () => Promise<unknown>, background = false) => {
+      await applied();
+      const during = async () => {
+        await call();
+        await applied();
+      };
+      return commandsOf(svc.database.client, during, { background });
+    };
+    // The project's first write: it registers the tags and fills the owner's memory of its profiles.
+    await update(Array.from({ length: 100 }, (_, i) => ({ partner_user_id: `w${i}`, tags_add: ["a", "b", "c", "d"] })));
+
+    const fresh = Array.from({ length: 100 }, (_, i) => ({ partner_user_id: `n${i}`, tags_add: ["a", "b", "c"] }));
+    const increments = fresh.map(({ partner_user_id }) => ({ partner_user_id, traits_increment: { visits: 1 } }));
+    const events = Array.from({ length: 1000 }, (_, i) => ({ name: "play", partner_user_id: `n${i % 100}` }));
+    // A project whose players never had a profile: the worker still asks for each player's cohorts.
+    const unknown = await svc.createProject();
+    const strangers = Array.from({ length: 1000 }, (_, i) => ({ name: "play", partner_user_id: `s${i % 100}` }));
+    const launch = await createLaunchFixture(svc);
+    const { token } = await launch.issue();
+    await launch.verify(token);
+    // The same player launching again on the same installation: a new token, nothing to follow up.
+    const { token: again } = await launch.issue();
+    // Not the figure below: the trait key's registration, and its cohorts turning on once 100 players carry it.
+    await update(increments);
+    await post("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
+
+    const budgets = needsOwner(svc.database) ? BUDGETS.embedded : BUDGETS.mongodb;
+    const figures: [keyof typeof budgets, string[]][] = [
+      ["newPlayers", await counted(() => update(fresh))],
+      ["existingPlayers", await counted(() => update(increments))],
+      ["oneTag", await counted(() => update([{ partner_user_id: "n1", tags_add: ["d"] }]))],
+      ["tagListing", await counted(() => post("/v1/players/tags", { page: 1, page_size: 100 }, privateKey))],
+      ["thousandEventsApplied", await counted(() => post("/v1/events", { events }), true)],
+      [
+        "thousandEventsOfUnknownPlayers",
+        await counted(() => post("/v1/events", { events: strangers }, unknown.publicKey), true),
+      ],
+      [
+        "tenCallsOfHundredEvents",
+        await counted(async () => {
+          for (let call = 0; call < 10; call++) await post("/v1/events", { events: events.slice(0, 100) });
+        }, true),
+      ],
+      ["repeatLaunchVerify", await counted(() => launch.verify(again))],
+      ["spentTokenVerify", await counted(() => launch.verify(token))],
+    ];
+    for (const [figure, commands] of figures) {
+      expect.soft(commands.length, `${figure}: ${commands.join(", ")}`).toBeLessThanOrEqual(budgets[figure]);
+    }
+  });
+});

@@ -1,0 +1,164 @@
+import { randomBytes } from "node:crypto";
+import http from "node:http";
+import { Code, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
+import { MongoClient, type CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
+import { loadConfig } from "../../src/config.js";
+import type { Database } from "../../src/db/database.js";
+import { createLogger } from "../../src/log.js";
+import { startService, type RunningService } from "../../src/server/service.js";
+import { ADMIN_KEY, TestClock } from "../support/service.js";
+
+const BURST = 5;
+const PER_MINUTE = 1;
+const CACHE_SECONDS = 300;
+
+let service: RunningService;
+let database: Database;
+/** Every api_keys lookup the service makes, seen by the driver. */
+let keyLookups = 0;
+const clock = new TestClock();
+
+beforeAll(async () => {
+  const config = loadConfig({
+    PORT: "0",
+    HOST: "127.0.0.1",
+    DB_NAME: `test_${randomBytes(6).toString("hex")}`,
+    PLATFORM_ADMIN_KEY: ADMIN_KEY,
+    LOG_LEVEL: "silent",
+    AUTH_FAILURES_PER_MINUTE: String(PER_MINUTE),
+    AUTH_FAILURES_BURST: String(BURST),
+    API_KEY_CACHE_SECONDS: String(CACHE_SECONDS),
+  });
+  // The service's own database client, with command monitoring, so the test counts its lookups.
+  const client = new MongoClient(inject("mongodbUri"), { monitorCommands: true });
+  await client.connect();
+  client.on("commandStarted", (event: CommandStartedEvent) => {
+    if (event.commandName === "find" && event.command.find === "api_keys") keyLookups++;
+  });
+  const db = client.db(config.dbName);
+  const isFerretDb = "ferretdbVersion" in (await db.admin().command({ buildInfo: 1 }));
+  database = { client, db, isFerretDb, timeoutMs: config.dbTimeoutMs, close: () => client.close() };
+  service = await startService({ config, database, log: createLogger("silent"), clock });
+  await service.ready;
+});
+afterAll(async () => {
+  await service.close(1_000);
+  await database.db.dropDatabase();
+  await database.close();
+});
+
+interface Answer {
+  status: number;
+  body: { code?: string };
+  retryAfter: string | undefined;
+}
+
+/** An authenticated /v1 call from `localAddress` (any 127.x address reaches the loopback listener). */
+function call(apiKey: string, localAddress = "127.0.0.1", path = "/v1/admin/entitlements"): Promise<Answer> {
+  const body = JSON.stringify({ platform_user_id: "7f1c2a4e-0000-4000-8000-0000000000aa", game_id: 9 });
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: "127.0.0.1",
+        port: service.port,
+        localAddress,
+        method: "POST",
+        path,
+        agent: false,
+        headers: { "content-type": "application/json", "x-api-key": apiKey },
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (chunk: Buffer) => (text += chunk.toString()));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode!,
+            body: JSON.parse(text) as Answer["body"],
+            retryAfter: res.headers["retry-after"] as string | undefined,
+          }),
+        );
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+async function createAdminKey(): Promise<string> {
+  const res = await fetch(`http://127.0.0.1:${service.port}/v1/admin/api_keys`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": ADMIN_KEY },
+    body: JSON.stringify({ type: "admin" }),
+  });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { key: string }).key;
+}
+
+const randomKey = () => "sk_" + randomBytes(32).toString("base64url");
+
+describe("a flood of unknown API keys", () => {
+  it("is answered 429 from one address after the burst, without a database lookup for each key", async () => {
+    // A key in use from the flooding address and one not used yet, both made before the flood.
+    expect((await call(ADMIN_KEY)).status).toBe(200);
+    const unusedKey = await createAdminKey();
+
+    const started = Date.now();
+    const lookupsBefore = keyLookups;
+    const answers = await Promise.all(Array.from({ length: 60 }, () => call(randomKey())));
+    const elapsedMinutes = (Date.now() - started) / 60_000;
+    const lookups = keyLookups - lookupsBefore;
+
+    // The address spends its burst, then its refill; everything beyond is refused before any lookup.
+    const allowed = BURST + Math.ceil(elapsedMinutes * PER_MINUTE);
+    expect(lookups).toBeLessThanOrEqual(allowed);
+    expect(answers.filter((a) => a.status === 401).length).toBeLessThanOrEqual(allowed);
+    const limited = answers.filter((a) => a.status === 429);
+    expect(limited.length).toBeGreaterThanOrEqual(answers.length - allowed);
+    for (const answer of limited) {
+      expect(answer.body.code).toBe("resource_exhausted");
+      expect(Number(answer.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+
+    // Over gRPC (the router's own path, not /v1) the same address is just as spent.
+    const grpc = createClient(AdminService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${service.port}` }));
+    const overGrpc = grpc.setEntitlement(
+      { platformUserId: "7f1c2a4e-0000-4000-8000-0000000000aa", gameId: 9 },
+      { headers: { "x-api-key": randomKey() } },
+    );
+    await expect(overGrpc).rejects.toMatchObject({ code: Code.ResourceExhausted });
+
+    // The key already in use from that address still works; an unknown one is refused before its lookup.
+    expect((await call(ADMIN_KEY)).status).toBe(200);
+    expect((await call(unusedKey)).status).toBe(429);
+    // From another address the same key is looked up and passes.
+    expect((await call(unusedKey, "127.0.0.2")).status).toBe(200);
+  });
+
+  it("reads a key that was good again without spending an attempt, so it passes while the address is spent", async () => {
+    clock.advance((CACHE_SECONDS + 1) * 1000); // every cached answer is stale (and the address has its burst back)
+    await Promise.all(Array.from({ length: 2 * BURST }, () => call(randomKey(), "127.0.0.4")));
+    expect((await call(randomKey(), "127.0.0.4")).status).toBe(429);
+
+    const lookupsBefore = keyLookups;
+    expect((await call(ADMIN_KEY, "127.0.0.4")).status).toBe(200);
+    expect(keyLookups - lookupsBefore).toBe(1);
+  });
+
+  it("lets concurrent first requests with a new key share one read, so all of them pass", async () => {
+    const key = await createAdminKey();
+    const lookupsBefore = keyLookups;
+    const answers = await Promise.all(Array.from({ length: 4 * BURST }, () => call(key, "127.0.0.5")));
+    expect(answers.map((a) => a.status)).toEqual(answers.map(() => 200));
+    expect(keyLookups - lookupsBefore).toBe(1);
+  });
+
+  it("looks an unknown key up once, then answers from the negative cache", async () => {
+    const key = randomKey();
+    const lookupsBefore = keyLookups;
+    for (let i = 0; i < 3; i++) expect((await call(key, "127.0.0.3")).status).toBe(401);
+    expect(keyLookups - lookupsBefore).toBe(1);
+  });
+});
