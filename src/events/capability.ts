@@ -22,6 +22,7 @@ import { EventTraitKeyStore } from "./rollups/event-trait-key-store.js";
 import { SummedPropertyStore } from "./rollups/summed-property-store.js";
 import { CohortReader } from "./reads/trends.js";
 import { PlayerActivity } from "./kpis/player-activity.js";
+import type { StepTimer } from "../steps.js";
 import { ApplyWorker, type WorkerOptions } from "./apply/worker.js";
 
 export interface EventsCapability {
@@ -69,6 +70,8 @@ export interface CreateEventsOptions {
   changes: ChangedPlayers;
   /** EVENT_SUM_BACKFILL_STEP: (player, day) totals a step of a sum's back-fill gathers. */
   sumBackfillStep: number;
+  /** Where the request paths' steps are timed (the service's metrics). */
+  steps: StepTimer;
   /** Lease, polling and test hooks of the apply worker. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
 }
@@ -134,6 +137,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     summed,
     backpressure,
     clock,
+    steps: options.steps,
   });
   const fillOwnerMemory = async (projectId: string) => {
     // After a stop that left history changes unwritten, the database lacks them until the worker's catch-up writes

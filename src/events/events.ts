@@ -2,8 +2,9 @@ import type { Backpressure } from "./queue/backpressure.js";
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
 import type { EventNameStore } from "./rollups/event-name-store.js";
-import type { Rejection } from "../result.js";
-import { checkEvent, type EventRejectCode, type IncomingEvent } from "./queue/entries.js";
+import type { IncomingEvent } from "./queue/entries.js";
+import { ingest, type IngestOutcome } from "./queue/ingest.js";
+import { stepsOf, type StepTimer } from "../steps.js";
 import type { Retention } from "./apply/retention.js";
 import type { QueueWriter } from "./queue/queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
@@ -28,14 +29,6 @@ export const MAX_TREND_NAMES = 50;
 
 /** With split_by and no tags given: the tags with the most players, at most this many. */
 export const MAX_SPLIT_TAGS = 20;
-
-export interface IngestOutcome {
-  accepted: number;
-  rejected: ({ index: number } & Rejection<EventRejectCode>)[];
-  lag: Lag;
-  /** The time the events were checked against, and the timestamp of those sent without one. */
-  serverTime: Date;
-}
 
 export interface TrendsRequest {
   query: EventQuery;
@@ -97,6 +90,7 @@ export interface EventsOptions {
   summed: SummedPropertyStore;
   backpressure: Backpressure;
   clock: Clock;
+  steps: StepTimer;
 }
 
 /**
@@ -107,36 +101,8 @@ export interface EventsOptions {
 export class Events {
   constructor(private readonly options: EventsOptions) {}
 
-  /** Accepts the valid events durably and answers at once (unless the queue is too far behind); the worker applies them later. */
-  async ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
-    const { clock, retention, backpressure } = this.options;
-    const lag = await backpressure.admit(events.length);
-    const now = clock.now();
-    const oldest = retention.oldest(now);
-    const valid = [];
-    const rejected: IngestOutcome["rejected"] = [];
-    for (const [index, event] of events.entries()) {
-      const outcome = checkEvent(event, now, oldest);
-      if (outcome.ok) valid.push({ index, event: outcome.value });
-      else rejected.push({ index, ...outcome.error });
-    }
-    const named = await this.options.names.admit(projectId, [...new Set(valid.map(({ event }) => event.n))]);
-    const accepted = [];
-    for (const { index, event } of valid) {
-      if (named.has(event.n)) accepted.push(event);
-      else
-        rejected.push({
-          index,
-          code: "name_limit",
-          message: `name: the project has ${named.size} event names, the limit`,
-        });
-    }
-    rejected.sort((a, b) => a.index - b.index);
-    if (accepted.length > 0) {
-      const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
-      await this.options.writer.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now);
-    }
-    return { accepted: accepted.length, rejected, lag, serverTime: now };
+  ingest(projectId: string, events: readonly IncomingEvent[]): Promise<IngestOutcome> {
+    return ingest(this.options, projectId, events);
   }
 
   /**
@@ -160,28 +126,38 @@ export class Events {
     return this.options.traitCohorts.materialisation(projectId, keys);
   }
 
+  /** A chart's daily (or weekly, monthly) counts per cohort, and how fresh they are. */
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, splitByTags, interval, sum } = request;
     const names = request.names?.length ? request.names : undefined;
     if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
     const { reader, summed } = this.options;
-    const sumIds = sum ? sumIdsOf(await summed.list(projectId), sum, names) : new Map<string, string>();
+    const step = stepsOf("trends", this.options.steps);
+    const sumIds = sum
+      ? await step("sums", async () => sumIdsOf(await summed.list(projectId), sum, names))
+      : new Map<string, string>();
     const ids = new Set(sumIds.values());
-    const freshness = await this.freshness();
+    const freshness = await step("freshness", () => this.freshness());
     const firstDay = this.firstDay();
-    const split = await this.split(projectId, query.cohort, splitByTags);
+    const split = await step("split", () => this.split(projectId, query.cohort, splitByTags));
     const cohorts = split.map(({ filter }) => filter);
     const byDay = interval === "day" || ids.size > 0;
-    const days = byDay ? await reader.countsOfEach(projectId, query, firstDay, cohorts, names, ids) : [];
+    const days = byDay
+      ? await step("counts", () => reader.countsOfEach(projectId, query, firstDay, cohorts, names, ids))
+      : [];
     const { dates, counts } =
       interval === "day"
         ? { dates: query.days, counts: days }
-        : withSums(
-            bucketCounts(await this.options.activity.of(projectId, cohorts), query.days, interval, firstDay),
-            days,
+        : await step("buckets", async () =>
+            withSums(
+              bucketCounts(await this.options.activity.of(projectId, cohorts), query.days, interval, firstDay),
+              days,
+            ),
           );
-    const series = split.flatMap(({ tag }, i) =>
-      seriesOf(dates, counts[i], names, sumIds).map((one) => (tag === null ? one : { ...one, tag })),
+    const series = await step("series", () =>
+      split.flatMap(({ tag }, i) =>
+        seriesOf(dates, counts[i], names, sumIds).map((one) => (tag === null ? one : { ...one, tag })),
+      ),
     );
     return { series, freshness };
   }

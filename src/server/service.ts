@@ -45,8 +45,8 @@ export async function startService({
 }: ServiceOptions): Promise<RunningService> {
   // A method without a declared scope stops the start: nothing becomes public by omission.
   for (const service of SERVICES) service.methods.forEach(requiredScope);
-  const capabilities = await createCapabilities({ config, database, log, clock });
   const metrics = new Metrics();
+  const capabilities = await createCapabilities({ config, database, log, clock, steps: metrics });
   const { worker } = capabilities.events;
   metrics.gauge(
     "platform_event_lag_seconds",

@@ -123,6 +123,22 @@ describe("GET /metrics", () => {
     expect(valueOf(samples, "platform_db_command_errors_total", { command: "find" })).toBeUndefined();
   });
 
+  it("times each named step of an ingest and of a trends read", async () => {
+    const project = await test.createProject("steps");
+    const day = new Date(test.clock.now().getTime() - 86_400_000).toISOString().slice(0, 10);
+    const event = { name: "level_up", partner_user_id: "stepper", timestamp: `${day}T12:00:00Z` };
+    expect(await test.postOk("/v1/events", { events: [event] }, project.publicKey)).toMatchObject({ accepted: 1 });
+    await test.postOk("/v1/events/trends", { from: day, to: day, tags: ["vip"] }, project.privateKey);
+    const samples = await scrape();
+    const steps = (path: string) =>
+      samples
+        .filter((s) => s.name === "platform_step_seconds_count" && s.labels.path === path && s.value > 0)
+        .map((s) => `${s.labels.step} ${s.labels.outcome}`)
+        .sort();
+    expect(steps("ingest")).toEqual(["admit ok", "check ok", "enqueue ok", "names ok"]);
+    expect(steps("trends")).toEqual(["counts ok", "freshness ok", "series ok", "split ok"]);
+  });
+
   it("includes the process metrics", async () => {
     const samples = await scrape();
     expect(valueOf(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
@@ -138,7 +154,19 @@ describe("GET /metrics", () => {
     }
     const ours = samples.filter((s) => s.name.startsWith("platform_"));
     const labelNames = new Set(ours.flatMap((s) => Object.keys(s.labels)));
-    expect([...labelNames].sort()).toEqual(["code", "command", "le", "limit", "method", "protocol", "result"]);
+    expect([...labelNames].sort()).toEqual([
+      "code",
+      "command",
+      "le",
+      "limit",
+      "method",
+      "outcome",
+      "path",
+      "protocol",
+      "result",
+      "step",
+    ]);
+    for (const s of ours.filter((s) => "path" in s.labels)) expect(["ingest", "trends"]).toContain(s.labels.path);
     for (const s of ours.filter((s) => "limit" in s.labels)) expect(["lag", "queue_size"]).toContain(s.labels.limit);
     for (const s of ours.filter((s) => "method" in s.labels)) {
       expect(s.labels.method).toMatch(/^platformapi\.v1\.[A-Za-z]+Service\/[A-Za-z]+$/);

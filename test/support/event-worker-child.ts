@@ -66,6 +66,7 @@ const { worker } = await createEvents({
   dbTimeoutMs: 2000,
   directory: new PlayerDirectoryOverPlayers(players),
   changes: players.changes,
+  steps: { recordStep: () => undefined },
   worker: {
     // Short, so a restarted worker takes over from the killed one quickly.
     leaseMs: 500,

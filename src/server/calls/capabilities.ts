@@ -15,6 +15,7 @@ import type { Logger } from "../../log.js";
 import { createPlayers } from "../../players/capability.js";
 import type { Players } from "../../players/players.js";
 import type { OwnerMemoryParts } from "../../db/owner-memory-fill.js";
+import type { StepTimer } from "../../steps.js";
 
 /** The domain objects the handlers translate to, built once per start. */
 export interface Capabilities {
@@ -36,13 +37,21 @@ export interface CapabilityOptions {
   database: Database;
   log: Logger;
   clock: Clock;
+  /** Where the request paths' steps are timed: the service's metrics. */
+  steps: StepTimer;
 }
 
 /**
  * Creates indexes, the bootstrap admin key and the keyring; wires launch
  * verifies into players, and every players write into the events rollups.
  */
-export async function createCapabilities({ config, database, log, clock }: CapabilityOptions): Promise<Capabilities> {
+export async function createCapabilities({
+  config,
+  database,
+  log,
+  clock,
+  steps,
+}: CapabilityOptions): Promise<Capabilities> {
   const projectStore = new ProjectStore(database.db);
   const apiKeyStore = new ApiKeyStore(database.db);
   const entitlementStore = new EntitlementStore(database.db);
@@ -66,6 +75,7 @@ export async function createCapabilities({ config, database, log, clock }: Capab
     dbTimeoutMs: config.dbTimeoutMs,
     directory: new PlayerDirectoryOverPlayers(players),
     changes: players.changes,
+    steps,
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),
     },

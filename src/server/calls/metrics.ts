@@ -3,6 +3,7 @@ import type { CommandFailedEvent, CommandSucceededEvent, MongoClient } from "mon
 import type { NodeHandler } from "../http/node-types.js";
 import type { Protocol } from "../http/protocol.js";
 import { sendError } from "../http/http-errors.js";
+import type { StepTimer } from "../../steps.js";
 
 /** What a verify can answer: valid, or the error of a token that did not verify. */
 const VERIFY_RESULTS = ["valid", "expired", "invalid_token", "unknown_token", "already_used"];
@@ -71,7 +72,7 @@ function countCpuFromProcessStart(registry: Registry, before: NodeJS.CpuUsage): 
  * only from bounded sets (method names of the descriptors, protocols, codes,
  * verify results, allow-listed command names), never from a request.
  */
-export class Metrics {
+export class Metrics implements StepTimer {
   // At start, not at the first scrape: GC durations and the event loop's lag are observed from their registration.
   private readonly processRegistry = processMetrics();
   private readonly registry = new Registry();
@@ -101,6 +102,13 @@ export class Metrics {
     buckets: DB_SECONDS_BUCKETS,
     registers: [this.registry],
   });
+  private readonly stepSeconds = new Histogram({
+    name: "platform_step_seconds",
+    help: "Time of each named step of a request path (src/steps.ts), by path, step and outcome (ok or the error code).",
+    labelNames: ["path", "step", "outcome"] as const,
+    buckets: DB_SECONDS_BUCKETS,
+    registers: [this.registry],
+  });
   private readonly dbErrors = new Counter({
     name: "platform_db_command_errors_total",
     help: "Database commands that failed (an error reply or a lost connection), by command name.",
@@ -111,6 +119,7 @@ export class Metrics {
   // prom-client's series of each label set, taken once (its `labels()`), so a call hashes no label object.
   private readonly rpcSeries = new Map<string, RpcSeries>();
   private readonly verificationSeries = new Map<string, Counter.Internal>();
+  private readonly stepSeries = new Map<string, Histogram.Internal<"path" | "step" | "outcome">>();
   private readonly dbSeries = new Map<string, { seconds: Histogram.Internal<"command">; errors: Counter.Internal }>();
 
   constructor() {
@@ -135,6 +144,16 @@ export class Metrics {
     }
     requests.inc();
     series.seconds.observe(rpc.seconds);
+  }
+
+  recordStep({ path, step, outcome, seconds }: Parameters<StepTimer["recordStep"]>[0]): void {
+    const key = `${path} ${step} ${outcome}`;
+    let series = this.stepSeries.get(key);
+    if (!series) {
+      series = this.stepSeconds.labels({ path, step, outcome });
+      this.stepSeries.set(key, series);
+    }
+    series.observe(seconds);
   }
 
   /** Counts a verify answer by its result; an error outside VERIFY_RESULTS (none today) counts as `other`. */

@@ -1,0 +1,185 @@
+import { Session } from "node:inspector/promises";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Profiler } from "node:inspector";
+import { MongoClient } from "mongodb";
+import { ApplyWorker } from "../src/events/apply/worker.js";
+import { createBenchProject, postJson, startBenchService } from "./support.js";
+
+/**
+ * `npm run bench -- files-per-request`: how many files of `src` (src/server, the transport every call shares, counted
+ * apart) run a function for each request path, and for the work that follows it. V8's precise coverage of this
+ * process, which runs the real service on the embedded engine (or MONGODB_URI): counts are taken and reset at the
+ * start of each phase, so a phase counts only what ran in it. The apply worker is held before each pass while a
+ * call runs (its pass wrapped here, no hook in src), so a call's answer and the apply it wakes count apart. Each path
+ * is counted ROUNDS times: the JSON has each round's count and the union of the files.
+ */
+const SRC = new URL("../src/", import.meta.url).href;
+const SERVER = `${SRC}server/`;
+const WAIT_LIMIT_MS = 180_000;
+const TAG = "bench-files";
+/** Each path is counted this many times, a new player each time. */
+const ROUNDS = 3;
+
+interface Phase {
+  phase: string;
+  /** Files of src outside src/server with a function that ran. */
+  files: number;
+  server_files: number;
+  list: string[];
+}
+
+export default async function filesPerRequestBench() {
+  const worker = holdWorker();
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
+  const bench = await startBenchService();
+  const queue = new MongoClient(bench.databaseUri);
+  try {
+    const { publicKey, privateKey } = await createBenchProject(bench, 9_500_001);
+    const cursor = queueCursor(queue, bench.config.dbName);
+    const day = new Date(Date.now() - 86_400_000).toISOString().slice(0, 10);
+    const update = (id: string) =>
+      postJson(bench, "/v1/players/update", publicKey, { players: [{ partner_user_id: id, tags_add: [TAG] }] });
+    const ingest = (id: string) =>
+      postJson(bench, "/v1/events", publicKey, {
+        events: [{ name: "level_up", partner_user_id: id, timestamp: `${day}T12:00:00Z` }],
+      });
+    const trends = () => postJson(bench, "/v1/events/trends", privateKey, { from: day, to: day, tags: [TAG] });
+    const drained = async () => {
+      const { reserved } = await cursor();
+      await until(async () => (await cursor()).applied >= reserved);
+    };
+
+    // Once through every path first: what a project's first call loads or registers is not the steady state.
+    await update("newcomer-0");
+    await until(async () => (await cursor()).reserved > 0);
+    await ingest("newcomer-0");
+    await drained();
+    await trends();
+    await worker.hold();
+
+    // Files per phase, one entry a round: a timer (the lag measured once a second, a lease renewed) may land in one.
+    const phases = new Map<string, Phase[]>();
+    const coverage = async (phase: string) => {
+      const counted = phaseOf(phase, (await session.post("Profiler.takePreciseCoverage")).result);
+      phases.set(phase, [...(phases.get(phase) ?? []), counted]);
+      log(counted);
+    };
+    for (let round = 1; round <= ROUNDS; round++) {
+      const player = `newcomer-${round}`;
+      await session.post("Profiler.takePreciseCoverage");
+      const before = (await cursor()).reserved;
+      await update(player);
+      await coverage("players/update of a new player, to its answer");
+      worker.release();
+      await until(async () => {
+        const { reserved, applied } = await cursor();
+        return reserved > before && applied >= reserved;
+      });
+      await coverage("  what follows: membership written behind, the resync queued and applied");
+      await worker.hold();
+      await ingest(player);
+      await coverage("POST /v1/events, to its answer");
+      worker.release();
+      await drained();
+      await coverage("  the apply of its segment");
+      await worker.hold();
+      await trends();
+      await coverage("trends filtered by a tag");
+      worker.release();
+      await until(async () => {
+        const { applied, written } = await cursor();
+        return written >= applied;
+      });
+      await coverage("the histories of both written behind (the worker's idle passes meanwhile)");
+      await delay(1_000);
+      await coverage("an idle service for 1 s (what runs in any phase that waits)");
+      await worker.hold();
+    }
+    return {
+      database: bench.database.isFerretDb ? "ferretdb" : "mongodb",
+      phases: Object.fromEntries(
+        [...phases].map(([phase, rounds]) => [
+          phase.trim(),
+          {
+            files: rounds.map((one) => one.files),
+            server_files: rounds.map((one) => one.server_files),
+            list: [...new Set(rounds.flatMap((one) => one.list))].sort(),
+          },
+        ]),
+      ),
+    };
+  } finally {
+    worker.restore();
+    await session.post("Profiler.stopPreciseCoverage").catch(() => undefined);
+    session.disconnect();
+    await queue.close();
+    await bench.stop();
+  }
+}
+
+/**
+ * Wraps the apply worker's pass so that, while held, a pass waits before it starts; `hold` resolves once the worker
+ * waits there (a pass under way has ended).
+ */
+function holdWorker() {
+  const prototype = ApplyWorker.prototype as unknown as { pass(): Promise<boolean> };
+  const pass = prototype.pass;
+  let gate = Promise.resolve();
+  let open = () => {};
+  let parked = () => {};
+  prototype.pass = async function (this: ApplyWorker) {
+    parked();
+    await gate;
+    return pass.call(this);
+  };
+  return {
+    async hold() {
+      gate = new Promise((resolve) => (open = resolve));
+      await new Promise<void>((resolve) => (parked = resolve));
+    },
+    release: () => open(),
+    /** Releases the worker and unwraps its pass (`npm run bench` runs other benchmarks in this process). */
+    restore() {
+      open();
+      prototype.pass = pass;
+    },
+  };
+}
+
+/** The queue's counter and cursor, read by a client of the benchmark's own (the service's is monitored by src). */
+function queueCursor(client: MongoClient, dbName: string) {
+  const docs = client
+    .db(dbName)
+    .collection<{ _id: string; seq?: number; applied?: number; written?: number }>("event_queue");
+  return async () => {
+    const [counter, cursor] = await Promise.all([docs.findOne({ _id: "counter" }), docs.findOne({ _id: "cursor" })]);
+    const applied = cursor?.applied ?? 0;
+    return { reserved: counter?.seq ?? 0, applied, written: cursor?.written ?? applied };
+  };
+}
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + WAIT_LIMIT_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error("the service did not finish its work in time");
+    await delay(50);
+  }
+}
+
+function phaseOf(phase: string, scripts: Profiler.ScriptCoverage[]): Phase {
+  const ran = scripts
+    .filter((script) => script.url.startsWith(SRC) && script.functions.some((fn) => fn.ranges[0].count > 0))
+    .map((script) => script.url);
+  const list = ran
+    .filter((url) => !url.startsWith(SERVER))
+    .map((url) => url.slice(SRC.length))
+    .sort();
+  return { phase, files: list.length, server_files: ran.length - list.length, list };
+}
+
+function log({ phase, files, server_files }: Phase): void {
+  process.stderr.write(`${phase.padEnd(80)} ${String(files).padStart(3)} files (+${server_files} in src/server)\n`);
+}
