@@ -84,7 +84,7 @@ export class MembershipStore {
   }
 
   /**
-   * Whether membership is kept in bucket documents here. Where indexes answer queries (MongoDB) it is not: the
+   * Whether membership is kept in bucket pages here. Where indexes answer queries (MongoDB) it is not: the
    * profiles' multikey tag index answers search and cohorts (ProfileStore), and only the counts are written.
    */
   get materialised(): boolean {
