@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { assembleBucket, EMPTY_BUCKET, membersOf, moveBucket, PAGE_KEYS } from "./membership-pages.js";
+import {
+  assembleBucket,
+  EMPTY_BUCKET,
+  membersOf,
+  moveBucket,
+  PAGE_KEYS,
+  writeOrder,
+  type MemberPage,
+} from "./membership-pages.js";
 
 const keys = (from: number, to: number) =>
   Array.from({ length: to - from }, (_, i) => `u:${String(from + i).padStart(6, "0")}`);
@@ -32,5 +40,20 @@ describe("membership pages", () => {
     ]);
     expect(bucket.pages.map((page) => page.members)).toEqual([keys(0, 5), keys(5, 10)]);
     expect(assembleBucket([{ low: "u:000005", members: keys(5, 6) }]).pages[0]).toEqual({ low: "", members: [] });
+  });
+
+  it("writes a split's new pages before the page it split, so a stop between them loses no key", () => {
+    const split = moveBucket(EMPTY_BUCKET, keys(0, PAGE_KEYS + 1), [])!;
+    const ids = writeOrder(split.written.map((low) => `p/t/0/${low}`));
+    expect(ids.at(-1)).toBe("p/t/0/");
+    // Every prefix of the writes, over the old page (all the keys), still reads as every key.
+    for (let written = 1; written < ids.length; written++) {
+      const stored: MemberPage[] = [{ low: "", members: keys(0, PAGE_KEYS + 1) }];
+      for (const id of ids.slice(0, written)) {
+        const low = id.slice("p/t/0/".length);
+        stored.push(split.bucket.pages.find((page) => page.low === low)!);
+      }
+      expect(membersOf(assembleBucket(stored))).toEqual(keys(0, PAGE_KEYS + 1));
+    }
   });
 });

@@ -102,6 +102,14 @@ export function splitPage(low: string, members: readonly string[]): MemberPage[]
   });
 }
 
+/**
+ * Page `_id`s (`<bucket>/<low>`) in the order to write them: of each bucket,
+ * the highest `low` first, so a split's new pages are stored before the page
+ * they came from gives their keys up (assembleBucket reads any stop between as
+ * it was before).
+ */
+export const writeOrder = (pageIds: Iterable<string>): string[] => [...pageIds].sort((a, b) => compareKeys(b, a));
+
 /** The index of the page holding `key`: the last whose `low` is at or before it. */
 function pageIndex({ pages }: MemberBucket, key: string): number {
   let [from, to] = [0, pages.length - 1];

@@ -4,7 +4,6 @@ import { throwIfRefused } from "../../db/batched-write.js";
 import { scanProject } from "../../db/project-scan.js";
 import { sideBySide } from "../../db/side-by-side.js";
 import type { Logger } from "../../log.js";
-import { compareKeys } from "../rules/key-order.js";
 import {
   bucketId,
   bucketRange,
@@ -34,6 +33,7 @@ import {
   membersOf,
   moveBucket,
   pageOf,
+  writeOrder,
   type MemberBucket,
   type MemberPage,
 } from "./membership-pages.js";
@@ -45,13 +45,6 @@ interface BucketWrite {
   operations: AnyBulkWriteOperation<MembersDoc>[];
   written: MemberBucket;
 }
-
-/**
- * Page `_id`s in the order to write them: of each bucket, the highest `low`
- * first, so a split's new pages are stored before the page they came from
- * gives their keys up (assembleBucket reads any stop between as it was before).
- */
-const writeOrder = (pageIds: Iterable<string>) => [...pageIds].sort((a, b) => compareKeys(b, a));
 
 /**
  * The player_tag_members collection: per project and tag, the identity keys
