@@ -4,6 +4,9 @@ import { startedDuring } from "./support/commands.js";
 import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
 
+// The embedded engine only (vitest.config.ts EMBEDDED_ONLY): MongoDB keeps no membership documents, its profiles'
+// tag index is the membership, and a round writes the counts alone there.
+
 /** Partner ids of one length, so that profiles and keys weigh the same whichever tag they carry. */
 const partnerId = (prefix: string, i: number) => `${prefix}${String(i).padStart(6, "0")}`;
 /**
