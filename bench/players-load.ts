@@ -8,18 +8,21 @@ interface Task {
   baseUrl: string;
   mongodbUri: string;
   dbName: string;
+  /** A project of only what the update load writes, and the generated one (`profiles` of them) it then writes into. */
   writer: { projectId: string; publicKey: string };
-  reader: { projectId: string; privateKey: string };
+  reader: { projectId: string; privateKey: string; publicKey: string };
   updateCalls: number;
   queries: number;
   /** Profiles generated in the reader's project (`gen-0` …). */
   profiles: number;
   searchTagA: string;
   searchTagB: string;
+  /** Tags the update load gives (200, registered in the generated project), and one of the large tags each. */
+  tagPool: string[];
+  largeTags: string[];
 }
 
 const ENTRIES_PER_CALL = 100;
-const UPDATE_TAG_POOL = Array.from({ length: 200 }, (_, i) => `live_${i}`);
 const task = JSON.parse(process.argv[2]) as Task;
 
 async function post(path: string, key: string, body: unknown): Promise<any> {
@@ -32,37 +35,40 @@ async function post(path: string, key: string, body: unknown): Promise<any> {
   return res.json();
 }
 
+const pool = task.tagPool;
 const tagsOf = (i: number) => [
-  ...new Set([UPDATE_TAG_POOL[i % 200], UPDATE_TAG_POOL[(i * 7) % 200], UPDATE_TAG_POOL[(i * 13) % 50]]),
+  ...new Set([pool[i % 200], pool[(i * 7) % 200], pool[(i * 13) % 50], task.largeTags[i % task.largeTags.length]]),
 ];
 
 /**
- * Until what the service does behind its answers is done: membership the owner writes behind, the players' recorded
- * changes settled, and the event queue drained (its /metrics and /readyz). Answers how long that took.
+ * Until what the service does behind its answers is done: how long until nothing is left unwritten or unsettled
+ * (membership the owner writes behind, the players' recorded changes: `settled_seconds`), and until the event queue
+ * is drained too (`drained_seconds`), from its /metrics and /readyz.
  */
-async function drained(): Promise<number> {
+async function drained(): Promise<{ settled_seconds: number; drained_seconds: number }> {
   const started = performance.now();
+  const seconds = () => round((performance.now() - started) / 1000, 2);
+  let settled: number | undefined;
   for (;;) {
     const metrics = await (await fetch(`${task.baseUrl}/metrics`)).text();
     const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? 0);
     const ready = (await (await fetch(`${task.baseUrl}/readyz`)).json()) as { events?: { queue_depth: number } };
-    const waiting =
-      value("platform_owner_membership_unwritten") +
-      value("platform_owner_changes_unsettled") +
-      (ready.events?.queue_depth ?? 1);
-    if (waiting === 0) return round((performance.now() - started) / 1000, 2);
+    const behind = value("platform_owner_membership_unwritten") + value("platform_owner_changes_unsettled");
+    if (behind === 0) settled ??= seconds();
+    if (behind + (ready.events?.queue_depth ?? 1) === 0)
+      return { settled_seconds: settled!, drained_seconds: seconds() };
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 /**
- * 100-entry calls, 8 in flight, over `updateCalls * 100` players: the first pass creates them, the second updates
- * them. Each pass starts once what the one before left behind is done, and reports how long its own took after
- * its last answer (`drained_seconds`).
+ * 100-entry calls, 8 in flight, over `updateCalls * 100` players of the project: the first pass creates them, the
+ * second updates them. Each pass starts once what the one before left behind is done, and reports how long its own
+ * took after its last answer.
  */
-async function updates() {
+async function updates(publicKey: string) {
   const run = (i: number) =>
-    post("/v1/players/update", task.writer.publicKey, {
+    post("/v1/players/update", publicKey, {
       players: Array.from({ length: ENTRIES_PER_CALL }, (_, k) => {
         const n = i * ENTRIES_PER_CALL + k;
         return {
@@ -75,17 +81,16 @@ async function updates() {
     }).then((body) => {
       if (body.updated.length !== ENTRIES_PER_CALL) throw new Error(`update: ${JSON.stringify(body.rejected[0])}`);
     });
+  const pass = async () => {
+    const measured = await measure({ concurrency: 8, total: task.updateCalls, run });
+    return { ...measured, entries_per_sec: round(measured.ops_per_sec * ENTRIES_PER_CALL), ...(await drained()) };
+  };
   await drained();
-  const fresh = {
-    ...(await measure({ concurrency: 8, total: task.updateCalls, run })),
-    drained_seconds: await drained(),
-  };
-  const existing = {
-    ...(await measure({ concurrency: 8, total: task.updateCalls, run })),
-    drained_seconds: await drained(),
-  };
-  return { fresh, existing };
+  return { fresh: await pass(), existing: await pass() };
 }
+
+/** The update load, or what stopped it (reported, not fatal). */
+const updatesOrError = (publicKey: string) => updates(publicKey).catch((error: unknown) => ({ error: String(error) }));
 
 /** The baseline: bare `updateOne` upserts by `_id`, 16 callers, of documents shaped like profiles: new, then existing. */
 async function bareUpserts(client: MongoClient) {
@@ -150,17 +155,11 @@ try {
   // Reads first, on the generated profiles alone; an update phase that fails is reported, not fatal.
   const read = await reads(client);
   const bare = await bareUpserts(client);
-  const perSec = (ops: number) => round(ops * ENTRIES_PER_CALL);
-  let update: object;
-  try {
-    const { fresh, existing } = await updates();
-    update = {
-      fresh: { ...fresh, entries_per_sec: perSec(fresh.ops_per_sec) },
-      existing: { ...existing, entries_per_sec: perSec(existing.ops_per_sec) },
-    };
-  } catch (error) {
-    update = { error: String(error) };
-  }
+  // The same load into a project of its own players alone, then into the generated one (its large tags).
+  const update = {
+    small: await updatesOrError(task.writer.publicKey),
+    large: await updatesOrError(task.reader.publicKey),
+  };
   process.stdout.write(JSON.stringify({ update, bare_upserts: bare, ...read }));
 } finally {
   await client.close();

@@ -6,6 +6,7 @@ const PARTS = [
   "run.ts",
   "support.ts",
   "events-load.ts",
+  "players-load.ts",
   "events-raw.ts",
   "kpis-raw.ts",
   "soak-load.ts",

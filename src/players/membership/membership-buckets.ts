@@ -1,9 +1,9 @@
 import { projectScopedId } from "../../db/ids.js";
 
 /**
- * Members of a tag are spread over this many bucket documents by a hash of
- * their identity key, so that no document grows with the whole tag and a
- * search reads a fixed number of documents per tag.
+ * Members of a tag are spread over this many buckets by a hash of their
+ * identity key, so that a search can intersect tags bucket by bucket; each
+ * bucket is stored as pages of bounded size (membership-pages.ts).
  */
 export const MEMBERSHIP_BUCKETS = 8;
 
@@ -14,7 +14,7 @@ export interface MembershipChange {
   removed: readonly string[];
 }
 
-/** What one write does to one bucket document. */
+/** What one write does to one bucket. */
 export interface BucketChange {
   tag: string;
   bucket: number;
@@ -22,19 +22,31 @@ export interface BucketChange {
   removed: Set<string>;
 }
 
-/** A bucket document's `_id`: `<project>/<tag>/<bucket>`. */
+/** A bucket's id, `<project>/<tag>/<bucket>`: what its pages' `_id`s start with, and its lock. */
 export const bucketId = (projectId: string, tag: string, bucket: number) =>
   projectScopedId(projectId, `${tag}/${bucket}`);
 
-/** The tag and bucket number of a bucket `_id` of the project (tags hold no "/"). */
-export function parseBucketId(projectId: string, id: string): { tag: string; bucket: number } {
-  const rest = id.slice(projectScopedId(projectId, "").length);
-  const slash = rest.lastIndexOf("/");
-  return { tag: rest.slice(0, slash), bucket: Number(rest.slice(slash + 1)) };
+/** A page document's `_id`: `<bucket id>/<low>`, `low` the page's first key ("" for a bucket's first page). */
+export const pageId = (bucketOfPage: string, low: string) => `${bucketOfPage}/${low}`;
+
+/** The `_id`s of every page of a bucket: those starting with "<bucket id>/" ("0" follows "/"). */
+export const bucketRange = (bucketOfPage: string) => ({ $gte: `${bucketOfPage}/`, $lt: `${bucketOfPage}0` });
+
+/** What a page `_id` of the project names (tags hold no "/"; a key may). */
+export function parsePageId(projectId: string, id: string) {
+  const prefix = projectScopedId(projectId, "").length;
+  const tagEnd = id.indexOf("/", prefix);
+  const bucketEnd = id.indexOf("/", tagEnd + 1);
+  return {
+    bucketId: id.slice(0, bucketEnd),
+    tag: id.slice(prefix, tagEnd),
+    bucket: Number(id.slice(tagEnd + 1, bucketEnd)),
+    low: id.slice(bucketEnd + 1),
+  };
 }
 
-/** `changes` per bucket document they touch, by `_id`. */
-export function byDocument(projectId: string, changes: readonly MembershipChange[]): Map<string, BucketChange> {
+/** `changes` per bucket they touch, by bucket id. */
+export function byBucket(projectId: string, changes: readonly MembershipChange[]): Map<string, BucketChange> {
   const documents = new Map<string, BucketChange>();
   const of = (tag: string, key: string) => {
     const bucket = bucketOf(key);

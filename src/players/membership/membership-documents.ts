@@ -1,14 +1,14 @@
 import type { AnyBulkWriteOperation } from "mongodb";
 import { projectScopedId } from "../../db/ids.js";
-import { parseBucketId } from "./membership-buckets.js";
-import type { MemberBucket, TagStats } from "./membership-memory.js";
+import { parsePageId } from "./membership-buckets.js";
+import type { TagStats } from "./membership-memory.js";
 
 /**
- * A bucket: `members` is a JSON array of identity keys in compareKeys order,
- * one string value: FerretDB decodes a 1,250-key array in ~14 ms and the same
- * keys as one string in ~2 ms (measured at 100,000 profiles).
+ * A page of a bucket: `members` is a JSON array of identity keys in
+ * compareKeys order, one string value: FerretDB decodes a 1,250-key array in
+ * ~14 ms and the same keys as one string in ~2 ms (measured at 100,000 profiles).
  */
-export interface BucketDoc {
+export interface PageDoc {
   _id: string;
   project_id: string;
   tag: string;
@@ -25,7 +25,7 @@ export interface StatsDoc {
 }
 
 /** What player_tag_members holds. */
-export type MembersDoc = BucketDoc | StatsDoc;
+export type MembersDoc = PageDoc | StatsDoc;
 
 /** How a round moves the counts: players gained minus lost per tag id, and the tag ids it gave (last seen now). */
 export interface CountChange {
@@ -35,7 +35,7 @@ export interface CountChange {
 }
 
 const field = (tagId: number) => `t${tagId}`;
-/** The counts document's `_id`: no tag starts with `_`, so it is no bucket's. */
+/** The counts document's `_id`: no tag starts with `_`, so it is no page's. */
 export const statsId = (projectId: string) => projectScopedId(projectId, "_counts");
 
 export const parseMembers = (members: string | undefined): string[] =>
@@ -60,15 +60,15 @@ export function countsChanged(stats: TagStats, { deltas, given, now }: CountChan
 }
 
 /**
- * A bucket written as `bucket` says. Its one owner serialises the writes (FerretDB, the only engine with buckets),
+ * A page written with `members`. Its one owner serialises the writes (FerretDB, the only engine with pages),
  * so no guard is needed.
  */
-export function bucketStatement(
+export function pageStatement(
   projectId: string,
   _id: string,
-  { members }: MemberBucket,
+  members: readonly string[],
 ): AnyBulkWriteOperation<MembersDoc> {
-  const { tag, bucket } = parseBucketId(projectId, _id);
+  const { tag, bucket } = parsePageId(projectId, _id);
   const filter = { _id };
   const update = { $set: { project_id: projectId, tag, bucket, members: JSON.stringify(members) } };
   return { updateOne: { filter, update, upsert: true } };

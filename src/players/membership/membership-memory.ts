@@ -1,10 +1,6 @@
 import { projectOfId } from "../../db/ids.js";
 import type { OwnerMemory } from "../../db/owner-memory.js";
-
-/** One bucket of a tag's members as stored: its keys in compareKeys order (shared: read only). */
-export interface MemberBucket {
-  members: readonly string[];
-}
+import { EMPTY_BUCKET, type MemberBucket, type MemberPage } from "./membership-pages.js";
 
 /** A project's players_count and last-given time per tag id. */
 export interface TagStats {
@@ -16,18 +12,26 @@ interface Remembered extends MemberBucket {
   bytes: number;
 }
 
-const EMPTY: MemberBucket = { members: [] };
-
-/** A rough size in memory: fixed overhead, then each key's characters at two bytes and its slot. */
-const sizeOf = (members: readonly string[]) => members.reduce((bytes, key) => bytes + 2 * key.length + 40, 200);
+/** A page's rough size in memory: fixed overhead, then each key's characters at two bytes and its slot. */
+const pageSize = ({ low, members }: MemberPage) =>
+  members.reduce((bytes, key) => bytes + 2 * key.length + 40, 100 + 2 * low.length);
+const sizeOf = ({ pages }: MemberBucket) => pages.reduce((bytes, page) => bytes + pageSize(page), 100);
+/** How much bigger `after` is than `before`, counting only the pages it does not share with it. */
+function growth(before: MemberBucket, after: MemberBucket): number {
+  const kept = new Set(before.pages);
+  let bytes = 0;
+  for (const page of after.pages) if (!kept.delete(page)) bytes += pageSize(page);
+  for (const page of kept) bytes -= pageSize(page);
+  return bytes;
+}
 /** A project's counts: a few map entries a tag. */
 const statsSize = ({ counts, seen }: TagStats) => 200 + 60 * (counts.size + seen.size);
 
 /**
  * The owner's memory of tag membership (player_tag_members; embedded FerretDB
  * only): a project's buckets and counts, filled by one read of the project's
- * documents (`whole`: a bucket not in memory has no document), or a bucket
- * read once where the project does not fit. Every write of the membership
+ * documents (`whole`: a bucket not in memory has no page), or a bucket
+ * (all its pages) read once where the project does not fit. Every write of the membership
  * store (the only writer) replaces what it touched: written through, once
  * acknowledged, or changed here first and written behind
  * (MembershipWriteBehind). A read that began before a write of its project is
@@ -47,7 +51,7 @@ export class MembershipMemory {
 
   /** The bucket by `_id` (an empty one: none stored), or undefined when not in memory. */
   get(id: string): MemberBucket | undefined {
-    return this.buckets.get(id) ?? (this.wholeProjects.has(projectOfId(id)) ? EMPTY : undefined);
+    return this.buckets.get(id) ?? (this.wholeProjects.has(projectOfId(id)) ? EMPTY_BUCKET : undefined);
   }
 
   /** A project's counts, or undefined when not in memory (shared: read only). */
@@ -126,9 +130,10 @@ export class MembershipMemory {
     this.moved(projectOfId(id));
     const known = this.buckets.get(id);
     if (!known) return this.keep(id, bucket);
-    const bytes = sizeOf(bucket.members);
+    // Only the pages that moved are measured: a change costs its pages, not its bucket.
+    const bytes = known.bytes + growth(known, bucket);
     this.budget.charge(bytes - known.bytes);
-    this.buckets.set(id, { ...bucket, bytes });
+    this.buckets.set(id, { pages: bucket.pages, bytes });
     return true;
   }
 
@@ -165,10 +170,10 @@ export class MembershipMemory {
     this.writes.set(projectId, this.epoch(projectId) + 1);
   }
 
-  private keep(id: string, { members }: MemberBucket): boolean {
-    const bytes = sizeOf(members);
+  private keep(id: string, bucket: MemberBucket): boolean {
+    const bytes = sizeOf(bucket);
     if (!this.budget.take(bytes)) return false;
-    this.buckets.set(id, { members, bytes });
+    this.buckets.set(id, { pages: bucket.pages, bytes });
     return true;
   }
 

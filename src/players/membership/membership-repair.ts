@@ -65,14 +65,15 @@ export async function completeMembership(stores: PlayerStores, round: RoundMembe
   await recount(stores, round.projectId, round.tags);
 }
 
-/** Sets players_count of `tags` to the size of their membership: its buckets, or the profiles' tag index. */
+/**
+ * Sets players_count of `tags` to the size of their membership: its pages' lengths (from the owner's memory), or the
+ * profiles' tag index.
+ */
 async function recount(stores: PlayerStores, projectId: string, tags: readonly string[]): Promise<void> {
   const ids = [...(await stores.tags.findIds(projectId, tags))];
   const registered = ids.map(([tag]) => tag);
   const sizes = stores.membership.materialised
-    ? (await stores.membership.read(projectId, registered)).map((buckets) =>
-        buckets.reduce((n, members) => n + members.length, 0),
-      )
+    ? await stores.membership.sizes(projectId, registered)
     : await stores.profiles.countTagged(projectId, registered);
   await stores.membership.setCounts(projectId, new Map(ids.map(([, id], i) => [id, sizes[i]])));
 }

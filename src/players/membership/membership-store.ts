@@ -1,47 +1,60 @@
-import type { AnyBulkWriteOperation, Db } from "mongodb";
+import type { AnyBulkWriteOperation, Db, Filter } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { throwIfRefused } from "../../db/batched-write.js";
 import { scanProject } from "../../db/project-scan.js";
+import { sideBySide } from "../../db/side-by-side.js";
 import type { Logger } from "../../log.js";
-import { sortKeys } from "../rules/key-order.js";
 import {
   bucketId,
-  byDocument,
+  bucketRange,
+  byBucket,
   MEMBERSHIP_BUCKETS,
+  pageId,
+  parsePageId,
   type BucketChange,
   type MembershipChange,
 } from "./membership-buckets.js";
 import {
-  bucketStatement,
   countsChanged,
   countsStatement,
+  pageStatement,
   parseMembers,
   parseStats,
   statsId,
   statsStatement,
-  type BucketDoc,
   type CountChange,
   type MembersDoc,
+  type PageDoc,
   type StatsDoc,
 } from "./membership-documents.js";
-import { MembershipMemory, type MemberBucket, type TagStats } from "./membership-memory.js";
+import { MembershipMemory, type TagStats } from "./membership-memory.js";
+import {
+  assembleBucket,
+  membersOf,
+  moveBucket,
+  pageOf,
+  writeOrder,
+  type MemberBucket,
+  type MemberPage,
+} from "./membership-pages.js";
 import { MembershipWriteBehind } from "./membership-write-behind.js";
 
-/** A bucket write: its statement, and the bucket as the database holds it once acknowledged. */
+/** A bucket write: its pages' statements, and the bucket as the database holds it once acknowledged. */
 interface BucketWrite {
   _id: string;
-  operation: AnyBulkWriteOperation<MembersDoc>;
+  operations: AnyBulkWriteOperation<MembersDoc>[];
   written: MemberBucket;
 }
 
 /**
  * The player_tag_members collection: per project and tag, the identity keys
- * carrying the tag, in MEMBERSHIP_BUCKETS documents addressed by `_id`
- * `<project>/<tag>/<bucket>`, and per project one document of its tags'
- * players_count and last-given times, so a round's membership and counts are
- * one command. A write reads each bucket it changes and writes the bucket's
- * new set back: adding a member twice or removing it twice leaves the same
- * set, so writing the same change twice is harmless. The owner of an embedded
+ * carrying the tag, in MEMBERSHIP_BUCKETS buckets `<project>/<tag>/<bucket>`,
+ * each stored as pages of at most PAGE_KEYS keys by `_id` `<bucket>/<low>`,
+ * and per project one document of its tags' players_count and last-given
+ * times, so a round's membership and counts are one command. A write reads
+ * each bucket it changes and writes back only the pages that moved: adding a
+ * member twice or removing it twice leaves the same set, so writing the same
+ * change twice is harmless. The owner of an embedded
  * database changes its memory and writes behind (MembershipWriteBehind).
  * Where indexes answer queries (MongoDB) only the counts are kept here: the
  * profiles' tag index is the membership (`materialised`).
@@ -64,27 +77,27 @@ export class MembershipStore {
   }
 
   /**
-   * Whether membership is kept in bucket documents here. Where indexes answer queries (MongoDB) it is not: the
+   * Whether membership is kept in bucket pages here. Where indexes answer queries (MongoDB) it is not: the
    * profiles' multikey tag index answers search and cohorts (ProfileStore), and only the counts are written.
    */
   get materialised(): boolean {
     return !this.engine.queryIndexes;
   }
 
-  /** The bucket documents a change writes: the caller serialises writes to each (FerretDB loses concurrent ones). */
-  documentIds(projectId: string, changes: readonly MembershipChange[]): string[] {
-    return this.materialised ? [...byDocument(projectId, changes).keys()] : [];
+  /** The buckets a change writes: the caller serialises writes to each (FerretDB loses concurrent ones). */
+  bucketIds(projectId: string, changes: readonly MembershipChange[]): string[] {
+    return this.materialised ? [...byBucket(projectId, changes).keys()] : [];
   }
 
   /**
    * Applies `changes` (a key in both `added` and `removed` of one tag ends
-   * removed) and `counts`. Each bucket is read and written back if its set
-   * moved, in one command with the counts (the caller holds their locks). The
-   * owner changes its memory instead, and writes through only the buckets its
-   * budget cannot hold. Where membership is not materialised, only the counts.
+   * removed) and `counts`. Each bucket is read and the pages that moved
+   * written back, in one command with the counts (the caller holds their
+   * locks). The owner changes its memory instead, and writes through only the
+   * buckets its budget cannot hold. Where membership is not materialised, only the counts.
    */
   async apply(projectId: string, changes: readonly MembershipChange[], counts?: CountChange): Promise<void> {
-    const pending = this.materialised ? byDocument(projectId, changes) : new Map<string, BucketChange>();
+    const pending = this.materialised ? byBucket(projectId, changes) : new Map<string, BucketChange>();
     let countsLeft = counts && (counts.deltas.size > 0 || counts.given.length > 0) ? counts : undefined;
     if (countsLeft && this.behind) {
       await this.changeCounts(projectId, countsLeft);
@@ -95,31 +108,39 @@ export class MembershipStore {
     const buckets = await this.readBuckets(projectId, ids);
     const writes = ids.flatMap((_id, i): BucketWrite[] => {
       const { added, removed } = pending.get(_id)!;
-      const before = buckets[i].members;
-      const after = new Set(before);
-      for (const key of added) after.add(key);
-      for (const key of removed) after.delete(key);
-      if (after.size === before.length && before.every((key) => after.has(key))) return [];
-      const written = { members: sortKeys([...after]) };
-      if (this.memory?.change(_id, written)) {
-        this.behind!.changed(projectId, [_id], false);
+      const moved = moveBucket(buckets[i], added, removed);
+      if (!moved) return [];
+      const pageIds = moved.written.map((low) => pageId(_id, low));
+      if (this.memory?.change(_id, moved.bucket)) {
+        this.behind!.changed(projectId, pageIds, false);
         return [];
       }
-      return [{ _id, operation: bucketStatement(projectId, _id, written), written }];
+      const operations = writeOrder(pageIds).map((id) => this.pageStatement(projectId, moved.bucket, id));
+      return [{ _id, operations, written: moved.bucket }];
     });
     await this.write(projectId, writes, countsLeft);
   }
 
   /** Per tag, its members by bucket (each in compareKeys order): every bucket of every tag read side by side by `_id`. */
   async read(projectId: string, tags: readonly string[]): Promise<(readonly string[])[][]> {
+    return (await this.readTags(projectId, tags)).map((buckets) => buckets.map(membersOf));
+  }
+
+  /** Per tag, how many players carry it: its pages' lengths summed, no list of its members built. */
+  async sizes(projectId: string, tags: readonly string[]): Promise<number[]> {
+    const count = (buckets: MemberBucket[]) =>
+      buckets.reduce((n, { pages }) => pages.reduce((m, page) => m + page.members.length, n), 0);
+    return (await this.readTags(projectId, tags)).map(count);
+  }
+
+  /** Per tag, its buckets. */
+  private async readTags(projectId: string, tags: readonly string[]): Promise<MemberBucket[][]> {
     if (!this.materialised) throw new Error("tag membership is the profiles' tag index on this engine");
     const ids = tags.flatMap((tag) =>
       Array.from({ length: MEMBERSHIP_BUCKETS }, (_, bucket) => bucketId(projectId, tag, bucket)),
     );
     const buckets = await this.readBuckets(projectId, ids);
-    return tags.map((_, t) =>
-      buckets.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS).map((bucket) => bucket.members),
-    );
+    return tags.map((_, t) => buckets.slice(t * MEMBERSHIP_BUCKETS, (t + 1) * MEMBERSHIP_BUCKETS));
   }
 
   /** The project's players_count and last-given time per tag id (the owner's from memory once read). */
@@ -177,36 +198,47 @@ export class MembershipStore {
     this.behind!.changed(projectId, [], true);
   }
 
-  /** The owner's buckets and counts of a project as its memory holds them, written in one go (write-behind). */
-  private async writeRemembered(projectId: string, ids: readonly string[], stats: boolean): Promise<void> {
+  /** The owner's pages and counts of a project as its memory holds them, written in one go (write-behind). */
+  private async writeRemembered(projectId: string, pageIds: readonly string[], stats: boolean): Promise<void> {
     const memory = this.memory!;
-    const operations = ids.flatMap((_id) => {
-      const bucket = memory.get(_id);
-      return bucket ? [bucketStatement(projectId, _id, bucket)] : [];
+    const operations = writeOrder(pageIds).flatMap((id) => {
+      const bucket = memory.get(parsePageId(projectId, id).bucketId);
+      return bucket ? [this.pageStatement(projectId, bucket, id)] : [];
     });
     const counts = stats ? memory.statsOf(projectId) : undefined;
     if (counts) operations.push(statsStatement(projectId, counts));
     throwIfRefused("membership write", await this.engine.writeAll(this.members, operations));
   }
 
+  /** The statement writing the page `id` of `bucket` as it is now. */
+  private pageStatement(projectId: string, bucket: MemberBucket, id: string): AnyBulkWriteOperation<MembersDoc> {
+    return pageStatement(projectId, id, pageOf(bucket, parsePageId(projectId, id).low)?.members ?? []);
+  }
+
   /**
-   * Buckets of the project by `_id`: from the owner's memory (filled with the whole project first, when it fits),
-   * the rest read side by side (an absent one is empty).
+   * Buckets of the project by id: from the owner's memory (filled with the whole project first, when it fits),
+   * the rest read side by side, each by its pages' `_id` range (an absent one is empty).
    */
   private async readBuckets(projectId: string, ids: readonly string[]): Promise<MemberBucket[]> {
     await this.fill(projectId);
     const known = ids.map((id) => this.memory?.get(id));
     const missing = ids.filter((_, i) => known[i] === undefined);
     const epoch = this.memory?.epoch(projectId) ?? 0;
-    const docs = (await this.engine.readByIds(this.members, missing)) as (BucketDoc | null)[];
+    const read = await sideBySide(missing, async (id) => {
+      const docs = await this.members.find({ _id: bucketRange(id) } as Filter<MembersDoc>).toArray();
+      return assembleBucket(docs.map((doc) => this.pageOf(projectId, doc as PageDoc)));
+    });
     let next = 0;
     return known.map((bucket, i) => {
       if (bucket) return bucket;
-      const doc = docs[next++];
-      const found = { members: parseMembers(doc?.members) };
+      const found = read[next++];
       this.memory?.read(epoch, ids[i], found);
       return found;
     });
+  }
+
+  private pageOf(projectId: string, doc: PageDoc): MemberPage {
+    return { low: parsePageId(projectId, doc._id).low, members: parseMembers(doc.members) };
   }
 
   /**
@@ -215,12 +247,14 @@ export class MembershipStore {
    */
   async fill(projectId: string): Promise<void> {
     await this.memory?.fill(projectId, async () => {
-      const buckets = new Map<string, MemberBucket>();
+      const pages = new Map<string, MemberPage[]>();
       let stats: StatsDoc | null = null;
       await scanProject(this.members, projectId, (doc) => {
-        if ("members" in doc) buckets.set(doc._id, { members: parseMembers(doc.members) });
-        else stats = doc as StatsDoc;
+        if (!("members" in doc)) return void (stats = doc as StatsDoc);
+        const id = parsePageId(projectId, doc._id).bucketId;
+        (pages.get(id) ?? pages.set(id, []).get(id)!).push(this.pageOf(projectId, doc));
       });
+      const buckets = new Map([...pages].map(([id, stored]) => [id, assembleBucket(stored)]));
       return { buckets, stats: parseStats(stats) };
     });
   }
@@ -229,7 +263,8 @@ export class MembershipStore {
   private async write(projectId: string, writes: readonly BucketWrite[], counts?: CountChange): Promise<void> {
     // The counts first: FerretDB 1.24 reports any refused statement of an update command at index 0 (measured).
     const counted = counts ? [countsStatement(projectId, counts)] : [];
-    const operations = [...counted, ...writes.map((write) => write.operation)];
+    const operations = [...counted, ...writes.flatMap((write) => write.operations)];
+    const bucketOf = writes.flatMap((write, i) => write.operations.map(() => i));
     let failures: Awaited<ReturnType<Engine["writeAll"]>>;
     try {
       failures = await this.engine.writeAll(this.members, operations);
@@ -237,7 +272,9 @@ export class MembershipStore {
       this.memory?.forget(writes.map(({ _id }) => _id));
       throw error;
     }
-    const failed = new Set(failures.flatMap(({ index }) => (index >= counted.length ? [index - counted.length] : [])));
+    const failed = new Set(
+      failures.flatMap(({ index }) => (index >= counted.length ? [bucketOf[index - counted.length]] : [])),
+    );
     this.memory?.forget(writes.filter((_, i) => failed.has(i)).map((w) => w._id));
     for (const [i, { _id, written }] of writes.entries()) if (!failed.has(i)) this.memory?.written(_id, written);
     throwIfRefused("membership write", failures);

@@ -24,7 +24,7 @@ export class MembershipWriter {
     const deltas = countDeltas(changes);
     const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
     const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
-    const docLocks = stores.membership.documentIds(projectId, changes).map(membersLock);
+    const docLocks = stores.membership.bucketIds(projectId, changes).map(membersLock);
     const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
     // Under both locks together, so a completion's recount never falls between.
     await locks.run([...docLocks, statsLock(projectId)], () =>

@@ -60,7 +60,7 @@ export class RoundCompletion {
     const { projectId, identityKeys, tags } = round;
     if (tags.length === 0) return;
     const every = tags.map((tag) => ({ tag, added: identityKeys, removed: [] }));
-    const docLocks = stores.membership.documentIds(projectId, every).map(membersLock);
+    const docLocks = stores.membership.bucketIds(projectId, every).map(membersLock);
     await locks.run(
       identityKeys.map((key) => profileLock(projectId, key)),
       () => locks.run([...docLocks, statsLock(projectId)], () => completeMembership(stores, round)),
