@@ -27,6 +27,7 @@ const EMBEDDED_ONLY = [
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
   "test/owner-memory-restart.test.ts",
+  "test/owner-memory-fill-faults.test.ts",
   "test/events-catch-up.test.ts",
   "test/owner-memory.test.ts",
   "test/events-write-behind.test.ts",
