@@ -1,4 +1,4 @@
-import { deleteStep } from "../../db/delete-step.js";
+import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { isDuplicateKeyCode } from "../../db/errors.js";

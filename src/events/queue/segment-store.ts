@@ -1,4 +1,4 @@
-import { deleteStep } from "../../db/delete-step.js";
+import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../../db/errors.js";
 import type { QueuedEvent } from "./entries.js";

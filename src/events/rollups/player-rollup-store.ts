@@ -1,4 +1,4 @@
-import { deleteStep } from "../../db/delete-step.js";
+import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
 import { projectOfId, projectScopedId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
