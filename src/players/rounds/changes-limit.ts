@@ -11,7 +11,7 @@ const COUNT_REUSE_MS = 1_000;
 export interface ChangesLimitOptions {
   changes: ChangedPlayers;
   clock: Clock;
-  /** PLAYER_CHANGES_MAX: changed players of a project waiting for their resync past which updates are refused. */
+  /** PLAYER_CHANGES_MAX: changed players of a project waiting for their resync past which updates are refused (Infinity: none). */
   max: number;
   /** Whether segments (the resyncs among them) wait behind the event queue's apply cursor. */
   queueBehind: () => Promise<boolean>;
@@ -31,6 +31,7 @@ export class ChangesLimit {
   /** Throws QueueBehindError (429, nothing written) while the project's waiting changes reach the limit. */
   async admit(projectId: string): Promise<void> {
     const { max } = this.options;
+    if (max === Infinity) return;
     const waiting = await this.waiting(projectId);
     if (waiting < max) return;
     throw new QueueBehindError(
