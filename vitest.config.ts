@@ -30,6 +30,7 @@ const EMBEDDED_ONLY = [
   "test/events/events-catch-up.test.ts",
   "test/db/owner-memory.test.ts",
   "test/events/events-write-behind.test.ts",
+  "test/db/owner-memory-fill-faults.test.ts",
   // Membership pages: only the embedded engine keeps them (MongoDB's profile tag index is the membership; it writes
   // the counts alone), and seeding a 20,000-member tag through the API on mongo-java-server passed its deadline.
   "test/players/players-write-growth.test.ts",

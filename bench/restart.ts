@@ -83,8 +83,18 @@ async function restartAt(profiles: number) {
   }
 }
 
+/** DESIGN.md's promise: after a restart, the first of each call within a second of ready. */
+const FIRST_CALL_MS_AT_MOST = 1000;
+
 export default async function restartBenchmark() {
   const runs = [];
-  for (const profiles of SIZES) runs.push(await restartAt(profiles));
-  return { targets: { first_call_ms_at_most: 1000 }, runs };
+  for (const profiles of SIZES) {
+    const run = await restartAt(profiles);
+    // The calls whose first answer after ready missed the promise (none: kept).
+    const missed = Object.entries(run.calls)
+      .filter(([, { first_ms }]) => first_ms > FIRST_CALL_MS_AT_MOST)
+      .map(([name]) => name);
+    runs.push({ ...run, first_calls_missed: missed });
+  }
+  return { targets: { first_call_ms_at_most: FIRST_CALL_MS_AT_MOST }, runs };
 }

@@ -62,6 +62,8 @@ export interface Config {
   eventMaxLagSeconds: number;
   /** With this many events accepted and not yet applied, POST /v1/events answers 429 with Retry-After and accepts nothing. */
   eventMaxQueueEvents: number;
+  /** Changed players of a project waiting for their resync past which players/update answers 429. */
+  playerChangesMax: number;
   /**
    * (player, day) totals one step of a sum's back-fill gathers: the bound of its plan, one document of at most
    * 16 MiB (about 60 bytes a total, and the step's last segment adds at most 1,000).
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventNameLimit: integer("EVENT_NAME_LIMIT", 1000, 1, 100_000),
     eventMaxLagSeconds: integer("EVENT_MAX_LAG_SECONDS", 300, 1, 86_400),
     eventMaxQueueEvents: integer("EVENT_MAX_QUEUE_EVENTS", 1_000_000, 1, 1_000_000_000),
+    playerChangesMax: integer("PLAYER_CHANGES_MAX", 20_000, 1, 100_000),
     eventSumBackfillStep: integer("EVENT_SUM_BACKFILL_STEP", 100_000, 1, 100_000),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
     ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),

@@ -30,12 +30,16 @@ export async function createPlayers({
   clock,
   log,
   histories,
+  maxChangedPlayers,
+  queueBehind,
 }: {
   database: Database;
   engine: Engine;
   clock: Clock;
   log?: Logger;
   histories?: PlayersOptions["histories"];
+  maxChangedPlayers?: number;
+  queueBehind?: PlayersOptions["queueBehind"];
 }): Promise<Players> {
   const stores = createPlayerStores(database.db, engine, log);
   await createPlayerIndexes(stores);
@@ -46,6 +50,8 @@ export async function createPlayers({
     stores,
     clock,
     histories,
+    maxChangedPlayers,
+    queueBehind,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,
   });

@@ -22,6 +22,7 @@ import { Search, type TagRecord } from "./search.js";
 import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./storage/stores.js";
 import type { TagMetadata } from "./storage/tag-store.js";
+import { ChangesLimit } from "./rounds/changes-limit.js";
 import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
@@ -59,6 +60,10 @@ export interface PlayersOptions {
   histories?: WritePathOptions["histories"];
   log?: Logger;
   lockWaitLimitMs?: WritePathOptions["lockWaitLimitMs"];
+  /** Changed players of a project waiting for their resync past which updates are refused (PLAYER_CHANGES_MAX). */
+  maxChangedPlayers?: number;
+  /** Whether segments (the resyncs among them) wait behind the event queue's apply cursor. */
+  queueBehind?: () => Promise<boolean>;
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */
@@ -83,9 +88,17 @@ export class Players {
 
   private readonly log: Logger | undefined;
   private readonly registration: Registration;
+  private readonly changesLimit: ChangesLimit;
 
-  constructor({ stores, clock, ...options }: PlayersOptions) {
+  constructor({
+    stores,
+    clock,
+    maxChangedPlayers = Infinity,
+    queueBehind = async () => true,
+    ...options
+  }: PlayersOptions) {
     this.stores = stores;
+    this.changesLimit = new ChangesLimit({ changes: stores.changes, clock, max: maxChangedPlayers, queueBehind });
     this.log = options.log;
     this.clock = clock;
     this.changes = stores.changes;
@@ -102,6 +115,7 @@ export class Players {
    * failure leaves the entries an earlier attempt applied to them as they are.
    */
   async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<EntryOutcome[]> {
+    await this.changesLimit.admit(projectId);
     const finals = await this.writes.apply(
       projectId,
       entries.map((entry, index) => ({

@@ -5,6 +5,7 @@ import { commandsOf } from "../support/commands.js";
 import { bruteForce, byName, eventTimes, waitFor } from "../support/events.js";
 import { ownerMembershipWritten, ownerRoundsDone } from "../support/metrics.js";
 import { startTestService, type TestService } from "../support/service.js";
+import { needsOwner } from "../../src/db/engine.js";
 
 // The hostile run of a public key during an event backlog, at a size CI affords: calls of long ids and many tags
 // while the apply worker moves nothing, so every change waits behind the events.
@@ -93,5 +94,66 @@ describe("changes waiting behind an event backlog", () => {
     expect.soft(late.read.commands).toEqual(early.read.commands);
     // What the read moves: a few numbers of the queue's state may widen, the record does not.
     expect.soft(late.read.bytes).toBeLessThanOrEqual(early.read.bytes + 512);
+  });
+});
+
+describe("distinct new players changed behind an event backlog", () => {
+  it("are bounded: past PLAYER_CHANGES_MAX an update answers 429 and writes nothing, until the resyncs are applied", async () => {
+    const [MAX, PER_CALL, CALLS] = [60, 25, 8];
+    const env = { ...KEY_CACHE, PLAYER_CHANGES_MAX: String(MAX) };
+    let behind = await startTestService({ ...env, EVENT_WORKER: "off" });
+    try {
+      const { projectId, publicKey, privateKey } = await behind.createProject();
+      // The backlog: events the worker has not applied.
+      const backlog = eventTimes(behind, 1).map(({ timestamp }) => ({ name: "play", partner_user_id: "p", timestamp }));
+      await behind.postOk("/v1/events", { events: backlog }, publicKey);
+      const newPlayers = (call: number) => ({
+        players: Array.from({ length: PER_CALL }, (_, i) => ({
+          partner_user_id: `new-${call}-${i}-`.padEnd(256, "x"),
+          tags: ["seen"],
+        })),
+      });
+      const answers = [];
+      for (let call = 0; call < CALLS; call++) {
+        answers.push(await behind.postJson("/v1/players/update", newPlayers(call), publicKey));
+        // A count read from the database (no owner's memory) stands a second: each call here reads it again.
+        behind.clock.advance(1_001);
+      }
+      // Accepted while fewer than MAX wait (0, 25, 50), then refused whole.
+      const accepted = Math.ceil(MAX / PER_CALL);
+      expect(answers.map((answer) => answer.status)).toEqual([
+        ...Array(accepted).fill(200),
+        ...Array(CALLS - accepted).fill(429),
+      ]);
+      expect(answers[accepted].body).toEqual({
+        code: "resource_exhausted",
+        message:
+          `players: ${accepted * PER_CALL} changed players of the project wait for the event queue ` +
+          `(PLAYER_CHANGES_MAX ${MAX}); nothing was written, retry after 30 s`,
+      });
+      expect(answers[accepted].headers.get("retry-after")).toBe("30");
+      const record = await storedChangedPlayers(behind, projectId);
+      expect(record.keys).toHaveLength(accepted * PER_CALL);
+      expect(Math.max(...record.sizes)).toBeLessThan(MAX_DOCUMENT_BYTES);
+      const seen = async (service: TestService) =>
+        (await service.postOk("/v1/players/search", { tags: ["seen"], page_size: 1 }, privateKey)).players_info.total;
+      expect(await seen(behind)).toBe(accepted * PER_CALL);
+
+      // The worker on again: the resyncs are applied, the record drains, and updates pass.
+      await behind.service.close(1_000);
+      await behind.database.close();
+      behind = await startTestService({ ...env, DB_NAME: behind.config.dbName });
+      await ownerRoundsDone(behind);
+      await waitFor(
+        () => storedChangedPlayers(behind, projectId),
+        ({ keys }) => needsOwner(behind.database) || keys.length === 0,
+        120_000,
+      );
+      behind.clock.advance(1_001);
+      await behind.postOk("/v1/players/update", newPlayers(CALLS), publicKey);
+      expect(await seen(behind)).toBe((accepted + 1) * PER_CALL);
+    } finally {
+      await behind.stop();
+    }
   });
 });

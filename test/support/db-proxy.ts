@@ -17,6 +17,8 @@ export class DbProxy {
   private droppingReplies = false;
   /** The bytes whose first sending turns dropping replies on (dropRepliesFrom). */
   private dropFrom: Buffer | undefined;
+  /** The bytes whose every sending drops its connection (failCommandsHolding). */
+  private failing: Buffer | undefined;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -50,6 +52,14 @@ export class DbProxy {
     this.dropFrom = Buffer.from(text);
   }
 
+  /**
+   * Drops the connection of every command whose bytes hold `text` (a collection's name), so that command fails, until
+   * `restore`; the others (a ping) pass.
+   */
+  failCommandsHolding(text: string): void {
+    this.failing = Buffer.from(text);
+  }
+
   /** Drops every connection and refuses new ones until `restore`. */
   cut(): void {
     this.server?.close();
@@ -64,6 +74,7 @@ export class DbProxy {
   }
 
   async restore(): Promise<void> {
+    this.failing = undefined;
     if (this.droppingReplies) {
       this.droppingReplies = false;
       // A driver connection that missed a reply would read the next one out of step.
@@ -83,6 +94,7 @@ export class DbProxy {
       }
       client.on("data", (command: Buffer) => {
         if (this.dropFrom && command.includes(this.dropFrom)) [this.droppingReplies, this.dropFrom] = [true, undefined];
+        if (this.failing && command.includes(this.failing)) return client.destroy();
         upstream.write(command);
       });
       upstream.on("data", (reply: Buffer) => {

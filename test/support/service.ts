@@ -59,6 +59,8 @@ export interface TestServiceOptions {
   clock?: TestClock;
   /** Called with the service's database connection before the service starts (a test watching its start's commands). */
   beforeStart?: (database: Database) => void;
+  /** False: resolves once the service listens, before it is ready (a test of what it answers while it starts). */
+  waitReady?: boolean;
 }
 
 /**
@@ -67,7 +69,13 @@ export interface TestServiceOptions {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  { mongodbUri = inject("mongodbUri"), logDestination, clock = new TestClock(), beforeStart }: TestServiceOptions = {},
+  {
+    mongodbUri = inject("mongodbUri"),
+    logDestination,
+    clock = new TestClock(),
+    beforeStart,
+    waitReady = true,
+  }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
@@ -80,7 +88,7 @@ export async function startTestService(
   const { database, service } = await startOnce(() =>
     connectAndStart(mongodbUri, config, { beforeStart, clock, log: createLogger(config.logLevel, logDestination) }),
   );
-  await service.ready;
+  if (waitReady) await service.ready;
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
   const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {

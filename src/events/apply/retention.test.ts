@@ -1,12 +1,16 @@
 import { describe, expect, it } from "vitest";
-import { Retention, type RetentionOptions } from "./retention.js";
+import { Retention, SWEEP_STEP, type RetentionOptions } from "./retention.js";
 
-/** Stores that count sweeps; the queue's read fails while `failing`. */
-function stores() {
-  const state = { failing: true, sweeps: 0 };
+/** Stores that count sweep steps; the queue's read fails while `failing`; the event ids take `idSteps` full steps. */
+function stores(idSteps = 0) {
+  const state = { failing: true, sweeps: 0, idSteps };
   const done = async () => {
     state.sweeps++;
     return 0;
+  };
+  const ids = async () => {
+    state.sweeps++;
+    return state.idSteps-- > 0 ? SWEEP_STEP : 0;
   };
   const options = {
     days: 400,
@@ -17,7 +21,7 @@ function stores() {
       },
     },
     segments: { deleteExpired: done },
-    eventIds: { deleteExpired: done },
+    eventIds: { deleteExpired: ids },
     playerRollups: { deleteIdle: done },
     cohortRollups: { deleteBefore: done },
   } as unknown as RetentionOptions;
@@ -33,10 +37,25 @@ describe("the retention sweep", () => {
     state.failing = false;
     await retention.sweepIfDue(new Date(start + 30_000));
     expect(state.sweeps).toBe(0);
-    await retention.sweepIfDue(new Date(start + 61_000));
+    // One step a pass: the four parts in four passes.
+    for (let pass = 0; pass < 4; pass++) await retention.sweepIfDue(new Date(start + 61_000 + pass));
     expect(state.sweeps).toBe(4);
     // Then hourly again.
     await retention.sweepIfDue(new Date(start + 61_000 + 30 * 60_000));
     expect(state.sweeps).toBe(4);
+  });
+
+  it("goes on with a part while its steps find a full step, one step a pass, then the next part", async () => {
+    const { state, options } = stores(3);
+    state.failing = false;
+    const retention = new Retention(options);
+    const start = Date.parse("2026-01-10T08:00:00Z");
+    const passes = [];
+    for (let pass = 0; pass < 8; pass++) {
+      await retention.sweepIfDue(new Date(start + pass * 1000));
+      passes.push(state.sweeps);
+    }
+    // Segments (1), the event ids' three full steps and their last (5), histories, cohorts: done after 7 passes.
+    expect(passes).toEqual([1, 2, 3, 4, 5, 6, 7, 7]);
   });
 });

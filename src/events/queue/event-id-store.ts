@@ -1,3 +1,4 @@
+import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { isDuplicateKeyCode } from "../../db/errors.js";
@@ -58,7 +59,7 @@ export class EventIdStore {
   }
 
   /** A periodic sweep (it scans). */
-  async deleteExpired(before: Date): Promise<number> {
-    return (await this.ids.deleteMany({ t: { $lt: before } })).deletedCount;
+  async deleteExpired(before: Date, limit: number): Promise<number> {
+    return (await deleteStep(this.ids, { t: { $lt: before } }, limit)).length;
   }
 }

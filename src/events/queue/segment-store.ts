@@ -1,3 +1,4 @@
+import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
 import { isDuplicateKey } from "../../db/errors.js";
 import type { QueuedEvent } from "./entries.js";
@@ -161,11 +162,8 @@ export class SegmentStore {
   }
 
   /** Deletes applied segments whose every event is older than `before`. A periodic sweep: it scans. */
-  async deleteExpired(before: Date, appliedThrough: number): Promise<number> {
-    const result = await this.segments.deleteMany({
-      _id: { $lte: sequenceId(appliedThrough) },
-      latest: { $lt: before },
-    });
-    return result.deletedCount;
+  async deleteExpired(before: Date, appliedThrough: number, limit: number): Promise<number> {
+    const filter = { _id: { $lte: sequenceId(appliedThrough) }, latest: { $lt: before } };
+    return (await deleteStep(this.segments, filter, limit)).length;
   }
 }

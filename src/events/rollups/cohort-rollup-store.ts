@@ -1,3 +1,4 @@
+import { deleteStep } from "../delete-step.js";
 import { Long, type Db } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { projectScopedId } from "../../db/ids.js";
@@ -137,7 +138,7 @@ export class CohortRollupStore {
   }
 
   /** Months wholly before `beforeMonth`. A periodic sweep: it scans. */
-  async deleteBefore(beforeMonth: string): Promise<number> {
-    return (await this.rollups.deleteMany({ month: { $lt: beforeMonth } })).deletedCount;
+  async deleteBefore(beforeMonth: string, limit: number): Promise<number> {
+    return (await deleteStep(this.rollups, { month: { $lt: beforeMonth } }, limit)).length;
   }
 }

@@ -219,6 +219,12 @@ export class HistoryMemory {
     }
   }
 
+  /** Histories deleted from the database (idle past the retention window): a whole project stays whole without them. */
+  deleted(ids: readonly string[]): void {
+    this.writes++;
+    for (const id of ids) this.drop(id);
+  }
+
   forgetAll(): void {
     this.forget([...this.remembered.keys()].map((id) => ({ id })));
     this.whole.clear();

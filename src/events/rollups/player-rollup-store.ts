@@ -1,3 +1,4 @@
+import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
 import { projectOfId, projectScopedId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
@@ -282,12 +283,16 @@ export class PlayerRollupStore {
   }
 
   /** Players with no event inside the window (`lastDay` before it) go whole. A periodic sweep: it scans. */
-  async deleteIdle(beforeDay: string): Promise<number> {
+  async deleteIdle(beforeDay: string, limit: number): Promise<number> {
     await this.writeBehind();
     try {
-      return (await this.rollups.deleteMany({ last_day: { $lt: beforeDay } })).deletedCount;
-    } finally {
+      const ids = await deleteStep(this.rollups, { last_day: { $lt: beforeDay } }, limit);
+      // The worker, which runs this sweep, is the histories' one writer: what it found idle is deleted.
+      this.memory?.deleted(ids);
+      return ids.length;
+    } catch (error) {
       this.memory?.forgetAll();
+      throw error;
     }
   }
 }

@@ -61,7 +61,18 @@ export async function createCapabilities({
   const engine = engineOf(database, config.ownerMemoryMb * 2 ** 20);
   // Events read the players (their directory), and the players' writes queue history moves: the queue comes first.
   const eventQueue = await createEventQueue({ database, clock });
-  const players = await createPlayers({ database, engine, clock, log, histories: eventQueue.histories });
+  const players = await createPlayers({
+    database,
+    engine,
+    clock,
+    log,
+    histories: eventQueue.histories,
+    maxChangedPlayers: config.playerChangesMax,
+    queueBehind: async () => {
+      const { reserved, applied } = await eventQueue.queue.read();
+      return reserved > applied;
+    },
+  });
   const events = await createEvents({
     database,
     engine,

@@ -28,6 +28,7 @@ import { registerReflection, REFLECTION_SERVICES } from "../reflection.js";
 import { registerServices, SERVICES } from "../routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
 import { sizeLimitAs413 } from "../bodies/size-limit-status.js";
+import { startingInterceptor } from "../calls/starting.js";
 import { markInvalidUtf8, strictUtf8Decoder } from "../bodies/unicode.js";
 import { validationInterceptor } from "../calls/validate.js";
 
@@ -78,6 +79,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
+      // Before authentication: a call before the start is over does nothing, not even count a failed key.
+      startingInterceptor(options.starting ?? (() => undefined), SERVICES),
       // Before authentication: a body that cannot be decoded is 400 whatever the key, as malformed JSON is.
       undecodableBodyInterceptor(),
       authInterceptor({
