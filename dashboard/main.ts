@@ -26,7 +26,12 @@ const PROJECT_PAGES: Record<string, (root: HTMLElement) => void> = {
   events: eventsPage,
 };
 const ADMIN_PAGES: Record<string, (root: HTMLElement) => void> = { admin: adminPage };
-const KEY_NAMES = { admin: "admin key", reader: "reader key (read only)", private: "private key", other: "key" };
+const KEY_NAMES = {
+  admin: "an admin key",
+  reader: "a reader key (read only)",
+  private: "a private key",
+  other: "a key",
+};
 
 const app = document.getElementById("app")!;
 
@@ -46,7 +51,7 @@ function render(): void {
       "header",
       {},
       h("span", { class: "product" }, PRODUCT),
-      h("span", { class: "signed-in" }, `signed in with a ${KEY_NAMES[apiKey.type()]}`),
+      h("span", { class: "signed-in" }, `signed in with ${KEY_NAMES[apiKey.type()]}`),
       h("button", { type: "button", name: "sign-out", onclick: signOut }, "Sign out"),
     ),
     h(

@@ -209,7 +209,11 @@ describe.skipIf(!browserPath)("dashboard KPIs in Chromium", () => {
   });
 
   it("takes the pictures of players, tags, traits and admin", async () => {
-    for (const name of ["players", "tags", "traits"]) {
+    await open(page, "players");
+    await page.click('.search-table a:text("player_003")');
+    await page.waitForSelector(".player .tags");
+    await screenshot(page, "players");
+    for (const name of ["tags", "traits"]) {
       await open(page, name);
       await page.waitForSelector(`${BUSY_DONE} table`);
       await screenshot(page, name);

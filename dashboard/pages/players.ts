@@ -93,7 +93,9 @@ function search(): HTMLElement {
       },
     );
   void load();
-  return h("section", {}, h("h2", {}, "Search"), form, view.status, view.content, pager);
+  // The cohort's CSV download (players/export) goes here.
+  const actions = h("div", { class: "cohort-actions" });
+  return h("section", {}, h("h2", {}, "Search"), form, view.status, view.content, pager, actions);
 }
 
 /** A link to the player's page by this id (which the URL then holds, so it can be shared). */
