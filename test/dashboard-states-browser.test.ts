@@ -54,6 +54,11 @@ describe.skipIf(!browserPath)("dashboard states in Chromium", () => {
       { events: [{ name: "login", partner_user_id: "p1", timestamp: yesterday.timestamp }] },
       project.publicKey,
     );
+    const players = Array.from({ length: 45 }, (_, i) => ({
+      partner_user_id: `p${String(i).padStart(2, "0")}`,
+      traits: { level: i },
+    }));
+    await svc.postOk("/v1/players/update", { players }, project.privateKey);
     await waitFor(
       () => queueOf(svc),
       (queue) => queue.queue_depth === 0,
@@ -92,6 +97,32 @@ describe.skipIf(!browserPath)("dashboard states in Chromium", () => {
     expect(await page.isEnabled('form.controls button[type="submit"]')).toBe(true);
     expect(await page.locator(".trends-table").count()).toBe(1);
     expect(await page.locator(".status.loading").count()).toBe(0);
+  });
+
+  it("only the last request's answer is drawn: a page asked for before it never shows", async () => {
+    await open(page, "players");
+    await page.waitForSelector(".search-table");
+    const firstOf = () => page.textContent(".search-table tbody tr:first-child td:first-child");
+    expect(await firstOf()).toBe("p00");
+    await page.click('button[name="next"]');
+    await expect.poll(firstOf).toBe("p20");
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const thirdPageAnswered = page.waitForResponse((res) => res.url().endsWith("/v1/players/search"));
+    // The handler returns at once: Playwright hands a page's requests to it one after the other.
+    await page.route("**/v1/players/search", async (route: Route) => {
+      if (route.request().postDataJSON().page !== 3) return route.continue();
+      void held.then(() => route.continue()).catch(() => undefined);
+    });
+    await page.click('button[name="next"]');
+    await page.click('button[name="previous"]');
+    await page.waitForSelector(BUSY_DONE, { state: "attached" });
+    release();
+    await thirdPageAnswered.catch(() => undefined);
+    await page.unroute("**/v1/players/search");
+    // Page 3's request was cancelled or came late: page 1, asked for last, is what shows.
+    expect(await firstOf()).toBe("p00");
+    expect(await page.textContent(".pager")).toContain("page 1 of 3 (45 players)");
   });
 
   it("a revoked key leads back to sign-in with the service's message, the key forgotten", async () => {
