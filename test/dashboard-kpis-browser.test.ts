@@ -223,4 +223,27 @@ describe.skipIf(!browserPath)("dashboard KPIs in Chromium", () => {
     await page.waitForSelector(".projects-table");
     await screenshot(page, "admin");
   });
+
+  it("admin: the lists are the API's; a key revoked and the signing key rotated from them", async () => {
+    const projects = (await svc.postOk("/v1/admin/projects/list", { page: 1, page_size: 20 }, ADMIN_KEY)).projects;
+    expect((await rowsOf(page, ".projects-table tbody")).map((row) => row[0])).toEqual(
+      projects.map((p: any) => p.project_id),
+    );
+    const keys = page.locator('section[data-path="admin/api_keys/list"]');
+    await keys.locator('input[name="project_id"]').fill(project.projectId);
+    await apply(page, "admin/api_keys/list", 'section[data-path="admin/api_keys/list"] form');
+    const listed = async () =>
+      (await svc.postOk("/v1/admin/api_keys/list", { project_id: project.projectId }, ADMIN_KEY)).api_keys;
+    const shown = () => rowsOf(page, ".api-keys-table tbody");
+    expect((await shown()).map((row) => row.slice(0, 3))).toEqual(
+      (await listed()).map((key: any) => [key.key_id, key.type, key.project_id]),
+    );
+    const reader = (await listed()).find((key: any) => key.type === "reader");
+    await page.click(`button[name="revoke"][data-key-id="${reader.key_id}"]`);
+    await expect.poll(async () => (await shown()).find((row) => row[0] === reader.key_id)?.[4]).toMatch(/ UTC$/);
+    expect((await listed()).find((key: any) => key.key_id === reader.key_id).revoked_at).toBeTruthy();
+    const rotate = page.locator('form[data-path="admin/signing_keys/rotate"]');
+    await rotate.locator('button[type="submit"]').click();
+    await expect.poll(() => rotate.locator(".answer").textContent()).toContain('"kid"');
+  });
 });
