@@ -1,4 +1,4 @@
-import { ApiError, UnreachableError } from "./api.js";
+import { apiKey, ApiError, UnreachableError } from "./api.js";
 
 export type Child = Node | string | number | null | undefined | false;
 type Props = Record<string, string | number | boolean | ((event: Event) => void) | undefined>;
@@ -116,4 +116,14 @@ export function pageControls(
 /** A select of `[value, label]` choices. */
 export function select(name: string, choices: [string, string][]): HTMLSelectElement {
   return h("select", { name }, ...choices.map(([value, label]) => h("option", { value }, label)));
+}
+
+/** Says, to a reader key, that `what` needs the project's private key; nothing for other keys. */
+export function readerNote(what: string): HTMLElement | string {
+  if (apiKey.type() !== "reader") return "";
+  return h(
+    "p",
+    { class: "note" },
+    `${what} needs the project's private key: you signed in with a reader key, which reads only.`,
+  );
 }

@@ -1,6 +1,10 @@
 import { ApiError } from "./api.js";
 import { describeError, h } from "./dom.js";
 
+/** What an empty date-range read says: what to send. */
+export const NO_EVENTS =
+  "No events in these dates for this cohort. A game sends them with POST /v1/events (its public key); they show here within seconds.";
+
 /** Told when the service refuses the signed-in key (revoked, unknown): the page goes back to sign-in. */
 export const KEY_REFUSED = "dashboard-key-refused";
 

@@ -2,8 +2,7 @@ import { post, readiness } from "../api.js";
 import { h, table } from "../dom.js";
 import { cohortFilterForm, dateRangeForm } from "../filters.js";
 import { filterForm } from "../url-state.js";
-import { requestView } from "../view.js";
-import { NO_EVENTS } from "./overview.js";
+import { NO_EVENTS, requestView } from "../view.js";
 
 /** The event queue's depth and lag, and the range's event names with their counts. */
 export function eventsPage(root: HTMLElement): void {

@@ -11,14 +11,11 @@ import {
   type TrendsAnswer,
 } from "../kpis.js";
 import { filterForm } from "../url-state.js";
-import { requestView } from "../view.js";
+import { NO_EVENTS, requestView } from "../view.js";
 
 interface PropertiesAnswer {
   properties: { name: string; property: string }[];
 }
-
-export const NO_EVENTS =
-  "No events in these dates for this cohort. A game sends them with POST /v1/events (its public key); they show here within seconds.";
 
 /** The landing page: the range's headline figures, each beside the period of the same length before it. */
 export function overviewPage(root: HTMLElement): void {

@@ -3,8 +3,7 @@ import { field, formatNumber, h, list, select } from "../dom.js";
 import { cohortFilterForm, dateRangeForm } from "../filters.js";
 import type { Cohort, RetentionAnswer } from "../kpis.js";
 import { filterForm } from "../url-state.js";
-import { requestView } from "../view.js";
-import { NO_EVENTS } from "./overview.js";
+import { NO_EVENTS, requestView } from "../view.js";
 
 /** The cohort table as a heat map: each start day's (or week's) players and the share back in each period. */
 export function retentionPage(root: HTMLElement): void {

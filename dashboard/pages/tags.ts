@@ -1,5 +1,5 @@
 import { apiKey, post } from "../api.js";
-import { field, h, pageControls, showing, table } from "../dom.js";
+import { field, h, pageControls, readerNote, showing, table } from "../dom.js";
 import { requestView } from "../view.js";
 
 interface TagRecord {
@@ -17,16 +17,6 @@ interface TagsAnswer {
 }
 
 const PAGE_SIZE = 20;
-
-/** Says, to a reader key, that `what` needs the project's private key; nothing for other keys. */
-export function readerNote(what: string): HTMLElement | string {
-  if (apiKey.type() !== "reader") return "";
-  return h(
-    "p",
-    { class: "note" },
-    `${what} needs the project's private key: you signed in with a reader key, which reads only.`,
-  );
-}
 
 /** The tag list with player counts, text and category filters and paging; metadata edited in place. */
 export function tagsPage(root: HTMLElement): void {

@@ -1,7 +1,6 @@
 import { apiKey, post } from "../api.js";
-import { h, pageControls, showing, table } from "../dom.js";
+import { h, pageControls, readerNote, showing, table } from "../dom.js";
 import { requestView } from "../view.js";
-import { readerNote } from "./tags.js";
 
 interface TraitRecord {
   key: string;

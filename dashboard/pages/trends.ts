@@ -4,8 +4,7 @@ import { field, h, list, select, table } from "../dom.js";
 import { cohortFilterForm, dateRangeForm } from "../filters.js";
 import type { TrendsAnswer } from "../kpis.js";
 import { filterForm } from "../url-state.js";
-import { requestView } from "../view.js";
-import { NO_EVENTS } from "./overview.js";
+import { NO_EVENTS, requestView } from "../view.js";
 
 type Series = TrendsAnswer["series"][number];
 type Metric = "events" | "players" | "sum";
