@@ -1,6 +1,6 @@
-import { ApiError } from "./api.js";
+import { apiKey, ApiError, UnreachableError } from "./api.js";
 
-type Child = Node | string | number | null | undefined | false;
+export type Child = Node | string | number | null | undefined | false;
 type Props = Record<string, string | number | boolean | ((event: Event) => void) | undefined>;
 
 /** An element with attributes, `on<event>` listeners and children. */
@@ -17,17 +17,28 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   }
   for (const child of children) {
     if (child !== null && child !== undefined && child !== false)
-      element.append(child instanceof Node ? child : String(child));
+      element.append(child instanceof Node ? child : typeof child === "number" ? formatNumber(child) : child);
   }
   return element;
 }
+
+/** 12,345 and 1,234.5: every figure the dashboard shows. */
+export const formatNumber = (value: number, digits = 2): string =>
+  value.toLocaleString("en-US", { maximumFractionDigits: digits });
 
 /** A labelled form control. */
 export function field(label: string, control: HTMLElement): HTMLLabelElement {
   return h("label", {}, h("span", {}, label), control);
 }
 
-/** Shows the outcome of `action` in `status`: the service's error (code and message), or nothing. */
+/** What an error says on the page: the service's code and message, or that it did not answer. */
+export function describeError(error: unknown): string {
+  if (error instanceof ApiError) return `${error.code}: ${error.message}`;
+  if (error instanceof UnreachableError) return `unreachable: ${error.message}`;
+  return `error: ${(error as Error).message}`;
+}
+
+/** Shows the outcome of a one-off `action` (a save, a create) in `status`: the error, or nothing. */
 export async function showing<T>(status: HTMLElement, action: () => Promise<T>): Promise<T | undefined> {
   status.replaceChildren();
   status.className = "status";
@@ -36,20 +47,48 @@ export async function showing<T>(status: HTMLElement, action: () => Promise<T>):
   } catch (error) {
     status.className = "status error";
     status.setAttribute("role", "alert");
-    status.textContent =
-      error instanceof ApiError ? `${error.code}: ${error.message}` : `error: ${(error as Error).message}`;
+    status.textContent = describeError(error);
     return undefined;
   }
 }
 
-/** A table of `rows` under `headers`. */
+/**
+ * A table of `rows` under `headers`; numbers show with thousands separators. Each header is a button that sorts
+ * the rows by its column (numbers as numbers), again to reverse.
+ */
 export function table(headers: string[], rows: Child[][], className = ""): HTMLTableElement {
-  return h(
-    "table",
-    { class: className },
-    h("thead", {}, h("tr", {}, ...headers.map((header) => h("th", {}, header)))),
-    h("tbody", {}, ...rows.map((row) => h("tr", {}, ...row.map((cell) => h("td", {}, cell))))),
+  const body = h(
+    "tbody",
+    {},
+    ...rows.map((row) =>
+      h(
+        "tr",
+        {},
+        ...row.map((cell) => h("td", typeof cell === "number" ? { "data-sort": cell, class: "number" } : {}, cell)),
+      ),
+    ),
   );
+  const heads = headers.map((header, column) =>
+    h("th", {}, h("button", { type: "button", class: "sort", onclick: () => sortBy(column) }, header)),
+  );
+  const sortBy = (column: number) => {
+    const ascending = heads[column].getAttribute("aria-sort") !== "ascending";
+    for (const head of heads) head.removeAttribute("aria-sort");
+    heads[column].setAttribute("aria-sort", ascending ? "ascending" : "descending");
+    const keyOf = (row: HTMLTableRowElement) => {
+      const cell = row.cells[column];
+      return cell?.dataset.sort ?? cell?.textContent ?? "";
+    };
+    const sorted = [...body.rows].sort((a, b) => compare(keyOf(a), keyOf(b)) * (ascending ? 1 : -1));
+    body.replaceChildren(...sorted);
+  };
+  return h("table", { class: className }, h("thead", {}, h("tr", {}, ...heads)), body);
+}
+
+function compare(a: string, b: string): number {
+  const [x, y] = [Number(a), Number(b)];
+  if (a !== "" && b !== "" && Number.isFinite(x) && Number.isFinite(y)) return x - y;
+  return a.localeCompare(b);
 }
 
 /** "a, b ,c" as ["a", "b", "c"]. */
@@ -69,7 +108,22 @@ export function pageControls(
   const { page, pages, total } = info;
   return [
     h("button", { type: "button", name: "previous", disabled: page <= 1, onclick: () => go(page - 1) }, "Previous"),
-    ` page ${page} of ${Math.max(pages, 1)} (${total} ${noun}) `,
+    ` page ${page} of ${formatNumber(Math.max(pages, 1))} (${formatNumber(total)} ${noun}) `,
     h("button", { type: "button", name: "next", disabled: page >= pages, onclick: () => go(page + 1) }, "Next"),
   ];
+}
+
+/** A select of `[value, label]` choices. */
+export function select(name: string, choices: [string, string][]): HTMLSelectElement {
+  return h("select", { name }, ...choices.map(([value, label]) => h("option", { value }, label)));
+}
+
+/** Says, to a reader key, that `what` needs the project's private key; nothing for other keys. */
+export function readerNote(what: string): HTMLElement | string {
+  if (apiKey.type() !== "reader") return "";
+  return h(
+    "p",
+    { class: "note" },
+    `${what} needs the project's private key: you signed in with a reader key, which reads only.`,
+  );
 }

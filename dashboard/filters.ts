@@ -63,27 +63,38 @@ export interface DateRange {
   to: string;
 }
 
-const day = (date: Date) => date.toISOString().slice(0, 10);
+const DAY_MS = 86_400_000;
+export const isoDay = (date: Date): string => date.toISOString().slice(0, 10);
+export const addDays = (day: string, days: number): string => isoDay(new Date(Date.parse(day) + days * DAY_MS));
+export const daysIn = ({ from, to }: DateRange): number => Math.round((Date.parse(to) - Date.parse(from)) / DAY_MS) + 1;
+/** The period of the same length just before `range`. */
+export const previousRange = (range: DateRange): DateRange => ({
+  from: addDays(range.from, -daysIn(range)),
+  to: addDays(range.from, -1),
+});
 
-/** Last 7 / 30 / 90 days (today included) or chosen dates. */
-export function dateRangeForm(): { element: HTMLElement; value: () => DateRange } {
+/** Last 7 / 30 / 90 days (today included, UTC) or chosen dates; a shared "last N days" view moves with the day. */
+export function dateRangeForm(days = 30): { element: HTMLElement; value: () => DateRange } {
   const preset = h(
     "select",
     { name: "range" },
-    ...[7, 30, 90].map((days) => h("option", { value: days }, `Last ${days} days`)),
+    ...[7, 14, 30, 90].map((n) => h("option", { value: n, selected: n === days }, `Last ${n} days`)),
     h("option", { value: "custom" }, "Chosen dates"),
   );
   const from = h("input", { type: "date", name: "from" });
   const to = h("input", { type: "date", name: "to" });
-  const applyPreset = () => {
-    if (preset.value === "custom") return;
-    const today = new Date();
-    to.value = day(today);
-    from.value = day(new Date(today.getTime() - (Number(preset.value) - 1) * 86_400_000));
+  const value = (): DateRange => {
+    if (preset.value === "custom") return { from: from.value, to: to.value };
+    const today = isoDay(new Date());
+    return { from: addDays(today, 1 - Number(preset.value)), to: today };
   };
-  preset.addEventListener("change", applyPreset);
+  const showPreset = () => {
+    if (preset.value === "custom") return;
+    ({ from: from.value, to: to.value } = value());
+  };
+  preset.addEventListener("change", showPreset);
   for (const input of [from, to]) input.addEventListener("change", () => (preset.value = "custom"));
-  applyPreset();
+  showPreset();
   const element = h(
     "fieldset",
     { class: "range" },
@@ -92,5 +103,6 @@ export function dateRangeForm(): { element: HTMLElement; value: () => DateRange 
     field("From", from),
     field("To", to),
   );
-  return { element, value: () => ({ from: from.value, to: to.value }) };
+  // The URL may set the preset after this: the dates shown follow it at the next value().
+  return { element, value: () => (showPreset(), value()) };
 }

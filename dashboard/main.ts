@@ -4,28 +4,43 @@ import { apiKey, post } from "./api.js";
 import { field, h, showing } from "./dom.js";
 import { adminPage } from "./pages/admin.js";
 import { eventsPage } from "./pages/events.js";
+import { overviewPage } from "./pages/overview.js";
 import { playersPage } from "./pages/players.js";
+import { retentionPage } from "./pages/retention.js";
 import { tagsPage } from "./pages/tags.js";
 import { traitsPage } from "./pages/traits.js";
 import { trendsPage } from "./pages/trends.js";
+import { currentRoute } from "./url-state.js";
+import { KEY_REFUSED } from "./view.js";
 
-/** Pages by the name in the URL's fragment (#trends); the key is never part of a URL. */
+const PRODUCT = "Platform dashboard";
+
+/** Pages by the name in the URL's fragment (#trends?...); the key is never part of a URL. */
 const PROJECT_PAGES: Record<string, (root: HTMLElement) => void> = {
+  overview: overviewPage,
+  retention: retentionPage,
   trends: trendsPage,
+  players: playersPage,
   tags: tagsPage,
   traits: traitsPage,
-  players: playersPage,
   events: eventsPage,
 };
 const ADMIN_PAGES: Record<string, (root: HTMLElement) => void> = { admin: adminPage };
+const KEY_NAMES = {
+  admin: "an admin key",
+  reader: "a reader key (read only)",
+  private: "a private key",
+  other: "a key",
+};
 
 const app = document.getElementById("app")!;
 
 function render(): void {
   if (!apiKey.get()) return signIn();
-  const pages = apiKey.isAdmin() ? ADMIN_PAGES : PROJECT_PAGES;
+  const pages = apiKey.type() === "admin" ? ADMIN_PAGES : PROJECT_PAGES;
   const names = Object.keys(pages);
-  const current = names.includes(location.hash.slice(1)) ? location.hash.slice(1) : names[0];
+  const route = currentRoute().page;
+  const current = names.includes(route) ? route : names[0];
   const page = h("div", { class: "page", "data-page": current });
   const signOut = () => {
     apiKey.clear();
@@ -33,38 +48,58 @@ function render(): void {
   };
   app.replaceChildren(
     h(
+      "header",
+      {},
+      h("span", { class: "product" }, PRODUCT),
+      h("span", { class: "signed-in" }, `signed in with ${KEY_NAMES[apiKey.type()]}`),
+      h("button", { type: "button", name: "sign-out", onclick: signOut }, "Sign out"),
+    ),
+    h(
       "nav",
       {},
-      ...names.map((name) => h("a", { href: `#${name}`, class: name === current ? "current" : "" }, name)),
-      h("button", { type: "button", name: "sign-out", onclick: signOut }, "Sign out"),
+      ...names.map((name) =>
+        h(
+          "a",
+          { href: `#${name}`, class: name === current ? "current" : "", "aria-current": name === current && "page" },
+          name,
+        ),
+      ),
     ),
     page,
   );
+  document.title = `${current} · ${PRODUCT}`;
   pages[current](page);
 }
 
-/** A project's private key (or the admin key). A project key is checked at once, so a wrong one shows the service's error. */
-function signIn(): void {
+/** A project's private or reader key (or the admin key). A project key is checked at once: a wrong one shows the service's error. */
+function signIn(message = ""): void {
   const key = h("input", { type: "password", name: "api-key", autocomplete: "off", required: true });
-  const status = h("div", { class: "status" });
+  const status = h("div", { class: message ? "status error" : "status", role: "alert" }, message);
   const submit = async () => {
     apiKey.set(key.value);
-    if (apiKey.isAdmin()) return render();
+    if (apiKey.type() === "admin") return render();
     const checked = await showing(status, () => post("players/tags", { page: 1, page_size: 1 }));
     if (checked) return render();
     apiKey.clear();
   };
+  document.title = PRODUCT;
   app.replaceChildren(
     h(
       "form",
       { class: "sign-in", onsubmit: (event) => (event.preventDefault(), void submit()) },
-      h("h1", {}, "Platform dashboard"),
-      field("API key (a project's private key, or an admin key)", key),
+      h("h1", {}, PRODUCT),
+      field("API key (a project's private or reader key, or an admin key)", key),
       h("button", { type: "submit" }, "Sign in"),
       status,
     ),
   );
+  key.focus();
 }
 
+// A page writes its own filters into the URL with history.replaceState, which fires no hashchange.
 window.addEventListener("hashchange", render);
+window.addEventListener(KEY_REFUSED, (event) => {
+  apiKey.clear();
+  signIn(`${(event as CustomEvent<string>).detail}. Sign in again.`);
+});
 render();

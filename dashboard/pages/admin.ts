@@ -1,5 +1,6 @@
 import { post } from "../api.js";
 import { field, h, showing } from "../dom.js";
+import { entitlementsList, keysList, projectsList } from "./admin-lists.js";
 
 interface Input {
   name: string;
@@ -9,11 +10,14 @@ interface Input {
   options?: string[];
 }
 
-/** The admin key's calls: projects, API keys (shown once), revocation, entitlements. */
+/** The admin key's calls: lists of projects, keys and entitlements; creation (keys shown once), revocation, rotation. */
 export function adminPage(root: HTMLElement): void {
   root.replaceChildren(
     h("h1", {}, "Admin"),
     h("p", {}, "New keys are shown once, here: copy them now. Nothing on this page is kept after you leave it."),
+    projectsList(),
+    keysList(),
+    entitlementsList(),
     adminForm("Create a project", "admin/projects", [
       { name: "name", label: "Name" },
       { name: "game_id", label: "Game id", type: "number" },
@@ -31,6 +35,7 @@ export function adminPage(root: HTMLElement): void {
       { name: "channel_id", label: "Channel id" },
       { name: "build_version", label: "Build version" },
     ]),
+    adminForm("Rotate the signing key", "admin/signing_keys/rotate", []),
   );
 }
 

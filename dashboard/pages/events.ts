@@ -1,43 +1,43 @@
 import { post, readiness } from "../api.js";
-import { h, showing, table } from "../dom.js";
+import { h, table } from "../dom.js";
 import { cohortFilterForm, dateRangeForm } from "../filters.js";
+import { filterForm } from "../url-state.js";
+import { NO_EVENTS, requestView } from "../view.js";
 
 /** The event queue's depth and lag, and the range's event names with their counts. */
 export function eventsPage(root: HTMLElement): void {
-  const queue = h("p", { class: "queue" });
-  const range = dateRangeForm();
+  const range = dateRangeForm(30);
   const cohort = cohortFilterForm();
-  const status = h("div", { class: "status" });
-  const names = h("div", {});
-  const load = async () => {
-    const ready = await readiness();
-    queue.textContent = ready.events
-      ? `Queue: ${ready.events.queue_depth} events waiting, the oldest ${Math.round(ready.events.lag_seconds)} s old`
-      : `Queue: not reported (service ${ready.status})`;
-    const answer = await showing(status, () =>
-      post<{ names: { name: string; events: string }[] }>("events/names", { ...range.value(), ...cohort.value() }),
+  const form = filterForm(() => void load(), range.element, cohort.element);
+  const view = requestView(form, NO_EVENTS);
+  const load = () =>
+    view.run(
+      async (signal) => {
+        const [ready, answer] = await Promise.all([
+          readiness(),
+          post<{ names: { name: string; events: string }[] }>(
+            "events/names",
+            { ...range.value(), ...cohort.value() },
+            signal,
+          ),
+        ]);
+        return { ready, names: answer.names };
+      },
+      ({ ready, names }) => {
+        const queue = ready.events
+          ? `Queue: ${ready.events.queue_depth.toLocaleString("en-US")} events waiting, the oldest ${Math.round(ready.events.lag_seconds)} s old`
+          : `Queue: not reported (service ${ready.status})`;
+        if (names.length === 0) return null;
+        return [
+          h("p", { class: "queue" }, queue),
+          table(
+            ["name", "events"],
+            names.map((entry) => [entry.name, Number(entry.events)]),
+            "names-table",
+          ),
+        ];
+      },
     );
-    if (answer)
-      names.replaceChildren(
-        table(
-          ["name", "events"],
-          answer.names.map((entry) => [entry.name, entry.events]),
-          "names-table",
-        ),
-      );
-  };
-  root.replaceChildren(
-    h("h1", {}, "Events"),
-    queue,
-    h(
-      "form",
-      { class: "controls", onsubmit: (event) => (event.preventDefault(), void load()) },
-      range.element,
-      cohort.element,
-      h("button", { type: "submit" }, "Show"),
-    ),
-    status,
-    names,
-  );
+  root.replaceChildren(h("h1", {}, "Events"), form, view.status, view.content);
   void load();
 }

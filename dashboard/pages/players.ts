@@ -1,6 +1,8 @@
 import { post } from "../api.js";
-import { field, h, pageControls, showing, table } from "../dom.js";
+import { field, h, pageControls, select, table } from "../dom.js";
 import { cohortFilterForm } from "../filters.js";
+import { currentRoute, filterForm } from "../url-state.js";
+import { requestView } from "../view.js";
 
 type Profile = Record<string, unknown> & { tags?: string[]; traits?: Record<string, unknown> };
 interface SearchAnswer {
@@ -11,97 +13,94 @@ interface SearchAnswer {
 const PAGE_SIZE = 20;
 const show = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
 
-/** One player by id, and a cohort search paged in the API's order. */
+/** A player's page (by id, from the URL: a search row links to it) and a cohort search paged in the API's order. */
 export function playersPage(root: HTMLElement): void {
   root.replaceChildren(h("h1", {}, "Players"), lookup(), search());
 }
 
 function lookup(): HTMLElement {
-  const by = h(
-    "select",
-    { name: "by" },
-    h("option", { value: "partner_user_id" }, "partner_user_id"),
-    h("option", { value: "device_id" }, "device_id"),
-  );
+  const by = select("by", [
+    ["partner_user_id", "partner_user_id"],
+    ["device_id", "device_id"],
+  ]);
   const id = h("input", { name: "id", required: true });
-  const status = h("div", { class: "status" });
-  const profile = h("div", { class: "profile" });
-  const find = async () => {
-    const answer = await showing(status, () =>
-      post<{ found: boolean; profile: Profile | null }>("players/get", { [by.value]: id.value }),
+  const form = filterForm(() => void find(), field("By", by), field("Id", id));
+  form.classList.add("lookup");
+  const view = requestView(form, "");
+  const find = () =>
+    view.run(
+      (signal) => post<{ found: boolean; profile: Profile | null }>("players/get", { [by.value]: id.value }, signal),
+      (answer) => (answer.found && answer.profile ? profileOf(answer.profile) : [h("p", {}, "No such player.")]),
     );
-    if (!answer) return;
-    if (!answer.found || !answer.profile) return profile.replaceChildren(h("p", {}, "No such player."));
-    const { tags = [], traits = {}, ...rest } = answer.profile;
-    profile.replaceChildren(
-      table(
-        ["field", "value"],
-        Object.entries(rest).map(([name, value]) => [name, show(value)]),
-        "profile-fields",
-      ),
-      h("h3", {}, "Tags"),
-      h("p", { class: "tags" }, tags.join(", ") || "none"),
-      h("h3", {}, "Traits"),
+  if (id.value !== "") void find();
+  return h("section", { class: "player" }, h("h2", {}, "Player"), form, view.status, view.content);
+}
+
+function profileOf(profile: Profile): Node[] {
+  const { tags = [], traits = {}, ...rest } = profile;
+  return [
+    table(
+      ["field", "value"],
+      Object.entries(rest).map(([name, value]) => [name, show(value)]),
+      "profile-fields",
+    ),
+    h("h3", {}, "Tags"),
+    h("p", { class: "tags" }, tags.join(", ") || "none"),
+    h("h3", {}, "Traits"),
+    h(
+      "div",
+      { class: "scroll" },
       table(
         ["trait", "value"],
         Object.entries(traits).map(([name, value]) => [name, show(value)]),
         "profile-traits",
       ),
-    );
-  };
-  return h(
-    "section",
-    {},
-    h("h2", {}, "Look up"),
-    h(
-      "form",
-      { class: "controls", onsubmit: (event) => (event.preventDefault(), void find()) },
-      field("By", by),
-      field("Id", id),
-      h("button", { type: "submit" }, "Find"),
     ),
-    status,
-    profile,
-  );
+    // The player's data (download) and erasure (delete) actions go here.
+    h("div", { class: "player-actions", "data-identity": show(profile.identity_key ?? "") }),
+  ];
 }
 
 function search(): HTMLElement {
   const cohort = cohortFilterForm();
-  const status = h("div", { class: "status" });
-  const results = h("div", {});
   const pager = h("p", { class: "pager" });
-  let page = 1;
-  const load = async () => {
-    const answer = await showing(status, () =>
-      post<SearchAnswer>("players/search", { ...cohort.value(), page, page_size: PAGE_SIZE }),
+  let page = Number(currentRoute().params.get("page") ?? 1);
+  const form = filterForm(() => ((page = 1), void load()), cohort.element);
+  form.classList.add("search");
+  const view = requestView(form, "No players match: players/update sends players (the private key).");
+  const load = () =>
+    view.run(
+      (signal) => post<SearchAnswer>("players/search", { ...cohort.value(), page, page_size: PAGE_SIZE }, signal),
+      (answer) => {
+        pager.replaceChildren(...pageControls(answer.players_info, "players", (next) => ((page = next), void load())));
+        if (answer.players.length === 0) return null;
+        return [
+          h(
+            "div",
+            { class: "scroll" },
+            table(
+              ["partner_user_id", "device_id", "tags", "traits"],
+              answer.players.map((player) => [
+                playerLink(player, "partner_user_id"),
+                playerLink(player, "device_id"),
+                (player.tags ?? []).join(", "),
+                show(player.traits ?? {}),
+              ]),
+              "search-table",
+            ),
+          ),
+        ];
+      },
     );
-    if (!answer) return;
-    results.replaceChildren(
-      table(
-        ["partner_user_id", "device_id", "tags", "traits"],
-        answer.players.map((player) => [
-          show(player.partner_user_id ?? ""),
-          show(player.device_id ?? ""),
-          (player.tags ?? []).join(", "),
-          show(player.traits ?? {}),
-        ]),
-        "search-table",
-      ),
-    );
-    pager.replaceChildren(...pageControls(answer.players_info, "players", (next) => ((page = next), void load())));
-  };
-  return h(
-    "section",
-    {},
-    h("h2", {}, "Search"),
-    h(
-      "form",
-      { class: "controls", onsubmit: (event) => (event.preventDefault(), (page = 1), void load()) },
-      cohort.element,
-      h("button", { type: "submit" }, "Search"),
-    ),
-    status,
-    results,
-    pager,
-  );
+  void load();
+  // The cohort's CSV download (players/export) goes here.
+  const actions = h("div", { class: "cohort-actions" });
+  return h("section", {}, h("h2", {}, "Search"), form, view.status, view.content, pager, actions);
+}
+
+/** A link to the player's page by this id (which the URL then holds, so it can be shared). */
+function playerLink(player: Profile, by: "partner_user_id" | "device_id"): Node | string {
+  const id = player[by];
+  if (typeof id !== "string") return "";
+  return h("a", { href: `#players?${new URLSearchParams({ by, id })}` }, id);
 }

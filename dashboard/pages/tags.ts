@@ -1,5 +1,6 @@
-import { post } from "../api.js";
-import { field, h, pageControls, showing, table } from "../dom.js";
+import { apiKey, post } from "../api.js";
+import { field, h, pageControls, readerNote, showing, table } from "../dom.js";
+import { requestView } from "../view.js";
 
 interface TagRecord {
   tag: string;
@@ -21,45 +22,66 @@ const PAGE_SIZE = 20;
 export function tagsPage(root: HTMLElement): void {
   const text = h("input", { name: "text", placeholder: "tag or label" });
   const category = h("select", { name: "category" }, h("option", { value: "*" }, "any category"));
-  const status = h("div", { class: "status" });
-  const list = h("div", {});
+  const form = h(
+    "form",
+    { class: "controls", onsubmit: (event) => (event.preventDefault(), (page = 1), void load()) },
+    field("Text", text),
+    field("Category", category),
+    h("button", { type: "submit" }, "Filter"),
+  );
+  const view = requestView(
+    form,
+    "No tags match: players/update tags players (the private key), and their tags show here.",
+  );
   const pager = h("p", { class: "pager" });
+  const canEdit = apiKey.type() !== "reader";
   let page = 1;
 
-  const load = async () => {
-    const answer = await showing(status, () =>
-      post<TagsAnswer>("players/tags", {
-        page,
-        page_size: PAGE_SIZE,
-        ...(text.value && { text: text.value }),
-        ...(category.value !== "*" && { category: category.value }),
-      }),
+  const load = () =>
+    view.run(
+      (signal) =>
+        post<TagsAnswer>(
+          "players/tags",
+          {
+            page,
+            page_size: PAGE_SIZE,
+            ...(text.value && { text: text.value }),
+            ...(category.value !== "*" && { category: category.value }),
+          },
+          signal,
+        ),
+      (answer) => {
+        const chosen = category.value;
+        category.replaceChildren(
+          h("option", { value: "*" }, "any category"),
+          h("option", { value: "" }, "uncategorised"),
+          ...answer.categories.map((name) => h("option", { value: name }, name)),
+        );
+        category.value = chosen;
+        pager.replaceChildren(...pageControls(answer.tags_info, "tags", (next) => ((page = next), void load())));
+        if (answer.tags.length === 0) return null;
+        return [
+          table(
+            ["tag", "label", "category", "description", "hidden", "players", ""],
+            answer.tags.map((record) => [
+              record.tag,
+              record.label,
+              record.category ?? "",
+              record.description ?? "",
+              record.is_hidden ? "yes" : "",
+              record.players_count,
+              canEdit &&
+                h(
+                  "button",
+                  { type: "button", class: "edit", "data-tag": record.tag, onclick: () => edit(record) },
+                  "Edit",
+                ),
+            ]),
+            "tags-table",
+          ),
+        ];
+      },
     );
-    if (!answer) return;
-    const chosen = category.value;
-    category.replaceChildren(
-      h("option", { value: "*" }, "any category"),
-      h("option", { value: "" }, "uncategorised"),
-      ...answer.categories.map((name) => h("option", { value: name }, name)),
-    );
-    category.value = chosen;
-    list.replaceChildren(
-      table(
-        ["tag", "label", "category", "description", "hidden", "players", ""],
-        answer.tags.map((record) => [
-          record.tag,
-          record.label,
-          record.category ?? "",
-          record.description ?? "",
-          record.is_hidden ? "yes" : "",
-          record.players_count,
-          h("button", { type: "button", class: "edit", "data-tag": record.tag, onclick: () => edit(record) }, "Edit"),
-        ]),
-        "tags-table",
-      ),
-    );
-    pager.replaceChildren(...pageControls(answer.tags_info, "tags", (next) => ((page = next), void load())));
-  };
 
   const edit = (record: TagRecord) => {
     const label = h("input", { name: "label", value: record.label });
@@ -79,7 +101,7 @@ export function tagsPage(root: HTMLElement): void {
       );
       if (saved) await load();
     };
-    list.prepend(
+    view.content.prepend(
       h(
         "form",
         { class: "tag-editor", onsubmit: (event) => (event.preventDefault(), void save()) },
@@ -94,18 +116,6 @@ export function tagsPage(root: HTMLElement): void {
     );
   };
 
-  root.replaceChildren(
-    h("h1", {}, "Tags"),
-    h(
-      "form",
-      { class: "controls", onsubmit: (event) => (event.preventDefault(), (page = 1), void load()) },
-      field("Text", text),
-      field("Category", category),
-      h("button", { type: "submit" }, "Filter"),
-    ),
-    status,
-    list,
-    pager,
-  );
+  root.replaceChildren(h("h1", {}, "Tags"), readerNote("Editing a tag"), form, view.status, view.content, pager);
   void load();
 }

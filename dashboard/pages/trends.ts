@@ -1,88 +1,87 @@
-import uPlot from "uplot";
 import { post } from "../api.js";
-import { field, h, list, showing, table } from "../dom.js";
+import { lineChart } from "../chart.js";
+import { field, h, list, select, table } from "../dom.js";
 import { cohortFilterForm, dateRangeForm } from "../filters.js";
+import type { TrendsAnswer } from "../kpis.js";
+import { filterForm } from "../url-state.js";
+import { NO_EVENTS, requestView } from "../view.js";
 
-interface Series {
-  name: string;
-  tag: string | null;
-  points: { date: string; events: number; players: number }[];
-}
-/** complete_through and lag_seconds come from services that report freshness; older ones leave them out. */
-interface TrendsAnswer {
-  series: Series[];
-  complete_through?: string;
-  lag_seconds?: number;
-}
-type Metric = "events" | "players";
+type Series = TrendsAnswer["series"][number];
+type Metric = "events" | "players" | "sum";
 
-const COLOURS = ["#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563"];
-
-/** The main page: a line chart per event name, its numbers in a table and a CSV. */
+/** Chosen event names on one chart (or one each), by day, week or month; the numbers in a table and a CSV. */
 export function trendsPage(root: HTMLElement): void {
-  const range = dateRangeForm();
+  const range = dateRangeForm(30);
   const cohort = cohortFilterForm();
   const names = h("input", { name: "names", placeholder: "all names" });
-  const metric = h(
-    "select",
-    { name: "metric" },
-    h("option", { value: "events" }, "Events"),
-    h("option", { value: "players" }, "Distinct players"),
-  );
+  const metric = select("metric", [
+    ["events", "Events"],
+    ["players", "Distinct players"],
+    ["sum", "Sum of a property"],
+  ]);
+  const sum = h("input", { name: "sum", placeholder: "amount" });
+  const interval = select("interval", [
+    ["day", "Day"],
+    ["week", "Week"],
+    ["month", "Month"],
+  ]);
+  const layout = select("layout", [
+    ["one", "One chart"],
+    ["each", "A chart per name"],
+  ]);
   const split = h("input", { type: "checkbox", name: "split" });
-  const status = h("div", { class: "status" });
-  const freshness = h("p", { class: "freshness" });
-  const charts = h("div", { class: "charts" });
-  const numbers = h("div", { class: "numbers" });
-  const download = h("button", { type: "button", name: "csv", disabled: true }, "Download CSV");
-  let answer: TrendsAnswer | undefined;
-
-  const render = () => {
-    if (!answer) return;
-    const shown = metric.value as Metric;
-    charts.replaceChildren(...chartsOf(answer.series, shown));
-    numbers.replaceChildren(numbersTable(answer.series, shown));
-    freshness.textContent = freshnessOf(answer);
-  };
-  const load = async () => {
-    answer = await showing(status, () =>
-      post<TrendsAnswer>("events/trends", {
-        ...range.value(),
-        interval: "day",
-        ...(list(names.value).length > 0 && { names: list(names.value) }),
-        ...cohort.value(),
-        ...(split.checked && { split_by: "tags" }),
-      }),
-    );
-    download.disabled = !answer;
-    if (answer) render();
-  };
-  metric.addEventListener("change", render);
-  download.addEventListener("click", () => answer && saveCsv(answer.series));
-
-  root.replaceChildren(
-    h("h1", {}, "Trends"),
+  const form = filterForm(
+    () => void load(),
+    range.element,
+    cohort.element,
     h(
-      "form",
-      { class: "controls", onsubmit: (event) => (event.preventDefault(), void load()) },
-      range.element,
-      cohort.element,
-      h(
-        "fieldset",
-        {},
-        h("legend", {}, "Show"),
-        field("Event names", names),
-        field("Count", metric),
-        field("Split by tags", split),
-      ),
-      h("button", { type: "submit" }, "Apply"),
+      "fieldset",
+      {},
+      h("legend", {}, "Show"),
+      field("Event names", names),
+      field("Count", metric),
+      field("Summed property", sum),
+      field("Interval", interval),
+      field("Charts", layout),
+      field("Split by tags", split),
     ),
-    status,
-    freshness,
-    charts,
-    numbers,
-    download,
   );
+  const view = requestView(form, NO_EVENTS);
+
+  const load = () =>
+    view.run(
+      (signal) =>
+        Promise.all([
+          post<TrendsAnswer>(
+            "events/trends",
+            {
+              ...range.value(),
+              interval: interval.value,
+              ...(list(names.value).length > 0 && { names: list(names.value) }),
+              ...cohort.value(),
+              ...(split.checked && { split_by: "tags" }),
+              ...(metric.value === "sum" && { sum: sum.value }),
+            },
+            signal,
+          ),
+          split.checked ? tagLabels(signal) : new Map<string, string>(),
+        ]),
+      ([answer, labels]) => {
+        const shown = metric.value as Metric;
+        const series =
+          shown === "sum" ? answer.series.filter((s) => s.points.some((p) => p.sum != null)) : answer.series;
+        if (!series.some((s) => s.points.some((p) => p.events > 0))) return null;
+        const yLabel = shown === "sum" ? `sum of ${sum.value}` : shown === "players" ? "distinct players" : "events";
+        return [
+          h("p", { class: "freshness" }, freshnessOf(answer)),
+          ...charts(series, shown, yLabel, layout.value === "one", labels),
+          h("div", { class: "scroll" }, numbersTable(series, shown)),
+          h("button", { type: "button", name: "csv", onclick: () => saveCsv(series) }, "Download CSV"),
+        ];
+      },
+    );
+
+  root.replaceChildren(h("h1", {}, "Trends"), form, view.status, view.content);
   void load();
 }
 
@@ -92,49 +91,69 @@ function freshnessOf(answer: TrendsAnswer): string {
   return `Events up to ${Math.round(answer.lag_seconds)} s ago${through}`;
 }
 
-const seriesLabel = (series: Series) => series.tag ?? "everyone";
+const tagOf = (series: Series) => series.tag ?? "everyone";
 
-/** One chart per event name; a line per tag when split. */
-function chartsOf(all: Series[], metric: Metric): HTMLElement[] {
-  const byName = new Map<string, Series[]>();
-  for (const series of all) byName.set(series.name, [...(byName.get(series.name) ?? []), series]);
-  return [...byName].map(([name, lines]) => {
-    const element = h("section", { class: "chart", "data-name": name }, h("h2", {}, name));
-    const days = lines[0].points.map((point) => Date.parse(point.date) / 1000);
-    new uPlot(
-      {
-        width: 760,
-        height: 260,
-        scales: { x: { time: true } },
-        // Days are UTC dates, as the API counts them.
-        tzDate: (seconds) => uPlot.tzDate(new Date(seconds * 1000), "Etc/UTC"),
-        series: [
-          {},
-          ...lines.map((line, i) => ({ label: seriesLabel(line), stroke: COLOURS[i % COLOURS.length], width: 2 })),
-        ],
-      },
-      [days, ...lines.map((line) => line.points.map((point) => point[metric]))],
-      element,
-    );
-    return element;
-  });
+/** Each tag's label (the legend shows it), from the first 100 tags by players. */
+async function tagLabels(signal: AbortSignal): Promise<Map<string, string>> {
+  const answer = await post<{ tags: { tag: string; label: string }[] }>(
+    "players/tags",
+    { page: 1, page_size: 100 },
+    signal,
+  );
+  return new Map(answer.tags.map((record) => [record.tag, record.label]));
+}
+const valueOf = (point: Series["points"][number], metric: Metric) =>
+  metric === "sum" ? (point.sum ?? null) : point[metric];
+
+/** One chart with a line per series, or a chart per event name with a line per tag. */
+function charts(
+  all: Series[],
+  metric: Metric,
+  yLabel: string,
+  together: boolean,
+  labels: Map<string, string>,
+): HTMLElement[] {
+  const labelOf = (series: Series) => (series.tag === null ? "everyone" : (labels.get(series.tag) ?? series.tag));
+  const dates = all[0].points.map((point) => point.date);
+  const groups = new Map<string, Series[]>();
+  for (const series of all) {
+    const key = together ? "" : series.name;
+    groups.set(key, [...(groups.get(key) ?? []), series]);
+  }
+  return [...groups].map(([name, lines]) =>
+    h(
+      "section",
+      { class: "chart", "data-name": name },
+      name && h("h2", {}, name),
+      lineChart(
+        dates,
+        lines.map((line) => ({
+          label: together ? `${line.name} · ${labelOf(line)}` : labelOf(line),
+          values: line.points.map((point) => valueOf(point, metric)),
+        })),
+        yLabel,
+      ),
+    ),
+  );
 }
 
-/** A row per day, a column per series: the chart's numbers. */
+/** A row per bucket, a column per series: the chart's numbers. */
 function numbersTable(all: Series[], metric: Metric): HTMLTableElement {
-  const headers = ["date", ...all.map((series) => `${series.name} · ${seriesLabel(series)}`)];
-  const rows = (all[0]?.points ?? []).map((point, i) => [point.date, ...all.map((series) => series.points[i][metric])]);
+  const headers = ["date", ...all.map((series) => `${series.name} · ${tagOf(series)}`)];
+  const rows = all[0].points.map((point, i) => [point.date, ...all.map((series) => valueOf(series.points[i], metric))]);
   return table(headers, rows, "trends-table");
 }
 
 function saveCsv(all: Series[]): void {
   const quote = (text: string) => `"${text.replaceAll('"', '""')}"`;
-  const lines = ["date,name,tag,events,players"];
-  for (const series of all) {
-    for (const point of series.points) {
-      lines.push([point.date, quote(series.name), quote(series.tag ?? ""), point.events, point.players].join(","));
-    }
-  }
+  const lines = ["date,name,tag,events,players,sum"];
+  for (const series of all)
+    for (const point of series.points)
+      lines.push(
+        [point.date, quote(series.name), quote(series.tag ?? ""), point.events, point.players, point.sum ?? ""].join(
+          ",",
+        ),
+      );
   const url = URL.createObjectURL(new Blob([lines.join("\n") + "\n"], { type: "text/csv" }));
   h("a", { href: url, download: "trends.csv" }).click();
   URL.revokeObjectURL(url);

@@ -32,6 +32,21 @@ export function isDashboardPath(path: string): boolean {
   return path === "/dashboard" || path.startsWith("/dashboard/");
 }
 
+/**
+ * `GET /` from a browser (one that accepts HTML) is sent to the dashboard; an API caller asking for JSON keeps the
+ * 404 `not_found` of any path without an endpoint.
+ */
+export function isBrowserAtRoot(req: NodeRequest, path: string): boolean {
+  return path === "/" && (req.method === "GET" || req.method === "HEAD") && /text\/html/.test(req.headers.accept ?? "");
+}
+
+export function redirectToDashboard(res: NodeResponse): void {
+  res.statusCode = 302;
+  res.setHeader("location", "/dashboard");
+  res.setHeader("content-length", 0);
+  res.end();
+}
+
 /** GET /dashboard and its assets, built by `npm run build` (and by `npm start` when missing or stale). */
 export async function serveDashboard(req: NodeRequest, res: NodeResponse, urlPath: string): Promise<void> {
   const asset = ASSETS[urlPath];

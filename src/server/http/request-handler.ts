@@ -13,7 +13,7 @@ import { clientContextValues } from "./client-address.js";
 import { checkBinaryBody, undecodableBodyInterceptor } from "../bodies/binary-body-check.js";
 import { checkConnectJson } from "../bodies/connect-json-check.js";
 import { withCors } from "./cors.js";
-import { isDashboardPath, serveDashboard } from "../dashboard.js";
+import { isBrowserAtRoot, isDashboardPath, redirectToDashboard, serveDashboard } from "../dashboard.js";
 import { errorInterceptor } from "../calls/errors.js";
 import { methodNotAllowedBody } from "../calls/handler-wrapper.js";
 import { registerHealth } from "../health.js";
@@ -119,6 +119,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
         sendJson(res, 200, openapiDocument);
       } else if (isDashboardPath(path)) {
         void serveDashboard(req, res, path);
+      } else if (isBrowserAtRoot(req, path)) {
+        redirectToDashboard(res);
       } else if (path === "/metrics") {
         serveMetrics(req, res);
       } else if (path === "/readyz") {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "./support/service.js";
+import { startTestService, type TestService } from "../support/service.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -36,5 +36,20 @@ describe("dashboard assets", () => {
     expect((await fetch(svc.baseUrl + "/dashboard/../package.json")).status).toBe(404);
     expect((await fetch(svc.baseUrl + "/dashboard/.sources")).status).toBe(404);
     expect((await fetch(svc.baseUrl + "/dashboard", { method: "POST" })).status).toBe(405);
+  });
+
+  it("sends a browser at / to the dashboard; a JSON caller keeps the 404", async () => {
+    const browser = await fetch(svc.baseUrl + "/", { headers: { accept: "text/html,*/*;q=0.8" }, redirect: "manual" });
+    expect(browser.status).toBe(302);
+    expect(browser.headers.get("location")).toBe("/dashboard");
+    const caller = await fetch(svc.baseUrl + "/", { headers: { accept: "application/json" } });
+    expect(caller.status).toBe(404);
+    expect(await caller.json()).toMatchObject({ code: "not_found" });
+    const posted = await fetch(svc.baseUrl + "/", {
+      method: "POST",
+      headers: { accept: "text/html" },
+      redirect: "manual",
+    });
+    expect(posted.status).toBe(404);
   });
 });

@@ -1,15 +1,23 @@
 import { mkdir } from "node:fs/promises";
-import path from "node:path";
 import { Writable } from "node:stream";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumOrSkip } from "./support/browser.js";
-import { queueOf, waitFor } from "./support/events.js";
-import { ADMIN_KEY, startTestService, type TestService } from "./support/service.js";
+import { chromiumOrSkip } from "../support/browser.js";
+import {
+  apply,
+  BUSY_DONE,
+  open as openPage,
+  rowsOf as rowsIn,
+  SCREENSHOTS,
+  screenshot as shoot,
+} from "../support/dashboard-page.js";
+import { queueOf, waitFor } from "../support/events.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+
+// The pages' numbers against the API on a small project with exact counts (dashboard-kpis-browser.test.ts has the
+// producer's pages on realistic data, dashboard-states-browser.test.ts the loading, empty and error states).
 
 const browserPath = chromiumOrSkip();
-/** Screenshots of each page; docs/dashboard/ holds a committed copy of each. */
-const SCREENSHOTS = path.resolve(import.meta.dirname, "../dist/dashboard-screenshots");
 const DAY_MS = 86_400_000;
 const PLAYERS = 50;
 
@@ -25,15 +33,8 @@ const api = async (route: string, body: object, key = project.privateKey) => {
   if (res.status !== 200) throw new Error(`${route}: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 };
-const rowsOf = (selector: string) =>
-  page.$$eval(`${selector} tr`, (rows) =>
-    rows.map((row) => [...(row as HTMLTableRowElement).cells].map((cell) => cell.textContent ?? "")),
-  );
-const screenshot = (name: string) => page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
-const open = async (name: string) => {
-  await page.click(`nav a[href="#${name}"]`);
-  await page.waitForSelector(`.page[data-page="${name}"]`);
-};
+const rowsOf = (selector: string) => rowsIn(page, selector);
+const open = (name: string) => openPage(page, name);
 
 /** The trends table the page should show for the filters its form holds now, from the API. */
 async function expectedTrendsTable(request: object, metric: "events" | "players") {
@@ -55,11 +56,7 @@ async function expectTrendsTable(...args: Parameters<typeof expectedTrendsTable>
   await expect.poll(() => rowsOf(".trends-table")).toEqual(expected);
 }
 
-async function applyTrends(): Promise<void> {
-  const answered = page.waitForResponse((res) => res.url().endsWith("/v1/events/trends"));
-  await page.click('form.controls button[type="submit"]');
-  await answered;
-}
+const applyTrends = () => apply(page, "events/trends");
 
 describe.skipIf(!browserPath)("dashboard in Chromium", () => {
   beforeAll(async () => {
@@ -128,15 +125,19 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await page.fill('input[name="api-key"]', "sk_not_a_key_of_this_service");
     await page.click('.sign-in button[type="submit"]');
     await expect.poll(() => page.textContent(".sign-in .status")).toBe("unauthenticated: unknown or revoked API key");
-    await screenshot("sign-in");
+    await shoot(page, "sign-in");
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
   });
 
   it("signs in; the trends chart's numbers are the API's, for every filter", async () => {
     await page.fill('input[name="api-key"]', project.privateKey);
     await page.click('.sign-in button[type="submit"]');
+    await open("trends");
     await page.waitForSelector(".trends-table");
     await expectTrendsTable({}, "events");
+    expect(await page.locator(".chart canvas").count()).toBe(1);
+    await page.selectOption('select[name="layout"]', "each");
+    await applyTrends();
     expect(await page.locator(".chart canvas").count()).toBe(2);
 
     // Split by tags, distinct players, vip or team_a players of tier gold.
@@ -148,7 +149,6 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     const filtered = { tags: ["vip", "Team A"], tags_match: "any", traits: { tier: "gold" }, split_by: "tags" };
     await expectTrendsTable(filtered, "players");
     expect(await page.locator(".chart .u-legend").first().textContent()).toContain("team_a");
-    await screenshot("trends");
 
     // A download of the same numbers.
     const download = page.waitForEvent("download");
@@ -178,7 +178,6 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await expect.poll(() => page.locator(".tags-table").textContent()).toContain("VIP players");
     const listed = await api("/v1/players/tags", { text: "vip" });
     expect(listed.tags[0]).toMatchObject({ tag: "vip", label: "VIP players", category: "Segments", players_count: 25 });
-    await screenshot("tags");
 
     await page.click('button.edit[data-tag="team_a"]');
     await page.fill('.tag-editor input[name="label"]', " ");
@@ -212,16 +211,15 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     expect(await pageRows()).toEqual(await apiRows());
     expect(await traitKeys.findOne({ _id: `${project.projectId}/tier` })).toMatchObject({ requested: true });
     expect(await page.locator('button[data-key="tier"]').count()).toBe(0);
-    await screenshot("traits");
   });
 
   it("looks a player up and pages a search through the API's players in its order", async () => {
     await open("players");
     await page.fill('input[name="id"]', "p03");
-    await page.click('section:first-of-type button[type="submit"]');
-    await expect.poll(() => page.locator(".profile .tags").textContent()).toBe("team_a");
-    await page.fill('section:last-of-type input[name="tags"]', "vip");
-    await page.click('section:last-of-type form button[type="submit"]');
+    await page.click('form.lookup button[type="submit"]');
+    await expect.poll(() => page.locator(".player .tags").textContent()).toBe("team_a");
+    await page.fill('form.search input[name="tags"]', "vip");
+    await page.click('form.search button[type="submit"]');
     for (const pageNumber of [1, 2]) {
       if (pageNumber === 2) await page.click('button[name="next"]');
       await expect.poll(() => page.locator(".pager").textContent()).toContain(`page ${pageNumber} of 2 (25 players)`);
@@ -234,18 +232,22 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
       });
       expect(shown).toEqual(answer.players.map((player: any) => player.partner_user_id));
     }
-    await screenshot("players");
+    // A row opens the player's page, whose URL names the player.
+    await page.click('.search-table a:text("p40")');
+    await expect.poll(() => page.locator(".player .tags").textContent()).toBe("vip");
+    expect(page.url()).toContain("#players?by=partner_user_id&id=p40");
+    expect(await page.locator(".player-actions").count()).toBe(1);
   });
 
   it("shows the queue and the range's event names with the API's counts", async () => {
     await open("events");
     await page.waitForSelector(".names-table");
     expect(await page.textContent(".queue")).toMatch(/^Queue: 0 events waiting/);
+    await page.waitForSelector(BUSY_DONE, { state: "attached" });
     const from = await page.inputValue('input[name="from"]');
     const to = await page.inputValue('input[name="to"]');
     const answer = await api("/v1/events/names", { from, to });
     expect((await rowsOf(".names-table")).slice(1)).toEqual(answer.names.map((n: any) => [n.name, String(n.events)]));
-    await screenshot("events");
   });
 
   it("admin: creates a project and shows its keys once", async () => {
@@ -257,7 +259,6 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await form.locator('input[name="game_id"]').fill(String(project.gameId + 1));
     await form.locator('button[type="submit"]').click();
     await expect.poll(() => form.locator(".answer").textContent()).toContain('"private_key": "sk_');
-    await screenshot("admin");
   });
 
   it("never puts a key in a URL, in localStorage, or in the service's log", async () => {
