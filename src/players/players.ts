@@ -18,6 +18,7 @@ import {
 import type { ProfileQuery } from "./storage/profile-store.js";
 import type { ProfileRecord } from "./rules/profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./rounds/registration.js";
+import { exportProfiles } from "./export.js";
 import { Search, type TagRecord } from "./search.js";
 import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./storage/stores.js";
@@ -257,6 +258,11 @@ export class Players {
     const keys = sortKeys(await this.stores.traitKeys.listInProject(projectId));
     const skip = (page - 1) * pageSize;
     return { keys: keys.slice(skip, skip + pageSize), total: keys.length };
+  }
+
+  /** Every profile of a cohort in identity key order, read as it is consumed (export.ts). */
+  export(projectId: string, query: ProfileQuery): AsyncGenerator<ProfileRecord> {
+    return exportProfiles(this.stores, projectId, query);
   }
 
   search(...args: Parameters<Search["search"]>) {

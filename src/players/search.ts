@@ -90,8 +90,7 @@ export class Search {
    */
   private async fromMemory(projectId: string, query: ProfileQuery): Promise<ProfileRecord[] | null> {
     const live = await this.stores.profiles.liveProfiles(projectId);
-    const wanted = traitPairs(query.traits ?? []);
-    return live && live.filter((profile) => hasTags(profile, query) && hasTraits(profile, wanted));
+    return live && live.filter(profileMatcher(query));
   }
 
   /**
@@ -187,6 +186,12 @@ function withStats(tags: readonly RegisteredTag[], { counts, seen }: TagStats): 
     const lastSeenAt = given && given > tag.lastSeenAt ? given : tag.lastSeenAt;
     return { ...tag, lastSeenAt, playersCount: counts.get(tag.id) ?? 0 };
   });
+}
+
+/** Whether a profile is in the cohort of `query`: its tags and traits checked in memory. */
+export function profileMatcher(query: ProfileQuery): (profile: ProfileRecord) => boolean {
+  const wanted = traitPairs(query.traits ?? []);
+  return (profile) => hasTags(profile, query) && hasTraits(profile, wanted);
 }
 
 /** A player carries at most 50 tags: `includes` beats building a set per profile. */

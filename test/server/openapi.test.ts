@@ -46,10 +46,20 @@ async function call(path: string, body: unknown, apiKey?: string, verb = "post")
     body: verb === "post" ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();
-  const json = JSON.parse(text);
-  expect(res.headers.get("content-type")).toMatch(/^application\/json/);
-  const documented = responseFor(operation, res.status).content["application/json"].schema;
-  expect(checker.check(documented, json), `${verb} ${path} answered ${res.status} ${text}`).toBeUndefined();
+  const type = res.headers.get("content-type") ?? "";
+  // A stream's answer (application/x-ndjson): each line is checked against the document's schema.
+  const json =
+    type === "application/x-ndjson"
+      ? text
+          .trimEnd()
+          .split("\n")
+          .map((line) => JSON.parse(line))
+      : JSON.parse(text);
+  expect(type).toMatch(/^application\/(json|x-ndjson)$/);
+  const documented = responseFor(operation, res.status).content[type].schema;
+  for (const answer of type === "application/x-ndjson" ? json : [json]) {
+    expect(checker.check(documented, answer), `${verb} ${path} answered ${res.status} ${text}`).toBeUndefined();
+  }
   if (res.status === 200) {
     answered.add(`${verb} ${path}`);
     if (operation.requestBody) {
@@ -170,6 +180,8 @@ describe("every /v1 answer matches the document", () => {
       profile: null,
     });
     expect((await call("/v1/players/search", { tags: ["guest"], traits: { level: 1 } }, privateKey)).status).toBe(200);
+    const exported = await call("/v1/players/export", { tags: ["guest"] }, privateKey);
+    expect(exported.body).toEqual([{ player: expect.objectContaining({ partner_user_id: null, device_id: device }) }]);
     const tags = await call("/v1/players/tags", { page: 1, page_size: 10 }, privateKey);
     expect(tags.body.tags[0]).toMatchObject({ category: null, description: null });
     const tagged = await call(

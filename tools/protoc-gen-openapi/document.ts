@@ -11,6 +11,7 @@ export interface DocumentInfo {
 }
 
 const JSON_TYPE = "application/json";
+const NDJSON_TYPE = "application/x-ndjson";
 const ERROR_RESPONSE = { $ref: "#/components/responses/Error" };
 
 /** The status codes of Connect (and gRPC), as the `code` of an error body. */
@@ -125,13 +126,26 @@ function operation(method: DescMethod, verb: "get" | "post", schemas: MessageSch
         }
       : {}),
     responses: {
-      "200": {
-        description: `A ${method.output.typeName}.`,
-        content: { [JSON_TYPE]: { schema: schemas.ref(method.output, "output") } },
-      },
+      "200": answer(method, schemas),
       "4XX": ERROR_RESPONSE,
       "5XX": ERROR_RESPONSE,
     },
+  };
+}
+
+/** One message as JSON, or for a server-streaming method one message's JSON a line (the gateway's NDJSON). */
+function answer(method: DescMethod, schemas: MessageSchemas) {
+  const schema = schemas.ref(method.output, "output");
+  if (method.methodKind !== "server_streaming") {
+    return { description: `A ${method.output.typeName}.`, content: { [JSON_TYPE]: { schema } } };
+  }
+  return {
+    description:
+      `A stream of ${method.output.typeName}, one JSON object a line, written as produced. An error before ` +
+      "the first line is answered as any other; after it the connection is closed without the chunked " +
+      "encoding's last chunk, so a client sees a truncated body rather than a complete one.",
+    // OpenAPI 3.1 has no item schema for a sequence: the schema is each line's.
+    content: { [NDJSON_TYPE]: { schema } },
   };
 }
 

@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/players.proto.
  */
 export const file_platformapi_v1_players: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9wbGF5ZXJzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSJmCg1VcGRhdGVSZXF1ZXN0EjcKB3BsYXllcnMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJVcGRhdGVCCLpIBZIBAhBkEhwKCnJlcXVlc3RfaWQYAiABKAlCCLpIBXIDGIABIr0DCgxQbGF5ZXJVcGRhdGUSJgoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAkgAiAEBEiAKCWRldmljZV9pZBgCIAEoCUIIukgFcgMYgAJIAYgBARIoCgR0YWdzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRIQCgh0YWdzX2FkZBgEIAMoCRITCgt0YWdzX3JlbW92ZRgFIAMoCRInCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKC3RyYWl0c19vbmNlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBJLChB0cmFpdHNfaW5jcmVtZW50GAggAygLMjEucGxhdGZvcm1hcGkudjEuUGxheWVyVXBkYXRlLlRyYWl0c0luY3JlbWVudEVudHJ5EhQKDHRyYWl0c191bnNldBgJIAMoCRo2ChRUcmFpdHNJbmNyZW1lbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZCKzAQoOVXBkYXRlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIuCgd1cGRhdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlZFBsYXllchIvCghyZWplY3RlZBgDIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlJlamVjdGVkRW50cnkSLwoLc2VydmVyX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0BCg1VcGRhdGVkUGxheWVyEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSLAoHZHJvcHBlZBgHIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkRyb3BwZWRJdGVtQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCI6CgtEcm9wcGVkSXRlbRINCgVmaWVsZBgBIAEoCRIMCgRpdGVtGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKVAQoNUmVqZWN0ZWRFbnRyeRINCgVpbmRleBgBIAEoBRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAlCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkInEKCkdldFJlcXVlc3QSIQoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAhIbCglkZXZpY2VfaWQYAiABKAlCCLpIBXIDGIACOiO6SCAiHgoPcGFydG5lcl91c2VyX2lkCglkZXZpY2VfaWQQASJMCgtHZXRSZXNwb25zZRINCgVmb3VuZBgBIAEoCBIuCgdwcm9maWxlGAIgASgLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZSLdAgoNUGxheWVyUHJvZmlsZRIUCgxpZGVudGl0eV9rZXkYASABKAkSHAoPcGFydG5lcl91c2VyX2lkGAIgASgJSACIAQESFgoJZGV2aWNlX2lkGAMgASgJSAGIAQESHQoQcGxhdGZvcm1fdXNlcl9pZBgEIAEoCUgCiAEBEg4KBmxpbmtlZBgFIAEoCBIMCgR0YWdzGAYgAygJEicKBnRyYWl0cxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoNZmlyc3Rfc2Vlbl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9zZWVuX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEISChBfcGFydG5lcl91c2VyX2lkQgwKCl9kZXZpY2VfaWRCEwoRX3BsYXRmb3JtX3VzZXJfaWQi8QIKDVNlYXJjaFJlcXVlc3QSFgoEdGFncxgBIAMoCUIIukgFkgECEDISmwEKBnRyYWl0cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCcrpIOroBNwoQdHJhaXRzLm1heF9wYWlycxIRYXQgbW9zdCA1MCB0cmFpdHMaEHNpemUodGhpcykgPD0gNTDS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIaCgRwYWdlGAMgASgFQge6SAQaAigBSACIAQESKAoKdGFnc19tYXRjaBgEIAEoCUIPukgMcgpSA2FueVIDYWxsSAGIAQESIQoJcGFnZV9zaXplGAUgASgFQgm6SAYaBBhkKAFIAogBARIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyQgcKBV9wYWdlQg0KC190YWdzX21hdGNoQgwKCl9wYWdlX3NpemUicAoOU2VhcmNoUmVzcG9uc2USLgoHcGxheWVycxgBIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUSLgoMcGxheWVyc19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8irAEKD0xpc3RUYWdzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBARIWCgR0ZXh0GAMgASgJQgi6SAVyAxjIARIeCghjYXRlZ29yeRgEIAEoCUIHukgEcgIYQEgCiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemVCCwoJX2NhdGVnb3J5InwKEExpc3RUYWdzUmVzcG9uc2USJwoEdGFncxgBIAMoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZBIrCgl0YWdzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbxISCgpjYXRlZ29yaWVzGAMgAygJIpACCglUYWdSZWNvcmQSCgoCaWQYASABKAUSCwoDdGFnGAIgASgJEg0KBWxhYmVsGAMgASgJEhUKCGNhdGVnb3J5GAQgASgJSACIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIAYgBARIRCglpc19oaWRkZW4YBiABKAgSFQoNcGxheWVyc19jb3VudBgHIAEoBRIxCg1maXJzdF9zZWVuX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9jYXRlZ29yeUIOCgxfZGVzY3JpcHRpb24ijAIKEFVwZGF0ZVRhZ1JlcXVlc3QSEwoDdGFnGAEgASgJQga6SAPIAQESOAoFbGFiZWwYAiABKAlCJLpIIXIfEAEYyAEyGF5bXlx4MDAtXHgxRlx4N0YtXHg5Rl0qJEgAiAEBEjgKCGNhdGVnb3J5GAMgASgJQiG6SB5yHBhAMhheW15ceDAwLVx4MUZceDdGLVx4OUZdKiRIAYgBARIiCgtkZXNjcmlwdGlvbhgEIAEoCUIIukgFcgMY6AdIAogBARIWCglpc19oaWRkZW4YBSABKAhIA4gBAUIICgZfbGFiZWxCCwoJX2NhdGVnb3J5Qg4KDF9kZXNjcmlwdGlvbkIMCgpfaXNfaGlkZGVuIjsKEVVwZGF0ZVRhZ1Jlc3BvbnNlEiYKA3RhZxgBIAEoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZCJpChFMaXN0VHJhaXRzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplInAKEkxpc3RUcmFpdHNSZXNwb25zZRIrCgZ0cmFpdHMYASADKAsyGy5wbGF0Zm9ybWFwaS52MS5UcmFpdFJlY29yZBItCgt0cmFpdHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIj8KC1RyYWl0UmVjb3JkEgsKA2tleRgBIAEoCRIUCgxtYXRlcmlhbGlzZWQYAiABKAgSDQoFcmVhZHkYAyABKAgigQEKElVwZGF0ZVRyYWl0UmVxdWVzdBJKCgNrZXkYASABKAlCPbpIOsgBAXI1GEAyMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSHwoLbWF0ZXJpYWxpc2UYAiABKAhCCrpIB8gBAWoCCAEiRwoTVXBkYXRlVHJhaXRSZXNwb25zZRILCgNrZXkYASABKAkSFAoMbWF0ZXJpYWxpc2VkGAIgASgIEg0KBXJlYWR5GAMgASgIIloKC0xpbmtSZXF1ZXN0EiUKEHBsYXRmb3JtX3VzZXJfaWQYASABKAlCC7pICMgBAXIDsAEBEiQKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUILukgIyAEBcgMYgAIiQQoMTGlua1Jlc3BvbnNlEhgKEHBsYXRmb3JtX3VzZXJfaWQYASABKAkSFwoPcGFydG5lcl91c2VyX2lkGAIgASgJMvMHCg1QbGF5ZXJTZXJ2aWNlEnYKBlVwZGF0ZRIdLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVJlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVSZXNwb25zZSItyvMYDGV2ZW50czp3cml0ZYLT5JMCFzoBKiISL3YxL3BsYXllcnMvdXBkYXRlEmkKA0dldBIaLnBsYXRmb3JtYXBpLnYxLkdldFJlcXVlc3QaGy5wbGF0Zm9ybWFwaS52MS5HZXRSZXNwb25zZSIpyvMYC2V2ZW50czpyZWFkgtPkkwIUOgEqIg8vdjEvcGxheWVycy9nZXQSdQoGU2VhcmNoEh0ucGxhdGZvcm1hcGkudjEuU2VhcmNoUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlNlYXJjaFJlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3NlYXJjaBJ5CghMaXN0VGFncxIfLnBsYXRmb3JtYXBpLnYxLkxpc3RUYWdzUmVxdWVzdBogLnBsYXRmb3JtYXBpLnYxLkxpc3RUYWdzUmVzcG9uc2UiKsrzGAtldmVudHM6cmVhZILT5JMCFToBKiIQL3YxL3BsYXllcnMvdGFncxKGAQoJVXBkYXRlVGFnEiAucGxhdGZvcm1hcGkudjEuVXBkYXRlVGFnUmVxdWVzdBohLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRhZ1Jlc3BvbnNlIjTK8xgOcGxheWVyczptYW5hZ2WC0+STAhw6ASoiFy92MS9wbGF5ZXJzL3RhZ3MvdXBkYXRlEoEBCgpMaXN0VHJhaXRzEiEucGxhdGZvcm1hcGkudjEuTGlzdFRyYWl0c1JlcXVlc3QaIi5wbGF0Zm9ybWFwaS52MS5MaXN0VHJhaXRzUmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL3BsYXllcnMvdHJhaXRzEo4BCgtVcGRhdGVUcmFpdBIiLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRyYWl0UmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRyYWl0UmVzcG9uc2UiNsrzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCHjoBKiIZL3YxL3BsYXllcnMvdHJhaXRzL3VwZGF0ZRJvCgRMaW5rEhsucGxhdGZvcm1hcGkudjEuTGlua1JlcXVlc3QaHC5wbGF0Zm9ybWFwaS52MS5MaW5rUmVzcG9uc2UiLMrzGA1sYXVuY2g6dmVyaWZ5gtPkkwIVOgEqIhAvdjEvcGxheWVycy9saW5rQjZaNHBsYXRmb3JtLWJhY2tlbmQvZ2VuL2dvL3BsYXRmb3JtYXBpL3YxO3BsYXRmb3JtYXBpdjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
+  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9wbGF5ZXJzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSJmCg1VcGRhdGVSZXF1ZXN0EjcKB3BsYXllcnMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJVcGRhdGVCCLpIBZIBAhBkEhwKCnJlcXVlc3RfaWQYAiABKAlCCLpIBXIDGIABIr0DCgxQbGF5ZXJVcGRhdGUSJgoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAkgAiAEBEiAKCWRldmljZV9pZBgCIAEoCUIIukgFcgMYgAJIAYgBARIoCgR0YWdzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRIQCgh0YWdzX2FkZBgEIAMoCRITCgt0YWdzX3JlbW92ZRgFIAMoCRInCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKC3RyYWl0c19vbmNlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBJLChB0cmFpdHNfaW5jcmVtZW50GAggAygLMjEucGxhdGZvcm1hcGkudjEuUGxheWVyVXBkYXRlLlRyYWl0c0luY3JlbWVudEVudHJ5EhQKDHRyYWl0c191bnNldBgJIAMoCRo2ChRUcmFpdHNJbmNyZW1lbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZCKzAQoOVXBkYXRlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIuCgd1cGRhdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlZFBsYXllchIvCghyZWplY3RlZBgDIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlJlamVjdGVkRW50cnkSLwoLc2VydmVyX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0BCg1VcGRhdGVkUGxheWVyEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSLAoHZHJvcHBlZBgHIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkRyb3BwZWRJdGVtQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCI6CgtEcm9wcGVkSXRlbRINCgVmaWVsZBgBIAEoCRIMCgRpdGVtGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKVAQoNUmVqZWN0ZWRFbnRyeRINCgVpbmRleBgBIAEoBRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAlCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkInEKCkdldFJlcXVlc3QSIQoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAhIbCglkZXZpY2VfaWQYAiABKAlCCLpIBXIDGIACOiO6SCAiHgoPcGFydG5lcl91c2VyX2lkCglkZXZpY2VfaWQQASJMCgtHZXRSZXNwb25zZRINCgVmb3VuZBgBIAEoCBIuCgdwcm9maWxlGAIgASgLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZSLdAgoNUGxheWVyUHJvZmlsZRIUCgxpZGVudGl0eV9rZXkYASABKAkSHAoPcGFydG5lcl91c2VyX2lkGAIgASgJSACIAQESFgoJZGV2aWNlX2lkGAMgASgJSAGIAQESHQoQcGxhdGZvcm1fdXNlcl9pZBgEIAEoCUgCiAEBEg4KBmxpbmtlZBgFIAEoCBIMCgR0YWdzGAYgAygJEicKBnRyYWl0cxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoNZmlyc3Rfc2Vlbl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9zZWVuX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEISChBfcGFydG5lcl91c2VyX2lkQgwKCl9kZXZpY2VfaWRCEwoRX3BsYXRmb3JtX3VzZXJfaWQi8QIKDVNlYXJjaFJlcXVlc3QSFgoEdGFncxgBIAMoCUIIukgFkgECEDISmwEKBnRyYWl0cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCcrpIOroBNwoQdHJhaXRzLm1heF9wYWlycxIRYXQgbW9zdCA1MCB0cmFpdHMaEHNpemUodGhpcykgPD0gNTDS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIaCgRwYWdlGAMgASgFQge6SAQaAigBSACIAQESKAoKdGFnc19tYXRjaBgEIAEoCUIPukgMcgpSA2FueVIDYWxsSAGIAQESIQoJcGFnZV9zaXplGAUgASgFQgm6SAYaBBhkKAFIAogBARIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyQgcKBV9wYWdlQg0KC190YWdzX21hdGNoQgwKCl9wYWdlX3NpemUimwIKDUV4cG9ydFJlcXVlc3QSFgoEdGFncxgBIAMoCUIIukgFkgECEDISmwEKBnRyYWl0cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCcrpIOroBNwoQdHJhaXRzLm1heF9wYWlycxIRYXQgbW9zdCA1MCB0cmFpdHMaEHNpemUodGhpcykgPD0gNTDS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIoCgp0YWdzX21hdGNoGAQgASgJQg+6SAxyClIDYW55UgNhbGxIAIgBARIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyQg0KC190YWdzX21hdGNoIj8KDkV4cG9ydFJlc3BvbnNlEi0KBnBsYXllchgBIAEoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUicAoOU2VhcmNoUmVzcG9uc2USLgoHcGxheWVycxgBIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUSLgoMcGxheWVyc19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8irAEKD0xpc3RUYWdzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBARIWCgR0ZXh0GAMgASgJQgi6SAVyAxjIARIeCghjYXRlZ29yeRgEIAEoCUIHukgEcgIYQEgCiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemVCCwoJX2NhdGVnb3J5InwKEExpc3RUYWdzUmVzcG9uc2USJwoEdGFncxgBIAMoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZBIrCgl0YWdzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbxISCgpjYXRlZ29yaWVzGAMgAygJIpACCglUYWdSZWNvcmQSCgoCaWQYASABKAUSCwoDdGFnGAIgASgJEg0KBWxhYmVsGAMgASgJEhUKCGNhdGVnb3J5GAQgASgJSACIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIAYgBARIRCglpc19oaWRkZW4YBiABKAgSFQoNcGxheWVyc19jb3VudBgHIAEoBRIxCg1maXJzdF9zZWVuX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9jYXRlZ29yeUIOCgxfZGVzY3JpcHRpb24ijAIKEFVwZGF0ZVRhZ1JlcXVlc3QSEwoDdGFnGAEgASgJQga6SAPIAQESOAoFbGFiZWwYAiABKAlCJLpIIXIfEAEYyAEyGF5bXlx4MDAtXHgxRlx4N0YtXHg5Rl0qJEgAiAEBEjgKCGNhdGVnb3J5GAMgASgJQiG6SB5yHBhAMhheW15ceDAwLVx4MUZceDdGLVx4OUZdKiRIAYgBARIiCgtkZXNjcmlwdGlvbhgEIAEoCUIIukgFcgMY6AdIAogBARIWCglpc19oaWRkZW4YBSABKAhIA4gBAUIICgZfbGFiZWxCCwoJX2NhdGVnb3J5Qg4KDF9kZXNjcmlwdGlvbkIMCgpfaXNfaGlkZGVuIjsKEVVwZGF0ZVRhZ1Jlc3BvbnNlEiYKA3RhZxgBIAEoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZCJpChFMaXN0VHJhaXRzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplInAKEkxpc3RUcmFpdHNSZXNwb25zZRIrCgZ0cmFpdHMYASADKAsyGy5wbGF0Zm9ybWFwaS52MS5UcmFpdFJlY29yZBItCgt0cmFpdHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIj8KC1RyYWl0UmVjb3JkEgsKA2tleRgBIAEoCRIUCgxtYXRlcmlhbGlzZWQYAiABKAgSDQoFcmVhZHkYAyABKAgigQEKElVwZGF0ZVRyYWl0UmVxdWVzdBJKCgNrZXkYASABKAlCPbpIOsgBAXI1GEAyMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSHwoLbWF0ZXJpYWxpc2UYAiABKAhCCrpIB8gBAWoCCAEiRwoTVXBkYXRlVHJhaXRSZXNwb25zZRILCgNrZXkYASABKAkSFAoMbWF0ZXJpYWxpc2VkGAIgASgIEg0KBXJlYWR5GAMgASgIIloKC0xpbmtSZXF1ZXN0EiUKEHBsYXRmb3JtX3VzZXJfaWQYASABKAlCC7pICMgBAXIDsAEBEiQKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUILukgIyAEBcgMYgAIiQQoMTGlua1Jlc3BvbnNlEhgKEHBsYXRmb3JtX3VzZXJfaWQYASABKAkSFwoPcGFydG5lcl91c2VyX2lkGAIgASgJMuwICg1QbGF5ZXJTZXJ2aWNlEnYKBlVwZGF0ZRIdLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVJlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVSZXNwb25zZSItyvMYDGV2ZW50czp3cml0ZYLT5JMCFzoBKiISL3YxL3BsYXllcnMvdXBkYXRlEmkKA0dldBIaLnBsYXRmb3JtYXBpLnYxLkdldFJlcXVlc3QaGy5wbGF0Zm9ybWFwaS52MS5HZXRSZXNwb25zZSIpyvMYC2V2ZW50czpyZWFkgtPkkwIUOgEqIg8vdjEvcGxheWVycy9nZXQSdQoGU2VhcmNoEh0ucGxhdGZvcm1hcGkudjEuU2VhcmNoUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlNlYXJjaFJlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3NlYXJjaBJ3CgZFeHBvcnQSHS5wbGF0Zm9ybWFwaS52MS5FeHBvcnRSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuRXhwb3J0UmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL3BsYXllcnMvZXhwb3J0MAESeQoITGlzdFRhZ3MSHy5wbGF0Zm9ybWFwaS52MS5MaXN0VGFnc1JlcXVlc3QaIC5wbGF0Zm9ybWFwaS52MS5MaXN0VGFnc1Jlc3BvbnNlIirK8xgLZXZlbnRzOnJlYWSC0+STAhU6ASoiEC92MS9wbGF5ZXJzL3RhZ3MShgEKCVVwZGF0ZVRhZxIgLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRhZ1JlcXVlc3QaIS5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUYWdSZXNwb25zZSI0yvMYDnBsYXllcnM6bWFuYWdlgtPkkwIcOgEqIhcvdjEvcGxheWVycy90YWdzL3VwZGF0ZRKBAQoKTGlzdFRyYWl0cxIhLnBsYXRmb3JtYXBpLnYxLkxpc3RUcmFpdHNSZXF1ZXN0GiIucGxhdGZvcm1hcGkudjEuTGlzdFRyYWl0c1Jlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3RyYWl0cxKOAQoLVXBkYXRlVHJhaXQSIi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUcmFpdFJlcXVlc3QaIy5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUcmFpdFJlc3BvbnNlIjbK8xgOcGxheWVyczptYW5hZ2WC0+STAh46ASoiGS92MS9wbGF5ZXJzL3RyYWl0cy91cGRhdGUSbwoETGluaxIbLnBsYXRmb3JtYXBpLnYxLkxpbmtSZXF1ZXN0GhwucGxhdGZvcm1hcGkudjEuTGlua1Jlc3BvbnNlIizK8xgNbGF1bmNoOnZlcmlmeYLT5JMCFToBKiIQL3YxL3BsYXllcnMvbGlua0I2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.UpdateRequest
@@ -465,6 +465,67 @@ export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
   messageDesc(file_platformapi_v1_players, 9);
 
 /**
+ * The filters of SearchRequest, with the same rules, without paging.
+ *
+ * @generated from message platformapi.v1.ExportRequest
+ */
+export type ExportRequest = Message<"platformapi.v1.ExportRequest"> & {
+  /**
+   * Tags to match, by default any of them; at most 50 (a player carries at most 50).
+   *
+   * @generated from field: repeated string tags = 1;
+   */
+  tags: string[];
+
+  /**
+   * Key/values that must all match; at most 50 (a player carries at most 50).
+   *
+   * @generated from field: google.protobuf.Struct traits = 2;
+   */
+  traits?: JsonObject | undefined;
+
+  /**
+   * "any" (default) or "all".
+   *
+   * @generated from field: optional string tags_match = 4;
+   */
+  tagsMatch?: string | undefined;
+
+  /**
+   * Players carrying none of these tags; ANDed with tags, tags_match and traits; at most 50.
+   *
+   * @generated from field: repeated string tags_none = 6;
+   */
+  tagsNone: string[];
+};
+
+/**
+ * Describes the message platformapi.v1.ExportRequest.
+ * Use `create(ExportRequestSchema)` to create a new message.
+ */
+export const ExportRequestSchema: GenMessage<ExportRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 10);
+
+/**
+ * One player of an export: a line of its NDJSON at /v1.
+ *
+ * @generated from message platformapi.v1.ExportResponse
+ */
+export type ExportResponse = Message<"platformapi.v1.ExportResponse"> & {
+  /**
+   * @generated from field: platformapi.v1.PlayerProfile player = 1;
+   */
+  player?: PlayerProfile | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ExportResponse.
+ * Use `create(ExportResponseSchema)` to create a new message.
+ */
+export const ExportResponseSchema: GenMessage<ExportResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 11);
+
+/**
  * @generated from message platformapi.v1.SearchResponse
  */
 export type SearchResponse = Message<"platformapi.v1.SearchResponse"> & {
@@ -487,7 +548,7 @@ export type SearchResponse = Message<"platformapi.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 10);
+  messageDesc(file_platformapi_v1_players, 12);
 
 /**
  * @generated from message platformapi.v1.ListTagsRequest
@@ -527,7 +588,7 @@ export type ListTagsRequest = Message<"platformapi.v1.ListTagsRequest"> & {
  * Use `create(ListTagsRequestSchema)` to create a new message.
  */
 export const ListTagsRequestSchema: GenMessage<ListTagsRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 11);
+  messageDesc(file_platformapi_v1_players, 13);
 
 /**
  * @generated from message platformapi.v1.ListTagsResponse
@@ -556,7 +617,7 @@ export type ListTagsResponse = Message<"platformapi.v1.ListTagsResponse"> & {
  * Use `create(ListTagsResponseSchema)` to create a new message.
  */
 export const ListTagsResponseSchema: GenMessage<ListTagsResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 12);
+  messageDesc(file_platformapi_v1_players, 14);
 
 /**
  * @generated from message platformapi.v1.TagRecord
@@ -619,7 +680,7 @@ export type TagRecord = Message<"platformapi.v1.TagRecord"> & {
  * Use `create(TagRecordSchema)` to create a new message.
  */
 export const TagRecordSchema: GenMessage<TagRecord> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 13);
+  messageDesc(file_platformapi_v1_players, 15);
 
 /**
  * @generated from message platformapi.v1.UpdateTagRequest
@@ -661,7 +722,7 @@ export type UpdateTagRequest = Message<"platformapi.v1.UpdateTagRequest"> & {
  * Use `create(UpdateTagRequestSchema)` to create a new message.
  */
 export const UpdateTagRequestSchema: GenMessage<UpdateTagRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 14);
+  messageDesc(file_platformapi_v1_players, 16);
 
 /**
  * @generated from message platformapi.v1.UpdateTagResponse
@@ -678,7 +739,7 @@ export type UpdateTagResponse = Message<"platformapi.v1.UpdateTagResponse"> & {
  * Use `create(UpdateTagResponseSchema)` to create a new message.
  */
 export const UpdateTagResponseSchema: GenMessage<UpdateTagResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 15);
+  messageDesc(file_platformapi_v1_players, 17);
 
 /**
  * @generated from message platformapi.v1.ListTraitsRequest
@@ -704,7 +765,7 @@ export type ListTraitsRequest = Message<"platformapi.v1.ListTraitsRequest"> & {
  * Use `create(ListTraitsRequestSchema)` to create a new message.
  */
 export const ListTraitsRequestSchema: GenMessage<ListTraitsRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 16);
+  messageDesc(file_platformapi_v1_players, 18);
 
 /**
  * @generated from message platformapi.v1.ListTraitsResponse
@@ -726,7 +787,7 @@ export type ListTraitsResponse = Message<"platformapi.v1.ListTraitsResponse"> & 
  * Use `create(ListTraitsResponseSchema)` to create a new message.
  */
 export const ListTraitsResponseSchema: GenMessage<ListTraitsResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 17);
+  messageDesc(file_platformapi_v1_players, 19);
 
 /**
  * @generated from message platformapi.v1.TraitRecord
@@ -760,7 +821,7 @@ export type TraitRecord = Message<"platformapi.v1.TraitRecord"> & {
  * Use `create(TraitRecordSchema)` to create a new message.
  */
 export const TraitRecordSchema: GenMessage<TraitRecord> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 18);
+  messageDesc(file_platformapi_v1_players, 20);
 
 /**
  * @generated from message platformapi.v1.UpdateTraitRequest
@@ -788,7 +849,7 @@ export type UpdateTraitRequest = Message<"platformapi.v1.UpdateTraitRequest"> & 
  * Use `create(UpdateTraitRequestSchema)` to create a new message.
  */
 export const UpdateTraitRequestSchema: GenMessage<UpdateTraitRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 19);
+  messageDesc(file_platformapi_v1_players, 21);
 
 /**
  * @generated from message platformapi.v1.UpdateTraitResponse
@@ -819,7 +880,7 @@ export type UpdateTraitResponse = Message<"platformapi.v1.UpdateTraitResponse"> 
  * Use `create(UpdateTraitResponseSchema)` to create a new message.
  */
 export const UpdateTraitResponseSchema: GenMessage<UpdateTraitResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 20);
+  messageDesc(file_platformapi_v1_players, 22);
 
 /**
  * @generated from message platformapi.v1.LinkRequest
@@ -841,7 +902,7 @@ export type LinkRequest = Message<"platformapi.v1.LinkRequest"> & {
  * Use `create(LinkRequestSchema)` to create a new message.
  */
 export const LinkRequestSchema: GenMessage<LinkRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 21);
+  messageDesc(file_platformapi_v1_players, 23);
 
 /**
  * @generated from message platformapi.v1.LinkResponse
@@ -863,7 +924,7 @@ export type LinkResponse = Message<"platformapi.v1.LinkResponse"> & {
  * Use `create(LinkResponseSchema)` to create a new message.
  */
 export const LinkResponseSchema: GenMessage<LinkResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 22);
+  messageDesc(file_platformapi_v1_players, 24);
 
 /**
  * Tags (labels) and traits (key/values) that a studio attaches to its players,
@@ -903,6 +964,17 @@ export const PlayerService: GenService<{
     methodKind: "unary";
     input: typeof SearchRequestSchema;
     output: typeof SearchResponseSchema;
+  },
+  /**
+   * Every player of a cohort, streamed in identity_key order (at /v1: one
+   * JSON object a line, application/x-ndjson).
+   *
+   * @generated from rpc platformapi.v1.PlayerService.Export
+   */
+  export: {
+    methodKind: "server_streaming";
+    input: typeof ExportRequestSchema;
+    output: typeof ExportResponseSchema;
   },
   /**
    * The project's tags with player counts.

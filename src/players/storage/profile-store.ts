@@ -1,7 +1,7 @@
 import type { Db, Filter } from "mongodb";
 import { throwIfRefused } from "../../db/batched-write.js";
 import { isDuplicateKeyCode } from "../../db/errors.js";
-import { projectScopedId } from "../../db/ids.js";
+import { projectIdRange, projectScopedId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
 import type { TraitValue } from "../rules/normalise.js";
 import type { Engine } from "../../db/engine.js";
@@ -158,6 +158,41 @@ export class ProfileStore {
       this.profiles.countDocuments(filter),
     ]);
     return { profiles: docs.map(toProfile), total };
+  }
+
+  /**
+   * The project's live profiles matching `query` in `_id` (so identity key) order, `batch` at a time as the caller
+   * consumes them. Where indexes answer queries (MongoDB): pages by `_id` after the last one read, up to the
+   * project's highest `_id` at the start. FerretDB reaches its `_id` index only by the project's range alone: one
+   * sorted cursor over it, every profile, left to the caller to filter.
+   */
+  async *inKeyOrder(projectId: string, query: ProfileQuery, batch: number): AsyncGenerator<ProfileRecord> {
+    const range = projectIdRange(projectId);
+    if (!this.engine.queryIndexes) {
+      const cursor = this.profiles
+        .find({ _id: range } as Filter<ProfileDoc>)
+        .sort({ _id: 1 })
+        .batchSize(batch);
+      try {
+        for await (const doc of cursor) if (!doc.folded_into) yield toProfile(doc);
+      } finally {
+        await cursor.close();
+      }
+      return;
+    }
+    const last = await this.profiles.findOne({ _id: range } as Filter<ProfileDoc>, {
+      sort: { _id: -1 },
+      projection: { _id: 1 },
+    });
+    if (!last) return;
+    const filter = profileFilter(projectId, query);
+    for (let after = range.$gte; ;) {
+      const page = { ...filter, _id: { $gt: after, $lte: last._id } } as Filter<ProfileDoc>;
+      const docs = await this.profiles.find(page).sort({ _id: 1 }).limit(batch).toArray();
+      for (const doc of docs) yield toProfile(doc);
+      if (docs.length < batch) return;
+      after = docs[docs.length - 1]._id;
+    }
   }
 
   /** The identity keys of every live profile matching `query` (the indexes on MongoDB, a scan on FerretDB). */

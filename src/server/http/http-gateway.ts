@@ -19,6 +19,7 @@ import { clientContextValues } from "./client-address.js";
 import { sendError } from "./http-errors.js";
 import { writeExplicitNulls } from "../bodies/json-nulls.js";
 import { parseJsonRequest } from "../bodies/json-request.js";
+import { streamingRequest, writeNdjson } from "./ndjson-stream.js";
 import type { NodeRequest, NodeResponse } from "./node-types.js";
 import { protoKeyPaths, unreadableTimestamps, viaHttpJson } from "./protocol.js";
 
@@ -40,7 +41,8 @@ interface Route {
  * The HTTP/JSON API at /v1, derived at start-up from the google.api.http
  * annotations in the proto. A /v1 request is translated into a Connect unary
  * JSON call to the same handler the other protocols reach, so authentication,
- * validation, JSON rules and errors are shared.
+ * validation, JSON rules and errors are shared; a server-streaming method's
+ * into a Connect streaming call, answered as NDJSON (ndjson-stream.ts).
  */
 export function createHttpGateway(
   services: readonly DescService[],
@@ -101,11 +103,19 @@ async function forward(req: NodeRequest, res: NodeResponse, route: Route): Promi
     contextValues.set(unreadableTimestamps, parsed.value.unreadableTimestamps);
   }
   const original = universalRequestFromNodeRequest(req, res, body, contextValues);
-  const header = new Headers({ "content-type": "application/json", "connect-protocol-version": "1" });
+  const streams = route.method.methodKind === "server_streaming";
+  const contentType = streams ? streamingRequest.contentType : "application/json";
+  const header = new Headers({ "content-type": contentType, "connect-protocol-version": "1" });
   const apiKey = original.header.get("x-api-key");
   if (apiKey !== null) header.set("x-api-key", apiKey);
   const target = new URL(route.handler.requestPath, original.url);
-  const response = await route.handler({ ...original, method: "POST", url: target.toString(), header });
+  const request = { ...original, method: "POST", url: target.toString(), header };
+  if (streams) {
+    const response = await route.handler({ ...request, body: streamingRequest.body(body) });
+    await writeNdjson(response, res, route.method.output);
+    return;
+  }
+  const response = await route.handler(request);
   await universalResponseToNodeResponse(await withExplicitNulls(response, route.method.output), res);
 }
 

@@ -65,8 +65,11 @@ export function getIdentity(req: GetRequest): { partnerUserId: string } | { devi
   return req.partnerUserId !== "" ? { partnerUserId: req.partnerUserId } : { deviceId: req.deviceId };
 }
 
-/** Filter tags and traits are normalised like writes, so "Team A" finds team_a. */
-export function searchQuery(req: SearchRequest, protoKeys: ReadonlySet<string>): ProfileQuery {
+/** Filter tags and traits (search and export) are normalised like writes, so "Team A" finds team_a. */
+export function searchQuery(
+  req: Pick<SearchRequest, "tags" | "tagsMatch" | "tagsNone" | "traits">,
+  protoKeys: ReadonlySet<string>,
+): ProfileQuery {
   const tags = filterTags("tags", req.tags);
   const query: ProfileQuery = {};
   if (tags.length > 0) query[req.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = tags;

@@ -4,6 +4,7 @@ import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
   DroppedItemSchema,
+  ExportResponseSchema,
   GetResponseSchema,
   LinkResponseSchema,
   ListTagsResponseSchema,
@@ -166,6 +167,11 @@ export function createPlayerService({
         players: profiles.map(profileMessage),
         playersInfo: pageInfo(total, page),
       });
+    },
+
+    async *export(req, ctx) {
+      const profiles = players.export(projectOf(ctx), searchQuery(req, ctx.values.get(protoKeyPaths)));
+      for await (const profile of profiles) yield create(ExportResponseSchema, { player: profileMessage(profile) });
     },
 
     async listTags(req, ctx) {
