@@ -1,4 +1,12 @@
-import { toJson, type DescMessage, type MessageShape } from "@bufbuild/protobuf";
+import { once } from "node:events";
+import {
+  toJson,
+  type DescMessage,
+  type DescService,
+  type JsonObject,
+  type JsonValue,
+  type MessageShape,
+} from "@bufbuild/protobuf";
 import { ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { Command, InvalidArgumentError } from "commander";
@@ -19,6 +27,7 @@ import {
   UpdatePropertyResponseSchema,
 } from "../../gen/platformapi/v1/events_pb.js";
 import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
+import { ExportResponseSchema, PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { writeExplicitNulls } from "../server/bodies/json-nulls.js";
 
 // platformctl: a thin command-line client of AdminService (and of the project settings a studio makes with its
@@ -68,20 +77,20 @@ function admin() {
 }
 
 /** The project commands' client: the project is the key's (its private key to change, any reading key to list). */
-function project() {
+function project<Service extends DescService>(of: Service) {
   const key: string =
     program.opts<{ key?: string }>().key ??
     process.env.PLATFORM_API_KEY ??
     program.error("a project's API key is needed: --key or PLATFORM_API_KEY");
-  return { client: createClient(EventService, service()), headers: { "x-api-key": key } };
+  return { client: createClient(of, service()), headers: { "x-api-key": key } };
 }
+
+/** The JSON of /v1: proto field names, defaults shown. */
+const JSON_OPTIONS = { useProtoFieldName: true, alwaysEmitImplicit: true };
 
 async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
   try {
-    const json = writeExplicitNulls(
-      schema,
-      toJson(schema, await answer, { useProtoFieldName: true, alwaysEmitImplicit: true }),
-    );
+    const json = writeExplicitNulls(schema, toJson(schema, await answer, JSON_OPTIONS));
     process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
   } catch (error) {
     program.error(ConnectError.from(error).message, { exitCode: 1 });
@@ -167,7 +176,7 @@ properties
   .command("list")
   .description("the properties the project sums, by event name")
   .action(async () => {
-    const { client, headers } = project();
+    const { client, headers } = project(EventService);
     await print(ListPropertiesResponseSchema, client.listProperties({}, { headers }));
   });
 properties
@@ -177,8 +186,56 @@ properties
   .requiredOption("--property <property>", "the property")
   .option("--no-sum", "stop summing it")
   .action(async (o: { name: string; property: string; sum: boolean }) => {
-    const { client, headers } = project();
+    const { client, headers } = project(EventService);
     await print(UpdatePropertyResponseSchema, client.updateProperty(o, { headers }));
+  });
+
+/** Repeatable options gather their values. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+/** `key=value`: the value as JSON when it reads as a number, boolean or quoted string, else as text. */
+function traitsOf(pairs: readonly string[]): Record<string, JsonValue> {
+  return Object.fromEntries(
+    pairs.map((pair) => {
+      const at = pair.indexOf("=");
+      if (at <= 0) program.error(`--trait ${pair}: expected key=value`);
+      const raw = pair.slice(at + 1);
+      let value: JsonValue = raw;
+      try {
+        const parsed = JSON.parse(raw) as JsonValue;
+        if (typeof parsed !== "object") value = parsed;
+      } catch {
+        // Plain text.
+      }
+      return [pair.slice(0, at), value];
+    }),
+  );
+}
+
+const players = program.command("players").description("a project's players, with --key or PLATFORM_API_KEY");
+players
+  .command("export")
+  .description("stream a cohort's profiles to stdout as NDJSON ({player} a line), by identity_key")
+  .option("--tag <tag>", "a tag to match (repeatable; any of them unless --all-tags)", collect)
+  .option("--all-tags", "match players carrying every --tag")
+  .option("--tag-none <tag>", "a tag the players must not carry (repeatable)", collect)
+  .option("--trait <key=value>", "a trait value to match (repeatable, all must match)", collect)
+  .action(async (o: { tag?: string[]; allTags?: boolean; tagNone?: string[]; trait?: string[] }) => {
+    const { client, headers } = project(PlayerService);
+    const request = {
+      tags: o.tag ?? [],
+      tagsMatch: o.allTags ? "all" : undefined,
+      tagsNone: o.tagNone ?? [],
+      traits: traitsOf(o.trait ?? []) as JsonObject,
+    };
+    try {
+      for await (const line of client.export(request, { headers })) {
+        const json = writeExplicitNulls(ExportResponseSchema, toJson(ExportResponseSchema, line, JSON_OPTIONS));
+        if (!process.stdout.write(`${JSON.stringify(json)}\n`)) await once(process.stdout, "drain");
+      }
+    } catch (error) {
+      program.error(ConnectError.from(error).message, { exitCode: 1 });
+    }
   });
 
 const signingKeys = program.command("keys").description("launch token signing keys");

@@ -66,6 +66,35 @@ describe("platformctl", () => {
     expect(JSON.parse((await platformctl(off, withKey)).stdout).property.sum).toBe(false);
   });
 
+  it("exports a cohort as the NDJSON lines of /v1/players/export", async () => {
+    const { privateKey, publicKey } = await test.createProject("Export");
+    const players = [
+      { partner_user_id: "b", tags: ["vip"], traits: { level: 2, region: "eu" } },
+      { partner_user_id: "a", tags: ["vip", "whale"], traits: { level: 2 } },
+      { partner_user_id: "c", tags: ["other"], traits: { level: 2 } },
+    ];
+    await test.postOk("/v1/players/update", { players }, publicKey);
+    const args = ["players", "export", "--tag", "VIP", "--tag", "other", "--tag-none", "whale", "--trait", "level=2"];
+    const { stdout } = await platformctl(args, { PLATFORM_API_KEY: privateKey });
+    const body = { tags: ["VIP", "other"], tags_none: ["whale"], traits: { level: 2 } };
+    const res = await fetch(`${test.baseUrl}/v1/players/export`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": privateKey },
+      body: JSON.stringify(body),
+    });
+    expect(stdout).toBe(await res.text());
+    expect(
+      stdout
+        .trimEnd()
+        .split("\n")
+        .map((line) => JSON.parse(line).player.partner_user_id),
+    ).toEqual(["b", "c"]);
+    await expect(platformctl(["players", "export"], { PLATFORM_API_KEY: publicKey })).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("events:read"),
+    });
+  });
+
   it("fails with the service's message and a non-zero exit", async () => {
     await expect(platformctl(["api-keys", "revoke", "key_missing"])).rejects.toMatchObject({
       code: 1,

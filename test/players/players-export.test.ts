@@ -144,6 +144,9 @@ describe("players/export", () => {
     const bad = await svc.postJson("/v1/players/export", { tags_match: "some" }, project.privateKey);
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("tags_match") });
+    const reserved = await svc.postJson("/v1/players/export", { traits: { "": "" } }, project.privateKey);
+    expect(reserved.status).toBe(400);
+    expect(reserved.body).toMatchObject({ code: "invalid_argument", message: expect.stringContaining("traits") });
     const unknown = await svc.postJson("/v1/players/export", { page: 2 }, project.privateKey);
     expect(unknown.status).toBe(400);
   });
@@ -210,10 +213,11 @@ describe("players/export of a project read from the database", () => {
     const aborted = new AbortController();
     const res = await fetch(`${cold.baseUrl}/v1/players/export`, {
       method: "POST",
-      headers: { "x-api-key": key },
+      headers: { "content-type": "application/json", "x-api-key": key },
       body: "{}",
       signal: aborted.signal,
     });
+    expect(res.headers.get("content-type")).toBe("application/x-ndjson");
     expect((await res.body!.getReader().read()).done).toBe(false);
     aborted.abort();
     expect((await exportNdjson({}, key, cold)).players).toHaveLength(COUNT + 1);
@@ -225,9 +229,10 @@ describe("players/export of a project read from the database", () => {
 async function expectLaterPlayerLeftOut(service: TestService, readKey: string, writeKey: string) {
   const res = await fetch(`${service.baseUrl}/v1/players/export`, {
     method: "POST",
-    headers: { "x-api-key": readKey },
+    headers: { "content-type": "application/json", "x-api-key": readKey },
     body: "{}",
   });
+  expect(res.headers.get("content-type")).toBe("application/x-ndjson");
   const reader = res.body!.getReader();
   const first = await reader.read();
   await writePlayers(service, writeKey, [{ id: "zzz-later", tags: ["later"], traits: {} }]);

@@ -19,31 +19,45 @@ const RPC_CODES: Readonly<Record<ErrorCode, Code>> = {
  * Turns what a handler throws into the error a caller should see: domain
  * errors by their code, ConnectErrors as they are, a database that is
  * unreachable or past its deadline as `unavailable`, and anything else as
- * `internal` without its details (they are logged instead).
+ * `internal` without its details (they are logged instead). A server stream's
+ * messages are produced after the handler returned: what their iteration
+ * throws is turned the same way.
  */
 export function errorInterceptor(log: Logger): Interceptor {
   return (next) => async (req) => {
+    const rpc = `${req.service.typeName}/${req.method.name}`;
     try {
-      return await next(req);
+      const res = await next(req);
+      if (!res.stream) return res;
+      return { ...res, message: mappedErrors(res.message, rpc, log) };
     } catch (error) {
-      if (error instanceof ConnectError) throw error;
-      const rpc = `${req.service.typeName}/${req.method.name}`;
-      const unavailable = asUnavailable(error);
-      if (unavailable) log.error({ rpc, err: error }, "database unavailable");
-      const domainError = unavailable ?? error;
-      if (domainError instanceof PlatformError) {
-        if (domainError.code === "internal") log.error({ rpc, err: domainError }, "database refused a write");
-        // Retry-After, as the rate limit sends it: the 429 of a queue that is behind tells when to come back.
-        const headers =
-          domainError instanceof QueueBehindError
-            ? { "retry-after": String(domainError.retryAfterSeconds) }
-            : undefined;
-        throw new ConnectError(domainError.message, RPC_CODES[domainError.code], headers, undefined, domainError);
-      }
-      log.error({ rpc, err: error }, "unexpected error");
-      throw new ConnectError("internal error", Code.Internal);
+      throw callerError(error, rpc, log);
     }
   };
+}
+
+async function* mappedErrors<T>(messages: AsyncIterable<T>, rpc: string, log: Logger): AsyncGenerator<T> {
+  try {
+    yield* messages;
+  } catch (error) {
+    throw callerError(error, rpc, log);
+  }
+}
+
+function callerError(error: unknown, rpc: string, log: Logger): ConnectError {
+  if (error instanceof ConnectError) return error;
+  const unavailable = asUnavailable(error);
+  if (unavailable) log.error({ rpc, err: error }, "database unavailable");
+  const domainError = unavailable ?? error;
+  if (domainError instanceof PlatformError) {
+    if (domainError.code === "internal") log.error({ rpc, err: domainError }, "database refused a write");
+    // Retry-After, as the rate limit sends it: the 429 of a queue that is behind tells when to come back.
+    const headers =
+      domainError instanceof QueueBehindError ? { "retry-after": String(domainError.retryAfterSeconds) } : undefined;
+    return new ConnectError(domainError.message, RPC_CODES[domainError.code], headers, undefined, domainError);
+  }
+  log.error({ rpc, err: error }, "unexpected error");
+  return new ConnectError("internal error", Code.Internal);
 }
 
 /** The Connect protocol's name of a code, as logs and metrics label it: `invalid_argument` for Code.InvalidArgument. */
