@@ -31,6 +31,33 @@ export class ApiError extends Error {
 export class UnreachableError extends Error {}
 
 export async function post<T>(path: string, body: object, signal?: AbortSignal): Promise<T> {
+  const res = await answered(path, body, signal);
+  return (await res.json().catch(() => ({}))) as T;
+}
+
+/**
+ * A streaming call's answer (application/x-ndjson): each line's JSON handed to `onLine` as it arrives, read through
+ * the body's reader, so a million lines are never held at once. A stream cut short by the service (an error after
+ * its first line) rejects, as does a lost connection.
+ */
+export async function postLines<T>(path: string, body: object, onLine: (line: T) => void, signal?: AbortSignal) {
+  const res = await answered(path, body, signal);
+  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+  let rest = "";
+  try {
+    for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+      const lines = (rest + chunk.value).split("\n");
+      rest = lines.pop()!;
+      for (const line of lines) onLine(JSON.parse(line) as T);
+    }
+  } catch (error) {
+    if (signal?.aborted) throw error;
+    throw new UnreachableError(`the answer was cut short (${(error as Error).message})`);
+  }
+}
+
+/** A successful answer to POST /v1/<path> with the signed-in key (in its header, never the URL), else the error. */
+async function answered(path: string, body: object, signal?: AbortSignal): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(`/v1/${path}`, {
@@ -43,9 +70,9 @@ export async function post<T>(path: string, body: object, signal?: AbortSignal):
     if (signal?.aborted) throw error;
     throw new UnreachableError(`the service did not answer (${(error as Error).message})`);
   }
+  if (res.ok) return res;
   const answer = await res.json().catch(() => ({}));
-  if (!res.ok) throw new ApiError(res.status, answer.code ?? "unknown", answer.message ?? res.statusText);
-  return answer as T;
+  throw new ApiError(res.status, answer.code ?? "unknown", answer.message ?? res.statusText);
 }
 
 /** /readyz: the service's readiness, with the event queue's depth and lag (no key needed). */

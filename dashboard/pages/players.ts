@@ -2,6 +2,7 @@ import { post } from "../api.js";
 import { field, h, pageControls, select, table } from "../dom.js";
 import { cohortFilterForm } from "../filters.js";
 import { currentRoute, filterForm } from "../url-state.js";
+import { cohortCsvButton } from "./players-export.js";
 import { requestView } from "../view.js";
 
 type Profile = Record<string, unknown> & { tags?: string[]; traits?: Record<string, unknown> };
@@ -93,8 +94,7 @@ function search(): HTMLElement {
       },
     );
   void load();
-  // The cohort's CSV download (players/export) goes here.
-  const actions = h("div", { class: "cohort-actions" });
+  const actions = cohortCsvButton(cohort.value);
   return h("section", {}, h("h2", {}, "Search"), form, view.status, view.content, pager, actions);
 }
 
