@@ -132,6 +132,8 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
   it("signs in; the trends chart's numbers are the API's, for every filter", async () => {
     await page.fill('input[name="api-key"]', project.privateKey);
     await page.click('.sign-in button[type="submit"]');
+    // The header names the project signed into (project/get).
+    await expect.poll(() => page.textContent("header .project")).toBe("Dashboard Game");
     await open("trends");
     await page.waitForSelector(".trends-table");
     await expectTrendsTable({}, "events");

@@ -218,6 +218,8 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/events/retention", retention, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/events/retention", range, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/events/active", { ...range, names: ["level_up"] }, launch.privateKey)).status).toBe(200);
+    expect((await call("/v1/project/get", {}, launch.privateKey)).status).toBe(200);
+    expect((await call("/v1/project/get", {}, launch.publicKey)).status).toBe(403);
   });
 
   it("events: summed properties, and trends with a sum", async () => {
