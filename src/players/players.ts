@@ -24,9 +24,11 @@ import type { PlayerStores } from "./storage/stores.js";
 import type { TagMetadata } from "./storage/tag-store.js";
 import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
+import type { ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
+export type { ErasureOutcome } from "./rounds/erasure-round.js";
 export type { WrittenProfile } from "./rounds/written-profiles.js";
 
 export interface Identity {
@@ -120,6 +122,11 @@ export class Players {
       if (final.kind === "rejected") return fail({ code: final.code, message: REJECT_MESSAGES[final.code] });
       return ok({ profile: final.profile!, dropped: final.dropped });
     });
+  }
+
+  /** Erases a player everywhere (WritePath.erase): whether the project knew them, and their identity key. */
+  erase(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
+    return this.writes.erase(projectId, identity);
   }
 
   /**

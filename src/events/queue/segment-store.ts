@@ -17,6 +17,8 @@ export type SegmentWork =
       folds?: { from: string; into: string }[];
       /** The stamp of the changed players (changed-players.ts) this settles once applied. */
       change?: string;
+      /** Players erased: their histories leave every count and their raw events before this segment are deleted. */
+      erased?: string[];
     }
   /** A trait key turns on: its holders' histories move into its cohorts. */
   | { kind: "materialise"; key: string }
@@ -153,6 +155,21 @@ export class SegmentStore {
       }
     }
     return true;
+  }
+
+  /**
+   * Deletes from the project's segments before `before` the raw events `erased` picks (an erasure), one segment in
+   * memory at a time. Run again after a crash, it finds nothing more to delete.
+   */
+  async deleteEvents(projectId: string, before: number, erased: (event: QueuedEvent) => boolean): Promise<void> {
+    await this.forEachEventBetween(projectId, 0, before, async (seq, events) => {
+      const kept = events.filter((event) => !erased(event));
+      if (kept.length < events.length) {
+        const work = storedWork({ kind: "events", events: kept });
+        await this.segments.updateOne({ _id: sequenceId(seq) }, { $set: { work } });
+      }
+      return true;
+    });
   }
 
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */

@@ -3,6 +3,7 @@ import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  DeleteResponseSchema,
   DroppedItemSchema,
   GetResponseSchema,
   LinkResponseSchema,
@@ -155,6 +156,11 @@ export function createPlayerService({
     async get(req, ctx) {
       const profile = await players.get(projectOf(ctx), getIdentity(req));
       return create(GetResponseSchema, profile ? { found: true, profile: profileMessage(profile) } : { found: false });
+    },
+
+    async delete(req, ctx) {
+      const { deleted, identityKey } = await players.erase(projectOf(ctx), getIdentity(req));
+      return create(DeleteResponseSchema, { deleted, identityKey });
     },
 
     async search(req, ctx) {
