@@ -24,6 +24,7 @@ const EMBEDDED_ONLY = [
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
   "test/players-crash.test.ts",
   "test/start-after-backlog.test.ts",
+  "test/players-erase-crash.test.ts",
   "test/players-registry-faults.test.ts",
   "test/players-round-trips.test.ts",
   "test/owner-memory-restart.test.ts",
