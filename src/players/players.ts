@@ -24,7 +24,7 @@ import type { PlayerStores } from "./storage/stores.js";
 import type { TagMetadata } from "./storage/tag-store.js";
 import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
-import type { ErasureOutcome } from "./rounds/erasure-round.js";
+import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
@@ -122,6 +122,11 @@ export class Players {
       if (final.kind === "rejected") return fail({ code: final.code, message: REJECT_MESSAGES[final.code] });
       return ok({ profile: final.profile!, dropped: final.dropped });
     });
+  }
+
+  /** A player's profile (null: none) and every identity key whose events are theirs (players/data). */
+  keysOf(projectId: string, identity: { partnerUserId: string } | { deviceId: string }) {
+    return playerKeys(this.stores, projectId, identity);
   }
 
   /** Erases a player everywhere (WritePath.erase): whether the project knew them, and their identity key. */

@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/players.proto.
  */
 export const file_platformapi_v1_players: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9wbGF5ZXJzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSJmCg1VcGRhdGVSZXF1ZXN0EjcKB3BsYXllcnMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJVcGRhdGVCCLpIBZIBAhBkEhwKCnJlcXVlc3RfaWQYAiABKAlCCLpIBXIDGIABIr0DCgxQbGF5ZXJVcGRhdGUSJgoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAkgAiAEBEiAKCWRldmljZV9pZBgCIAEoCUIIukgFcgMYgAJIAYgBARIoCgR0YWdzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRIQCgh0YWdzX2FkZBgEIAMoCRITCgt0YWdzX3JlbW92ZRgFIAMoCRInCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKC3RyYWl0c19vbmNlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBJLChB0cmFpdHNfaW5jcmVtZW50GAggAygLMjEucGxhdGZvcm1hcGkudjEuUGxheWVyVXBkYXRlLlRyYWl0c0luY3JlbWVudEVudHJ5EhQKDHRyYWl0c191bnNldBgJIAMoCRo2ChRUcmFpdHNJbmNyZW1lbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZCKzAQoOVXBkYXRlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIuCgd1cGRhdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlZFBsYXllchIvCghyZWplY3RlZBgDIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlJlamVjdGVkRW50cnkSLwoLc2VydmVyX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0BCg1VcGRhdGVkUGxheWVyEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSLAoHZHJvcHBlZBgHIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkRyb3BwZWRJdGVtQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCI6CgtEcm9wcGVkSXRlbRINCgVmaWVsZBgBIAEoCRIMCgRpdGVtGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKVAQoNUmVqZWN0ZWRFbnRyeRINCgVpbmRleBgBIAEoBRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAlCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkInEKCkdldFJlcXVlc3QSIQoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAhIbCglkZXZpY2VfaWQYAiABKAlCCLpIBXIDGIACOiO6SCAiHgoPcGFydG5lcl91c2VyX2lkCglkZXZpY2VfaWQQASJ0Cg1EZWxldGVSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAjojukggIh4KD3BhcnRuZXJfdXNlcl9pZAoJZGV2aWNlX2lkEAEiNwoORGVsZXRlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCBIUCgxpZGVudGl0eV9rZXkYAiABKAkiTAoLR2V0UmVzcG9uc2USDQoFZm91bmQYASABKAgSLgoHcHJvZmlsZRgCIAEoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUi3QIKDVBsYXllclByb2ZpbGUSFAoMaWRlbnRpdHlfa2V5GAEgASgJEhwKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUgAiAEBEhYKCWRldmljZV9pZBgDIAEoCUgBiAEBEh0KEHBsYXRmb3JtX3VzZXJfaWQYBCABKAlIAogBARIOCgZsaW5rZWQYBSABKAgSDAoEdGFncxgGIAMoCRInCgZ0cmFpdHMYByABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EjEKDWZpcnN0X3NlZW5fYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkQhMKEV9wbGF0Zm9ybV91c2VyX2lkIvECCg1TZWFyY2hSZXF1ZXN0EhYKBHRhZ3MYASADKAlCCLpIBZIBAhAyEpsBCgZ0cmFpdHMYAiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QnK6SDq6ATcKEHRyYWl0cy5tYXhfcGFpcnMSEWF0IG1vc3QgNTAgdHJhaXRzGhBzaXplKHRoaXMpIDw9IDUw0vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSGgoEcGFnZRgDIAEoBUIHukgEGgIoAUgAiAEBEigKCnRhZ3NfbWF0Y2gYBCABKAlCD7pIDHIKUgNhbnlSA2FsbEgBiAEBEiEKCXBhZ2Vfc2l6ZRgFIAEoBUIJukgGGgQYZCgBSAKIAQESGwoJdGFnc19ub25lGAYgAygJQgi6SAWSAQIQMkIHCgVfcGFnZUINCgtfdGFnc19tYXRjaEIMCgpfcGFnZV9zaXplInAKDlNlYXJjaFJlc3BvbnNlEi4KB3BsYXllcnMYASADKAsyHS5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJQcm9maWxlEi4KDHBsYXllcnNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIqwBCg9MaXN0VGFnc1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQESFgoEdGV4dBgDIAEoCUIIukgFcgMYyAESHgoIY2F0ZWdvcnkYBCABKAlCB7pIBHICGEBIAogBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplQgsKCV9jYXRlZ29yeSJ8ChBMaXN0VGFnc1Jlc3BvbnNlEicKBHRhZ3MYASADKAsyGS5wbGF0Zm9ybWFwaS52MS5UYWdSZWNvcmQSKwoJdGFnc19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8SEgoKY2F0ZWdvcmllcxgDIAMoCSKQAgoJVGFnUmVjb3JkEgoKAmlkGAEgASgFEgsKA3RhZxgCIAEoCRINCgVsYWJlbBgDIAEoCRIVCghjYXRlZ29yeRgEIAEoCUgAiAEBEhgKC2Rlc2NyaXB0aW9uGAUgASgJSAGIAQESEQoJaXNfaGlkZGVuGAYgASgIEhUKDXBsYXllcnNfY291bnQYByABKAUSMQoNZmlyc3Rfc2Vlbl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9zZWVuX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEILCglfY2F0ZWdvcnlCDgoMX2Rlc2NyaXB0aW9uIowCChBVcGRhdGVUYWdSZXF1ZXN0EhMKA3RhZxgBIAEoCUIGukgDyAEBEjgKBWxhYmVsGAIgASgJQiS6SCFyHxABGMgBMhheW15ceDAwLVx4MUZceDdGLVx4OUZdKiRIAIgBARI4CghjYXRlZ29yeRgDIAEoCUIhukgechwYQDIYXlteXHgwMC1ceDFGXHg3Ri1ceDlGXSokSAGIAQESIgoLZGVzY3JpcHRpb24YBCABKAlCCLpIBXIDGOgHSAKIAQESFgoJaXNfaGlkZGVuGAUgASgISAOIAQFCCAoGX2xhYmVsQgsKCV9jYXRlZ29yeUIOCgxfZGVzY3JpcHRpb25CDAoKX2lzX2hpZGRlbiI7ChFVcGRhdGVUYWdSZXNwb25zZRImCgN0YWcYASABKAsyGS5wbGF0Zm9ybWFwaS52MS5UYWdSZWNvcmQiaQoRTGlzdFRyYWl0c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQFCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZSJwChJMaXN0VHJhaXRzUmVzcG9uc2USKwoGdHJhaXRzGAEgAygLMhsucGxhdGZvcm1hcGkudjEuVHJhaXRSZWNvcmQSLQoLdHJhaXRzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbyI/CgtUcmFpdFJlY29yZBILCgNrZXkYASABKAkSFAoMbWF0ZXJpYWxpc2VkGAIgASgIEg0KBXJlYWR5GAMgASgIIoEBChJVcGRhdGVUcmFpdFJlcXVlc3QSSgoDa2V5GAEgASgJQj26SDrIAQFyNRhAMjFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEh8KC21hdGVyaWFsaXNlGAIgASgIQgq6SAfIAQFqAggBIkcKE1VwZGF0ZVRyYWl0UmVzcG9uc2USCwoDa2V5GAEgASgJEhQKDG1hdGVyaWFsaXNlZBgCIAEoCBINCgVyZWFkeRgDIAEoCCJaCgtMaW5rUmVxdWVzdBIlChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJQgu6SAjIAQFyA7ABARIkCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlCC7pICMgBAXIDGIACIkEKDExpbmtSZXNwb25zZRIYChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJEhcKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCTLtCAoNUGxheWVyU2VydmljZRJ2CgZVcGRhdGUSHS5wbGF0Zm9ybWFwaS52MS5VcGRhdGVSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuVXBkYXRlUmVzcG9uc2UiLcrzGAxldmVudHM6d3JpdGWC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3VwZGF0ZRJpCgNHZXQSGi5wbGF0Zm9ybWFwaS52MS5HZXRSZXF1ZXN0GhsucGxhdGZvcm1hcGkudjEuR2V0UmVzcG9uc2UiKcrzGAtldmVudHM6cmVhZILT5JMCFDoBKiIPL3YxL3BsYXllcnMvZ2V0EnUKBlNlYXJjaBIdLnBsYXRmb3JtYXBpLnYxLlNlYXJjaFJlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5TZWFyY2hSZXNwb25zZSIsyvMYC2V2ZW50czpyZWFkgtPkkwIXOgEqIhIvdjEvcGxheWVycy9zZWFyY2gSeQoITGlzdFRhZ3MSHy5wbGF0Zm9ybWFwaS52MS5MaXN0VGFnc1JlcXVlc3QaIC5wbGF0Zm9ybWFwaS52MS5MaXN0VGFnc1Jlc3BvbnNlIirK8xgLZXZlbnRzOnJlYWSC0+STAhU6ASoiEC92MS9wbGF5ZXJzL3RhZ3MShgEKCVVwZGF0ZVRhZxIgLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRhZ1JlcXVlc3QaIS5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUYWdSZXNwb25zZSI0yvMYDnBsYXllcnM6bWFuYWdlgtPkkwIcOgEqIhcvdjEvcGxheWVycy90YWdzL3VwZGF0ZRKBAQoKTGlzdFRyYWl0cxIhLnBsYXRmb3JtYXBpLnYxLkxpc3RUcmFpdHNSZXF1ZXN0GiIucGxhdGZvcm1hcGkudjEuTGlzdFRyYWl0c1Jlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3RyYWl0cxKOAQoLVXBkYXRlVHJhaXQSIi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUcmFpdFJlcXVlc3QaIy5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUcmFpdFJlc3BvbnNlIjbK8xgOcGxheWVyczptYW5hZ2WC0+STAh46ASoiGS92MS9wbGF5ZXJzL3RyYWl0cy91cGRhdGUSeAoGRGVsZXRlEh0ucGxhdGZvcm1hcGkudjEuRGVsZXRlUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLkRlbGV0ZVJlc3BvbnNlIi/K8xgOcGxheWVyczptYW5hZ2WC0+STAhc6ASoiEi92MS9wbGF5ZXJzL2RlbGV0ZRJvCgRMaW5rEhsucGxhdGZvcm1hcGkudjEuTGlua1JlcXVlc3QaHC5wbGF0Zm9ybWFwaS52MS5MaW5rUmVzcG9uc2UiLMrzGA1sYXVuY2g6dmVyaWZ5gtPkkwIVOgEqIhAvdjEvcGxheWVycy9saW5rQjZaNHBsYXRmb3JtLWJhY2tlbmQvZ2VuL2dvL3BsYXRmb3JtYXBpL3YxO3BsYXRmb3JtYXBpdjFiBnByb3RvMw", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
+  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9wbGF5ZXJzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSJmCg1VcGRhdGVSZXF1ZXN0EjcKB3BsYXllcnMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJVcGRhdGVCCLpIBZIBAhBkEhwKCnJlcXVlc3RfaWQYAiABKAlCCLpIBXIDGIABIr0DCgxQbGF5ZXJVcGRhdGUSJgoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAkgAiAEBEiAKCWRldmljZV9pZBgCIAEoCUIIukgFcgMYgAJIAYgBARIoCgR0YWdzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRIQCgh0YWdzX2FkZBgEIAMoCRITCgt0YWdzX3JlbW92ZRgFIAMoCRInCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKC3RyYWl0c19vbmNlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBJLChB0cmFpdHNfaW5jcmVtZW50GAggAygLMjEucGxhdGZvcm1hcGkudjEuUGxheWVyVXBkYXRlLlRyYWl0c0luY3JlbWVudEVudHJ5EhQKDHRyYWl0c191bnNldBgJIAMoCRo2ChRUcmFpdHNJbmNyZW1lbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZCKzAQoOVXBkYXRlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIuCgd1cGRhdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlZFBsYXllchIvCghyZWplY3RlZBgDIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlJlamVjdGVkRW50cnkSLwoLc2VydmVyX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0BCg1VcGRhdGVkUGxheWVyEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSLAoHZHJvcHBlZBgHIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkRyb3BwZWRJdGVtQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCI6CgtEcm9wcGVkSXRlbRINCgVmaWVsZBgBIAEoCRIMCgRpdGVtGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKVAQoNUmVqZWN0ZWRFbnRyeRINCgVpbmRleBgBIAEoBRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAlCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkInEKCkdldFJlcXVlc3QSIQoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAhIbCglkZXZpY2VfaWQYAiABKAlCCLpIBXIDGIACOiO6SCAiHgoPcGFydG5lcl91c2VyX2lkCglkZXZpY2VfaWQQASJ0Cg1EZWxldGVSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAjojukggIh4KD3BhcnRuZXJfdXNlcl9pZAoJZGV2aWNlX2lkEAEiNwoORGVsZXRlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCBIUCgxpZGVudGl0eV9rZXkYAiABKAkiiwEKC0RhdGFSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAhIXCgZjdXJzb3IYAyABKAlCB7pIBHICGEA6I7pIICIeCg9wYXJ0bmVyX3VzZXJfaWQKCWRldmljZV9pZBABIo0BCgxEYXRhUmVzcG9uc2USDQoFZm91bmQYASABKAgSLgoHcHJvZmlsZRgCIAEoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUSKQoGZXZlbnRzGAMgAygLMhkucGxhdGZvcm1hcGkudjEuS2VwdEV2ZW50EhMKC25leHRfY3Vyc29yGAQgASgJIvEBCglLZXB0RXZlbnQSDAoEbmFtZRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARItCgl0aW1lc3RhbXAYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEisKCnByb3BlcnRpZXMYBSABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EhUKCGV2ZW50X2lkGAYgASgJSAKIAQFCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkQgsKCV9ldmVudF9pZCJMCgtHZXRSZXNwb25zZRINCgVmb3VuZBgBIAEoCBIuCgdwcm9maWxlGAIgASgLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZSLdAgoNUGxheWVyUHJvZmlsZRIUCgxpZGVudGl0eV9rZXkYASABKAkSHAoPcGFydG5lcl91c2VyX2lkGAIgASgJSACIAQESFgoJZGV2aWNlX2lkGAMgASgJSAGIAQESHQoQcGxhdGZvcm1fdXNlcl9pZBgEIAEoCUgCiAEBEg4KBmxpbmtlZBgFIAEoCBIMCgR0YWdzGAYgAygJEicKBnRyYWl0cxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoNZmlyc3Rfc2Vlbl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9zZWVuX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEISChBfcGFydG5lcl91c2VyX2lkQgwKCl9kZXZpY2VfaWRCEwoRX3BsYXRmb3JtX3VzZXJfaWQi8QIKDVNlYXJjaFJlcXVlc3QSFgoEdGFncxgBIAMoCUIIukgFkgECEDISmwEKBnRyYWl0cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCcrpIOroBNwoQdHJhaXRzLm1heF9wYWlycxIRYXQgbW9zdCA1MCB0cmFpdHMaEHNpemUodGhpcykgPD0gNTDS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIaCgRwYWdlGAMgASgFQge6SAQaAigBSACIAQESKAoKdGFnc19tYXRjaBgEIAEoCUIPukgMcgpSA2FueVIDYWxsSAGIAQESIQoJcGFnZV9zaXplGAUgASgFQgm6SAYaBBhkKAFIAogBARIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyQgcKBV9wYWdlQg0KC190YWdzX21hdGNoQgwKCl9wYWdlX3NpemUicAoOU2VhcmNoUmVzcG9uc2USLgoHcGxheWVycxgBIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUSLgoMcGxheWVyc19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8irAEKD0xpc3RUYWdzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBARIWCgR0ZXh0GAMgASgJQgi6SAVyAxjIARIeCghjYXRlZ29yeRgEIAEoCUIHukgEcgIYQEgCiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemVCCwoJX2NhdGVnb3J5InwKEExpc3RUYWdzUmVzcG9uc2USJwoEdGFncxgBIAMoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZBIrCgl0YWdzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbxISCgpjYXRlZ29yaWVzGAMgAygJIpACCglUYWdSZWNvcmQSCgoCaWQYASABKAUSCwoDdGFnGAIgASgJEg0KBWxhYmVsGAMgASgJEhUKCGNhdGVnb3J5GAQgASgJSACIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIAYgBARIRCglpc19oaWRkZW4YBiABKAgSFQoNcGxheWVyc19jb3VudBgHIAEoBRIxCg1maXJzdF9zZWVuX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9jYXRlZ29yeUIOCgxfZGVzY3JpcHRpb24ijAIKEFVwZGF0ZVRhZ1JlcXVlc3QSEwoDdGFnGAEgASgJQga6SAPIAQESOAoFbGFiZWwYAiABKAlCJLpIIXIfEAEYyAEyGF5bXlx4MDAtXHgxRlx4N0YtXHg5Rl0qJEgAiAEBEjgKCGNhdGVnb3J5GAMgASgJQiG6SB5yHBhAMhheW15ceDAwLVx4MUZceDdGLVx4OUZdKiRIAYgBARIiCgtkZXNjcmlwdGlvbhgEIAEoCUIIukgFcgMY6AdIAogBARIWCglpc19oaWRkZW4YBSABKAhIA4gBAUIICgZfbGFiZWxCCwoJX2NhdGVnb3J5Qg4KDF9kZXNjcmlwdGlvbkIMCgpfaXNfaGlkZGVuIjsKEVVwZGF0ZVRhZ1Jlc3BvbnNlEiYKA3RhZxgBIAEoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZCJpChFMaXN0VHJhaXRzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplInAKEkxpc3RUcmFpdHNSZXNwb25zZRIrCgZ0cmFpdHMYASADKAsyGy5wbGF0Zm9ybWFwaS52MS5UcmFpdFJlY29yZBItCgt0cmFpdHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIj8KC1RyYWl0UmVjb3JkEgsKA2tleRgBIAEoCRIUCgxtYXRlcmlhbGlzZWQYAiABKAgSDQoFcmVhZHkYAyABKAgigQEKElVwZGF0ZVRyYWl0UmVxdWVzdBJKCgNrZXkYASABKAlCPbpIOsgBAXI1GEAyMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSHwoLbWF0ZXJpYWxpc2UYAiABKAhCCrpIB8gBAWoCCAEiRwoTVXBkYXRlVHJhaXRSZXNwb25zZRILCgNrZXkYASABKAkSFAoMbWF0ZXJpYWxpc2VkGAIgASgIEg0KBXJlYWR5GAMgASgIIloKC0xpbmtSZXF1ZXN0EiUKEHBsYXRmb3JtX3VzZXJfaWQYASABKAlCC7pICMgBAXIDsAEBEiQKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUILukgIyAEBcgMYgAIiQQoMTGlua1Jlc3BvbnNlEhgKEHBsYXRmb3JtX3VzZXJfaWQYASABKAkSFwoPcGFydG5lcl91c2VyX2lkGAIgASgJMtwJCg1QbGF5ZXJTZXJ2aWNlEnYKBlVwZGF0ZRIdLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVJlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVSZXNwb25zZSItyvMYDGV2ZW50czp3cml0ZYLT5JMCFzoBKiISL3YxL3BsYXllcnMvdXBkYXRlEmkKA0dldBIaLnBsYXRmb3JtYXBpLnYxLkdldFJlcXVlc3QaGy5wbGF0Zm9ybWFwaS52MS5HZXRSZXNwb25zZSIpyvMYC2V2ZW50czpyZWFkgtPkkwIUOgEqIg8vdjEvcGxheWVycy9nZXQSdQoGU2VhcmNoEh0ucGxhdGZvcm1hcGkudjEuU2VhcmNoUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlNlYXJjaFJlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3NlYXJjaBJ5CghMaXN0VGFncxIfLnBsYXRmb3JtYXBpLnYxLkxpc3RUYWdzUmVxdWVzdBogLnBsYXRmb3JtYXBpLnYxLkxpc3RUYWdzUmVzcG9uc2UiKsrzGAtldmVudHM6cmVhZILT5JMCFToBKiIQL3YxL3BsYXllcnMvdGFncxKGAQoJVXBkYXRlVGFnEiAucGxhdGZvcm1hcGkudjEuVXBkYXRlVGFnUmVxdWVzdBohLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRhZ1Jlc3BvbnNlIjTK8xgOcGxheWVyczptYW5hZ2WC0+STAhw6ASoiFy92MS9wbGF5ZXJzL3RhZ3MvdXBkYXRlEoEBCgpMaXN0VHJhaXRzEiEucGxhdGZvcm1hcGkudjEuTGlzdFRyYWl0c1JlcXVlc3QaIi5wbGF0Zm9ybWFwaS52MS5MaXN0VHJhaXRzUmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL3BsYXllcnMvdHJhaXRzEo4BCgtVcGRhdGVUcmFpdBIiLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRyYWl0UmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRyYWl0UmVzcG9uc2UiNsrzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCHjoBKiIZL3YxL3BsYXllcnMvdHJhaXRzL3VwZGF0ZRJ4CgZEZWxldGUSHS5wbGF0Zm9ybWFwaS52MS5EZWxldGVSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuRGVsZXRlUmVzcG9uc2UiL8rzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCFzoBKiISL3YxL3BsYXllcnMvZGVsZXRlEm0KBERhdGESGy5wbGF0Zm9ybWFwaS52MS5EYXRhUmVxdWVzdBocLnBsYXRmb3JtYXBpLnYxLkRhdGFSZXNwb25zZSIqyvMYC2V2ZW50czpyZWFkgtPkkwIVOgEqIhAvdjEvcGxheWVycy9kYXRhEm8KBExpbmsSGy5wbGF0Zm9ybWFwaS52MS5MaW5rUmVxdWVzdBocLnBsYXRmb3JtYXBpLnYxLkxpbmtSZXNwb25zZSIsyvMYDWxhdW5jaDp2ZXJpZnmC0+STAhU6ASoiEC92MS9wbGF5ZXJzL2xpbmtCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.UpdateRequest
@@ -368,6 +368,119 @@ export const DeleteResponseSchema: GenMessage<DeleteResponse> = /*@__PURE__*/
   messageDesc(file_platformapi_v1_players, 8);
 
 /**
+ * @generated from message platformapi.v1.DataRequest
+ */
+export type DataRequest = Message<"platformapi.v1.DataRequest"> & {
+  /**
+   * Exactly one of partner_user_id and device_id.
+   *
+   * @generated from field: string partner_user_id = 1;
+   */
+  partnerUserId: string;
+
+  /**
+   * @generated from field: string device_id = 2;
+   */
+  deviceId: string;
+
+  /**
+   * The previous page's next_cursor; "" for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message platformapi.v1.DataRequest.
+ * Use `create(DataRequestSchema)` to create a new message.
+ */
+export const DataRequestSchema: GenMessage<DataRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 9);
+
+/**
+ * @generated from message platformapi.v1.DataResponse
+ */
+export type DataResponse = Message<"platformapi.v1.DataResponse"> & {
+  /**
+   * On the first page: whether the player has a profile, and the profile.
+   *
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * @generated from field: platformapi.v1.PlayerProfile profile = 2;
+   */
+  profile?: PlayerProfile | undefined;
+
+  /**
+   * Raw events of the player still kept, oldest first.
+   *
+   * @generated from field: repeated platformapi.v1.KeptEvent events = 3;
+   */
+  events: KeptEvent[];
+
+  /**
+   * Where the next page starts; "" once every kept event was answered.
+   *
+   * @generated from field: string next_cursor = 4;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message platformapi.v1.DataResponse.
+ * Use `create(DataResponseSchema)` to create a new message.
+ */
+export const DataResponseSchema: GenMessage<DataResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 10);
+
+/**
+ * A raw event as it was accepted.
+ *
+ * @generated from message platformapi.v1.KeptEvent
+ */
+export type KeptEvent = Message<"platformapi.v1.KeptEvent"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional string partner_user_id = 2;
+   */
+  partnerUserId?: string | undefined;
+
+  /**
+   * @generated from field: optional string device_id = 3;
+   */
+  deviceId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp timestamp = 4;
+   */
+  timestamp?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct properties = 5;
+   */
+  properties?: JsonObject | undefined;
+
+  /**
+   * @generated from field: optional string event_id = 6;
+   */
+  eventId?: string | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.KeptEvent.
+ * Use `create(KeptEventSchema)` to create a new message.
+ */
+export const KeptEventSchema: GenMessage<KeptEvent> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 11);
+
+/**
  * @generated from message platformapi.v1.GetResponse
  */
 export type GetResponse = Message<"platformapi.v1.GetResponse"> & {
@@ -391,7 +504,7 @@ export type GetResponse = Message<"platformapi.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 9);
+  messageDesc(file_platformapi_v1_players, 12);
 
 /**
  * A player's tags and traits. A profile exists only once a player has been
@@ -459,7 +572,7 @@ export type PlayerProfile = Message<"platformapi.v1.PlayerProfile"> & {
  * Use `create(PlayerProfileSchema)` to create a new message.
  */
 export const PlayerProfileSchema: GenMessage<PlayerProfile> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 10);
+  messageDesc(file_platformapi_v1_players, 13);
 
 /**
  * @generated from message platformapi.v1.SearchRequest
@@ -513,7 +626,7 @@ export type SearchRequest = Message<"platformapi.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 11);
+  messageDesc(file_platformapi_v1_players, 14);
 
 /**
  * @generated from message platformapi.v1.SearchResponse
@@ -538,7 +651,7 @@ export type SearchResponse = Message<"platformapi.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 12);
+  messageDesc(file_platformapi_v1_players, 15);
 
 /**
  * @generated from message platformapi.v1.ListTagsRequest
@@ -578,7 +691,7 @@ export type ListTagsRequest = Message<"platformapi.v1.ListTagsRequest"> & {
  * Use `create(ListTagsRequestSchema)` to create a new message.
  */
 export const ListTagsRequestSchema: GenMessage<ListTagsRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 13);
+  messageDesc(file_platformapi_v1_players, 16);
 
 /**
  * @generated from message platformapi.v1.ListTagsResponse
@@ -607,7 +720,7 @@ export type ListTagsResponse = Message<"platformapi.v1.ListTagsResponse"> & {
  * Use `create(ListTagsResponseSchema)` to create a new message.
  */
 export const ListTagsResponseSchema: GenMessage<ListTagsResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 14);
+  messageDesc(file_platformapi_v1_players, 17);
 
 /**
  * @generated from message platformapi.v1.TagRecord
@@ -670,7 +783,7 @@ export type TagRecord = Message<"platformapi.v1.TagRecord"> & {
  * Use `create(TagRecordSchema)` to create a new message.
  */
 export const TagRecordSchema: GenMessage<TagRecord> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 15);
+  messageDesc(file_platformapi_v1_players, 18);
 
 /**
  * @generated from message platformapi.v1.UpdateTagRequest
@@ -712,7 +825,7 @@ export type UpdateTagRequest = Message<"platformapi.v1.UpdateTagRequest"> & {
  * Use `create(UpdateTagRequestSchema)` to create a new message.
  */
 export const UpdateTagRequestSchema: GenMessage<UpdateTagRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 16);
+  messageDesc(file_platformapi_v1_players, 19);
 
 /**
  * @generated from message platformapi.v1.UpdateTagResponse
@@ -729,7 +842,7 @@ export type UpdateTagResponse = Message<"platformapi.v1.UpdateTagResponse"> & {
  * Use `create(UpdateTagResponseSchema)` to create a new message.
  */
 export const UpdateTagResponseSchema: GenMessage<UpdateTagResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 17);
+  messageDesc(file_platformapi_v1_players, 20);
 
 /**
  * @generated from message platformapi.v1.ListTraitsRequest
@@ -755,7 +868,7 @@ export type ListTraitsRequest = Message<"platformapi.v1.ListTraitsRequest"> & {
  * Use `create(ListTraitsRequestSchema)` to create a new message.
  */
 export const ListTraitsRequestSchema: GenMessage<ListTraitsRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 18);
+  messageDesc(file_platformapi_v1_players, 21);
 
 /**
  * @generated from message platformapi.v1.ListTraitsResponse
@@ -777,7 +890,7 @@ export type ListTraitsResponse = Message<"platformapi.v1.ListTraitsResponse"> & 
  * Use `create(ListTraitsResponseSchema)` to create a new message.
  */
 export const ListTraitsResponseSchema: GenMessage<ListTraitsResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 19);
+  messageDesc(file_platformapi_v1_players, 22);
 
 /**
  * @generated from message platformapi.v1.TraitRecord
@@ -811,7 +924,7 @@ export type TraitRecord = Message<"platformapi.v1.TraitRecord"> & {
  * Use `create(TraitRecordSchema)` to create a new message.
  */
 export const TraitRecordSchema: GenMessage<TraitRecord> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 20);
+  messageDesc(file_platformapi_v1_players, 23);
 
 /**
  * @generated from message platformapi.v1.UpdateTraitRequest
@@ -839,7 +952,7 @@ export type UpdateTraitRequest = Message<"platformapi.v1.UpdateTraitRequest"> & 
  * Use `create(UpdateTraitRequestSchema)` to create a new message.
  */
 export const UpdateTraitRequestSchema: GenMessage<UpdateTraitRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 21);
+  messageDesc(file_platformapi_v1_players, 24);
 
 /**
  * @generated from message platformapi.v1.UpdateTraitResponse
@@ -870,7 +983,7 @@ export type UpdateTraitResponse = Message<"platformapi.v1.UpdateTraitResponse"> 
  * Use `create(UpdateTraitResponseSchema)` to create a new message.
  */
 export const UpdateTraitResponseSchema: GenMessage<UpdateTraitResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 22);
+  messageDesc(file_platformapi_v1_players, 25);
 
 /**
  * @generated from message platformapi.v1.LinkRequest
@@ -892,7 +1005,7 @@ export type LinkRequest = Message<"platformapi.v1.LinkRequest"> & {
  * Use `create(LinkRequestSchema)` to create a new message.
  */
 export const LinkRequestSchema: GenMessage<LinkRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 23);
+  messageDesc(file_platformapi_v1_players, 26);
 
 /**
  * @generated from message platformapi.v1.LinkResponse
@@ -914,7 +1027,7 @@ export type LinkResponse = Message<"platformapi.v1.LinkResponse"> & {
  * Use `create(LinkResponseSchema)` to create a new message.
  */
 export const LinkResponseSchema: GenMessage<LinkResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 24);
+  messageDesc(file_platformapi_v1_players, 27);
 
 /**
  * Tags (labels) and traits (key/values) that a studio attaches to its players,
@@ -1013,6 +1126,19 @@ export const PlayerService: GenService<{
     methodKind: "unary";
     input: typeof DeleteRequestSchema;
     output: typeof DeleteResponseSchema;
+  },
+  /**
+   * What the service holds about one player, a page a call: the profile on
+   * the first page, then the raw events still kept (the queue's segments,
+   * within the retention window), oldest first. Follow next_cursor until it is
+   * empty; each call reads a bounded number of events and segments.
+   *
+   * @generated from rpc platformapi.v1.PlayerService.Data
+   */
+  data: {
+    methodKind: "unary";
+    input: typeof DataRequestSchema;
+    output: typeof DataResponseSchema;
   },
   /**
    * Links the studio's id for a player to a platform user, so that launch

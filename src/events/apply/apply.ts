@@ -133,8 +133,8 @@ function namesIn(byPlayer: ReadonlyMap<string, QueuedEvent[]>, rollups: Readonly
   return [...names];
 }
 
-/** Whether an event is one of the erased players' (by its partner id, else its device). */
-export function erasedEvents(identityKeys: readonly string[]): (event: QueuedEvent) => boolean {
+/** Whether an event is one of these players' (by its partner id, else its device). */
+export function eventsOfPlayers(identityKeys: readonly string[]): (event: QueuedEvent) => boolean {
   const keys = new Set(identityKeys);
   return (event) => keys.has(event.u !== null ? partnerKey(event.u) : deviceKey(event.d!));
 }

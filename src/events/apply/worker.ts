@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import type { Clock } from "../../clock.js";
-import { erasedEvents, planSegment, type PlanningDeps } from "./apply.js";
+import { eventsOfPlayers, planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
 import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
 import type { ChangedPlayers } from "../../players/changed-players.js";
@@ -254,7 +254,7 @@ export class ApplyWorker {
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (plan.sumBackfill) await this.sumBackfillStep(segment.projectId!, plan.sumBackfill);
     if (segment.work?.kind === "resync" && segment.work.erased?.length) {
-      await this.options.segments.deleteEvents(segment.projectId!, seq, erasedEvents(segment.work.erased));
+      await this.options.segments.deleteEvents(segment.projectId!, seq, eventsOfPlayers(segment.work.erased));
     }
     if (segment.work?.kind === "resync" && segment.work.change) {
       const { change, identityKeys, folds = [] } = segment.work;

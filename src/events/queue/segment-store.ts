@@ -39,6 +39,12 @@ export interface Segment {
 
 export type SegmentHead = Omit<Segment, "work">;
 
+/** An event's place in the queue: its segment, and its index there. */
+export interface EventPosition {
+  seq: number;
+  index: number;
+}
+
 /**
  * A segment's (and its plan's) `_id`: the sequence number as 16 digits. A
  * string, because FerretDB uses its `_id` index only for a string or ObjectId
@@ -170,6 +176,39 @@ export class SegmentStore {
       }
       return true;
     });
+  }
+
+  /**
+   * A page of the raw events `pick` selects among the project's kept segments, from event `from.index` of segment
+   * `from.seq` on, in queue order: at most `limit` events and `segments` segments read, one in memory at a time. Where
+   * the next page starts, or null once every kept segment was read.
+   */
+  async pickEvents(
+    projectId: string,
+    from: EventPosition,
+    pick: (event: QueuedEvent) => boolean,
+    { limit, segments }: { limit: number; segments: number },
+  ): Promise<{ events: QueuedEvent[]; next: EventPosition | null }> {
+    const filter = { project_id: projectId, _id: { $gte: sequenceId(from.seq) }, "work.kind": "events" };
+    const docs = this.segments.find(filter).sort({ _id: 1 }).limit(segments);
+    const events: QueuedEvent[] = [];
+    let read = 0;
+    let last = from.seq - 1;
+    for await (const doc of docs) {
+      read++;
+      last = Number(doc._id);
+      const work = workOf(doc.work);
+      const all = work?.kind === "events" ? work.events : [];
+      for (let index = last === from.seq ? from.index : 0; index < all.length; index++) {
+        if (!pick(all[index])) continue;
+        events.push(all[index]);
+        if (events.length === limit) {
+          await docs.close();
+          return { events, next: { seq: last, index: index + 1 } };
+        }
+      }
+    }
+    return { events, next: read === segments ? { seq: last + 1, index: 0 } : null };
   }
 
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */

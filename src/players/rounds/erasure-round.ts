@@ -3,7 +3,7 @@ import { ContentionError } from "../../errors.js";
 import type { KeyedLock } from "../../db/keyed-lock.js";
 import { decideErasure, erasedKeys } from "../rules/erasure.js";
 import { deviceKey, partnerKey, partnerOf } from "../rules/identity-key.js";
-import type { ProfileSlot } from "../rules/profile.js";
+import type { ProfileRecord, ProfileSlot } from "../rules/profile.js";
 import type { PlayerStores } from "../storage/stores.js";
 import { profileLock } from "./round-locks.js";
 import type { RoundWriter } from "./round-writer.js";
@@ -60,6 +60,21 @@ export async function erase(
     if (outcome) return outcome;
   }
   throw new ContentionError("too many concurrent writers to one player; retry");
+}
+
+/**
+ * The player `identity` names now and every identity key whose data is theirs (erasedKeys): what players/data
+ * answers, read without locks.
+ */
+export async function playerKeys(
+  stores: PlayerStores,
+  projectId: string,
+  identity: { partnerUserId: string } | { deviceId: string },
+): Promise<{ profile: ProfileRecord | null; identityKeys: string[] }> {
+  const { key, slot } = await liveTarget(stores, projectId, identity);
+  const partner = partnerOf(key);
+  const devices = partner === null ? [] : await stores.devices.devicesOf(projectId, partner);
+  return { profile: slot.profile, identityKeys: erasedKeys(key, slot, devices) };
 }
 
 /** The player `identity` names now: the device's player when it is linked, tombstones followed; with its slot. */
