@@ -184,6 +184,23 @@ describe("players/delete", () => {
     await expectEveryRead();
   });
 
+  it("forgets the answers kept for players/update retries that name the player, and only those", async () => {
+    const update = (requestId: string, partner: string) =>
+      post("/v1/players/update", {
+        request_id: requestId,
+        players: [{ partner_user_id: partner, traits_increment: { n: 1 } }],
+      });
+    await update("names-cat", "cat");
+    await update("names-dan", "dan");
+    await post("/v1/players/delete", { partner_user_id: "cat" });
+    const requests = svc.database.db.collection<{ _id: string }>("player_update_requests");
+    const kept = (await requests.find({ _id: { $regex: `^${project.projectId}/` } }).toArray()).map((doc) => doc._id);
+    expect(kept.sort()).toEqual([`${project.projectId}/names-dan`]);
+    // A retry of the forgotten call is a new call: it makes a new player, with one increment.
+    await update("names-cat", "cat");
+    expect((await post("/v1/players/get", { partner_user_id: "cat" })).profile.traits).toEqual({ n: 1 });
+  });
+
   it("refuses a request naming no player or both ids, naming the field", async () => {
     for (const body of [{}, { partner_user_id: "ann", device_id: "x" }]) {
       const res = await svc.postJson("/v1/players/delete", body, project.privateKey);

@@ -25,6 +25,8 @@ export interface ErasureDeps {
 export interface ErasureOutcome {
   deleted: boolean;
   identityKey: string;
+  /** Every identity key erased: the player's, and the profiles and devices that were theirs. */
+  identityKeys: string[];
 }
 
 /**
@@ -53,7 +55,7 @@ export async function erase(
         const account = partner === null ? null : await stores.accounts.findPlatformUser(projectId, partner);
         const erasure = decideErasure(target, keys, slots, devices, account !== null);
         const { lost } = await writer.erase(projectId, erasure, clock.now());
-        return lost.size > 0 ? null : { deleted: erasure.found, identityKey: target };
+        return lost.size > 0 ? null : { deleted: erasure.found, identityKey: target, identityKeys: keys };
       },
       { waitLimitMs: lockWaitLimitMs },
     );

@@ -31,6 +31,7 @@ import type { KeptEvents } from "../../events/kept-events.js";
 import type { QueuedEvent } from "../../events/queue/entries.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
+import { deviceKey, partnerKey } from "../../players/rules/identity-key.js";
 import type { ProfileRecord } from "../../players/rules/profile.js";
 import type { TagRecord } from "../../players/search.js";
 import { callerOf, projectOf } from "../calls/caller.js";
@@ -60,6 +61,17 @@ function profileMessage(profile: ProfileRecord) {
     firstSeenAt: timestampFromDate(profile.firstSeenAt),
     lastSeenAt: timestampFromDate(profile.lastSeenAt),
   });
+}
+
+/** Whether a players/update answer names any of `identityKeys` (an applied entry, or a rejected one's ids). */
+function answerNames(answer: UpdateResponse, identityKeys: readonly string[]): boolean {
+  const keys = new Set(identityKeys);
+  const named = (partner?: string, device?: string) =>
+    (partner !== undefined && keys.has(partnerKey(partner))) || (device !== undefined && keys.has(deviceKey(device)));
+  return (
+    answer.updated.some((one) => keys.has(one.identityKey) || named(one.partnerUserId, one.deviceId)) ||
+    answer.rejected.some((one) => named(one.partnerUserId, one.deviceId))
+  );
 }
 
 /** A raw event as it was accepted; its properties are the JSON text the queue keeps. */
@@ -178,7 +190,12 @@ export function createPlayerService({
     },
 
     async delete(req, ctx) {
-      const { deleted, identityKey } = await players.erase(projectOf(ctx), getIdentity(req));
+      const projectId = projectOf(ctx);
+      const { deleted, identityKey, identityKeys } = await players.erase(projectId, getIdentity(req));
+      // The answers kept for players/update retries that name them go too (their encoding is this service's).
+      await players.replays.forget(projectId, (answer) =>
+        answerNames(fromBinary(UpdateResponseSchema, answer), identityKeys),
+      );
       return create(DeleteResponseSchema, { deleted, identityKey });
     },
 
