@@ -3,6 +3,7 @@ import { workOf, type StoredWork } from "../src/events/queue/segment-store.js";
 import { CohortModel, sorted, type ModelFilter } from "./support/cohort-model.js";
 import { breakNextSegment, byName, eventTimes, queueOf, waitFor, type EventTime } from "./support/events.js";
 import { active, retention } from "./support/kpi-model.js";
+import { ownerRoundsDone } from "./support/metrics.js";
 import { startTestService, type TestService } from "./support/service.js";
 
 /**
@@ -147,12 +148,13 @@ describe("players/delete", () => {
 
     await repair();
     await drained();
-    await expectEveryRead();
     // The worker deletes them once it applies the erasure's segment (which carries no events the queue depth counts).
     await waitFor(
       async () => (await rawEventsOf({ partner: "gone" })) + (await rawEventsOf({ device: "gdev" })),
       (left) => left === 0,
     );
+    await ownerRoundsDone(svc);
+    await expectEveryRead();
     expect(await post("/v1/players/delete", { partner_user_id: "gone" })).toEqual({
       deleted: false,
       identity_key: "u:gone",

@@ -249,13 +249,14 @@ export class ApplyWorker {
       plan = settled.plan;
       fresh = settled.mine;
     }
+    // An erasure's raw events go before its histories move: a failure here leaves reads as they were.
+    if (segment.work?.kind === "resync" && segment.work.erased?.length) {
+      await this.options.segments.deleteEvents(segment.projectId!, seq, eventsOfPlayers(segment.work.erased));
+    }
     await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
     await cohortRollups.absorb(seq, plan.cohorts, { fresh });
     if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
     if (plan.sumBackfill) await this.sumBackfillStep(segment.projectId!, plan.sumBackfill);
-    if (segment.work?.kind === "resync" && segment.work.erased?.length) {
-      await this.options.segments.deleteEvents(segment.projectId!, seq, eventsOfPlayers(segment.work.erased));
-    }
     if (segment.work?.kind === "resync" && segment.work.change) {
       const { change, identityKeys, folds = [] } = segment.work;
       await this.options.changes.settle(segment.projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]);

@@ -62,6 +62,9 @@ export function sequenceId(seq: number): string {
  */
 export type StoredWork = Exclude<SegmentWork, { kind: "events" }> | { kind: "events"; packed: string };
 
+/** Segments an erasure reads at a time (each at most an ingest call's events). */
+const ERASE_BATCH = 50;
+
 type PackedEvent = [string, string | null, string | null, number, string | null, string | null];
 
 function storedWork(work: SegmentWork | null): StoredWork | null {
@@ -164,18 +167,30 @@ export class SegmentStore {
   }
 
   /**
-   * Deletes from the project's segments before `before` the raw events `erased` picks (an erasure), one segment in
-   * memory at a time. Run again after a crash, it finds nothing more to delete.
+   * Deletes from the project's segments before `before` the raw events `erased` picks (an erasure), ERASE_BATCH
+   * segments read at a time, no cursor left open across the writes. Run again after a crash, it finds nothing more.
    */
   async deleteEvents(projectId: string, before: number, erased: (event: QueuedEvent) => boolean): Promise<void> {
-    await this.forEachEventBetween(projectId, 0, before, async (seq, events) => {
-      const kept = events.filter((event) => !erased(event));
-      if (kept.length < events.length) {
-        const work = storedWork({ kind: "events", events: kept });
-        await this.segments.updateOne({ _id: sequenceId(seq) }, { $set: { work } });
+    for (let after = 0; ;) {
+      const range = { $gt: sequenceId(after), $lt: sequenceId(before) };
+      const docs = await this.segments
+        .find({ project_id: projectId, _id: range, "work.kind": "events" })
+        .sort({ _id: 1 })
+        .limit(ERASE_BATCH)
+        .toArray();
+      for (const doc of docs) {
+        const work = workOf(doc.work);
+        const events = work?.kind === "events" ? work.events : [];
+        const kept = events.filter((event) => !erased(event));
+        if (kept.length === events.length) continue;
+        await this.segments.updateOne(
+          { _id: doc._id },
+          { $set: { work: storedWork({ kind: "events", events: kept }) } },
+        );
       }
-      return true;
-    });
+      if (docs.length < ERASE_BATCH) return;
+      after = Number(docs.at(-1)!._id);
+    }
   }
 
   /**
