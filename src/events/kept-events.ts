@@ -1,4 +1,3 @@
-import { InvalidArgumentError } from "../errors.js";
 import { eventsOfPlayers } from "./apply/apply.js";
 import type { QueuedEvent } from "./queue/entries.js";
 import type { EventPosition, SegmentStore } from "./queue/segment-store.js";
@@ -35,9 +34,9 @@ export class KeptEvents {
   }
 }
 
+/** The place a cursor names (its form, `<segment>.<index>`, is the proto's rule on DataRequest.cursor). */
 function positionOf(cursor: string): EventPosition {
   if (cursor === "") return { seq: 0, index: 0 };
-  const match = /^(\d{1,16})\.(\d{1,9})$/.exec(cursor);
-  if (!match) throw new InvalidArgumentError("cursor: not a next_cursor players/data answered");
-  return { seq: Number(match[1]), index: Number(match[2]) };
+  const [seq, index] = cursor.split(".").map(Number);
+  return { seq, index };
 }
