@@ -19,6 +19,12 @@ import {
   UpdatePropertyResponseSchema,
 } from "../../gen/platformapi/v1/events_pb.js";
 import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
+import {
+  DeleteResponseSchema,
+  KeptEventSchema,
+  PlayerProfileSchema,
+  PlayerService,
+} from "../../gen/platformapi/v1/players_pb.js";
 import { writeExplicitNulls } from "../server/bodies/json-nulls.js";
 
 // platformctl: a thin command-line client of AdminService (and of the project settings a studio makes with its
@@ -67,13 +73,22 @@ function admin() {
   return { client: createClient(AdminService, service()), headers: { "x-api-key": adminKey } };
 }
 
-/** The project commands' client: the project is the key's (its private key to change, any reading key to list). */
-function project() {
+/** The project commands' key: the project is the key's (its private key to change, any reading key to list). */
+function projectHeaders() {
   const key: string =
     program.opts<{ key?: string }>().key ??
     process.env.PLATFORM_API_KEY ??
     program.error("a project's API key is needed: --key or PLATFORM_API_KEY");
-  return { client: createClient(EventService, service()), headers: { "x-api-key": key } };
+  return { "x-api-key": key };
+}
+
+function project() {
+  return { client: createClient(EventService, service()), headers: projectHeaders() };
+}
+
+/** A message as the /v1 JSON API writes it. */
+function jsonOf<Desc extends DescMessage>(schema: Desc, message: MessageShape<Desc>) {
+  return writeExplicitNulls(schema, toJson(schema, message, { useProtoFieldName: true, alwaysEmitImplicit: true }));
 }
 
 async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
@@ -179,6 +194,49 @@ properties
   .action(async (o: { name: string; property: string; sum: boolean }) => {
     const { client, headers } = project();
     await print(UpdatePropertyResponseSchema, client.updateProperty(o, { headers }));
+  });
+
+interface PlayerOptions {
+  partner?: string;
+  device?: string;
+}
+
+/** A players command's player: --partner or --device, exactly one. */
+function playerOf(o: PlayerOptions): { partnerUserId: string } | { deviceId: string } {
+  if ((o.partner === undefined) === (o.device === undefined)) program.error("name the player: --partner or --device");
+  return o.partner !== undefined ? { partnerUserId: o.partner } : { deviceId: o.device! };
+}
+
+const players = program.command("players").description("one player's data, with --key or PLATFORM_API_KEY");
+players
+  .command("delete")
+  .description("erase a player everywhere (profile, links, events) and out of every count; needs a private key")
+  .option("--partner <partner_user_id>", "the player's partner user id")
+  .option("--device <device_id>", "the player's device id (the player it is linked to, if any)")
+  .action(async (o: PlayerOptions) => {
+    const client = createClient(PlayerService, service());
+    await print(DeleteResponseSchema, client.delete(playerOf(o), { headers: projectHeaders() }));
+  });
+players
+  .command("data")
+  .description("what the service holds about a player, as JSON lines: the profile, then each raw event kept")
+  .option("--partner <partner_user_id>", "the player's partner user id")
+  .option("--device <device_id>", "the player's device id (the player it is linked to, if any)")
+  .action(async (o: PlayerOptions) => {
+    const client = createClient(PlayerService, service());
+    const headers = projectHeaders();
+    try {
+      // A page a call, written out before the next is asked for: memory stays one page whatever the player's events.
+      for (let cursor = "", first = true; first || cursor !== ""; first = false) {
+        const page = await client.data({ ...playerOf(o), cursor }, { headers });
+        const profile = page.profile ? jsonOf(PlayerProfileSchema, page.profile) : null;
+        if (first) process.stdout.write(`${JSON.stringify({ profile })}\n`);
+        for (const event of page.events) process.stdout.write(`${JSON.stringify(jsonOf(KeptEventSchema, event))}\n`);
+        cursor = page.nextCursor;
+      }
+    } catch (error) {
+      program.error(ConnectError.from(error).message, { exitCode: 1 });
+    }
   });
 
 const signingKeys = program.command("keys").description("launch token signing keys");

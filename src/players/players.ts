@@ -25,9 +25,11 @@ import type { TagMetadata } from "./storage/tag-store.js";
 import { ChangesLimit } from "./rounds/changes-limit.js";
 import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
+import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
+export type { ErasureOutcome } from "./rounds/erasure-round.js";
 export type { WrittenProfile } from "./rounds/written-profiles.js";
 
 export interface Identity {
@@ -134,6 +136,16 @@ export class Players {
       if (final.kind === "rejected") return fail({ code: final.code, message: REJECT_MESSAGES[final.code] });
       return ok({ profile: final.profile!, dropped: final.dropped });
     });
+  }
+
+  /** A player's profile (null: none) and every identity key whose events are theirs (players/data). */
+  keysOf(projectId: string, identity: { partnerUserId: string } | { deviceId: string }) {
+    return playerKeys(this.stores, projectId, identity);
+  }
+
+  /** Erases a player everywhere (WritePath.erase): whether the project knew them, and their identity key. */
+  erase(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
+    return this.writes.erase(projectId, identity);
   }
 
   /**

@@ -34,6 +34,7 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
       clock,
       materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
       traitMaterialisation: (projectId, keys) => events.events.traitMaterialisation(projectId, keys),
+      keptEvents: events.keptEvents,
     }),
   );
   router.service(ProjectService, createProjectService(admin));

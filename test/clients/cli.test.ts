@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventTimes } from "../support/events.js";
 import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
 
 const run = promisify(execFile);
@@ -64,6 +65,28 @@ describe("platformctl", () => {
     expect(listed).toEqual({ properties: [{ name: "purchase", property: "amount", sum: true }] });
     const off = ["properties", "set", "--name", "purchase", "--property", "amount", "--no-sum"];
     expect(JSON.parse((await platformctl(off, withKey)).stdout).property.sum).toBe(false);
+  });
+
+  it("hands over a player's data as JSON lines, then erases them", async () => {
+    const { privateKey, publicKey } = await test.createProject("Erasure");
+    const withKey = { PLATFORM_API_KEY: privateKey };
+    await test.postOk("/v1/players/update", { players: [{ partner_user_id: "ann", tags: ["vip"] }] }, privateKey);
+    const [{ timestamp }] = eventTimes(test, 1);
+    await test.postOk("/v1/events", { events: [{ name: "open", partner_user_id: "ann", timestamp }] }, publicKey);
+    const lines = async () =>
+      (await platformctl(["players", "data", "--partner", "ann"], withKey)).stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+    const [profile, ...events] = await lines();
+    expect(profile).toMatchObject({ profile: { identity_key: "u:ann", tags: ["vip"] } });
+    expect(events).toEqual([expect.objectContaining({ name: "open", partner_user_id: "ann", timestamp })]);
+    const erased = JSON.parse((await platformctl(["players", "delete", "--partner", "ann"], withKey)).stdout);
+    expect(erased).toEqual({ deleted: true, identity_key: "u:ann" });
+    expect((await lines())[0]).toEqual({ profile: null });
+    await expect(platformctl(["players", "delete"], withKey)).rejects.toMatchObject({
+      stderr: expect.stringContaining("--partner or --device"),
+    });
   });
 
   it("fails with the service's message and a non-zero exit", async () => {

@@ -78,7 +78,7 @@ export class PlayerActivity {
           if (history) mark(history, i);
         }
       } else for (const [key, history] of players) if (!base.allBut.has(key)) mark(history, i);
-      changed.forEach((player, j) => matchesNow(filters[i], player.now) && mark(changedSlots[j], i));
+      changed.forEach((player, j) => !player.erased && matchesNow(filters[i], player.now) && mark(changedSlots[j], i));
     });
     return {
       pairs: numbers.pairs,

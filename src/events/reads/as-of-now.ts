@@ -75,6 +75,12 @@ export class AsOfNow {
         return { bases: await Promise.all(filters.map((f) => read(f, new Set()))), changed: [] };
       const { applied, ahead } = await queue.read();
       const groups = await this.groupsOf(projectId, waiting);
+      // An erasure whose segment is not applied yet: the stored history is the erased player's, no one's now.
+      const erased = new Set(
+        waiting.flatMap(({ identityKey, erasedAt: seq }) =>
+          seq !== null && seq > applied && !ahead.has(seq) ? [identityKey] : [],
+        ),
+      );
       const keys = new Set([...groups.values()].flat());
       const bases = await Promise.all(filters.map((filter) => read(filter, keys)));
       const histories = await playerRollups.read(projectId, [...keys]);
@@ -84,6 +90,7 @@ export class AsOfNow {
         target,
         histories: members.flatMap((key) => histories.get(key) ?? []),
         now: now.get(target),
+        erased: erased.has(target),
       }));
       return { bases, changed };
     }
@@ -111,6 +118,8 @@ export interface PlayerAsOfNow {
   target: string;
   histories: PlayerRollup[];
   now: PlayerCohorts | undefined;
+  /** Erased: counted in no cohort now, whatever its history. */
+  erased: boolean;
 }
 
 /** A changed player's history as of now: the days of every history it gathers. */
@@ -150,7 +159,7 @@ function corrected(
         }
       }
     }
-    if (!matchesNow(filter, player.now)) continue;
+    if (player.erased || !matchesNow(filter, player.now)) continue;
     for (const [day, names] of Object.entries(mergedDays(player))) {
       for (const [field, events] of Object.entries(names)) add(counts, day, field, events, 1);
     }
