@@ -111,6 +111,19 @@ export default async function kpisBench() {
       figures[`trends_by_${interval}_raw_baseline`] = { ms: rawTrends.ms, read_ms: rawTrends.read_ms };
     }
 
+    // Where a read's CPU goes: RUNS reads of each, sampled (a run of its own: the sampler costs CPU too),
+    // before the tag changes set the worker going.
+    for (const [label, route, body] of [
+      ["retention", "/v1/events/retention", retentionBody],
+      ["active", "/v1/events/active", activeBody],
+    ] as const) {
+      figures[`${label}_profile`] = await profileStretch({
+        file: path.join(os.tmpdir(), `kpis-${label}.cpuprofile`),
+        calls: RUNS,
+        stretch: () => load({ ...common, path: route, body, runs: RUNS }),
+      });
+    }
+
     // Each round's CPU with its read and without it (the update and the resync it queues): the read's is the difference.
     const rounds = (read: boolean) =>
       serviceCpu(bench, TAG_ROUNDS, () =>
@@ -138,17 +151,6 @@ export default async function kpisBench() {
     };
     log("tag change", figures.tag_change_100_players_then_retention);
 
-    // Where a read's CPU goes: RUNS reads of each, sampled (a run of its own: the sampler costs CPU too).
-    for (const [label, route, body] of [
-      ["retention", "/v1/events/retention", retentionBody],
-      ["active", "/v1/events/active", activeBody],
-    ] as const) {
-      figures[`${label}_profile`] = await profileStretch({
-        file: path.join(os.tmpdir(), `kpis-${label}.cpuprofile`),
-        calls: RUNS,
-        stretch: () => load({ ...common, path: route, body, runs: RUNS }),
-      });
-    }
     return { database: bench.database.isFerretDb ? "ferretdb" : "mongodb", runs: RUNS, ...figures };
   } finally {
     await bench.stop();
