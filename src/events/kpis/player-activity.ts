@@ -60,21 +60,23 @@ export class PlayerActivity {
     );
     const everyone = bases.some((base) => "allBut" in base);
     const keys = everyone ? null : bases.flatMap((base) => ("keys" in base ? [base.keys] : []));
-    const { numbers, players } = await playerRollups.slotted(projectId, keys);
-    const changedSlots = changed.map((player) => slotsOf(mergedDays(player), numbers));
+    const { numbers, players, ordinals } = await playerRollups.slotted(projectId, keys);
+    const changedSlots = changed.map((player, j) => slotsOf(mergedDays(player), numbers, ordinals + j));
     const words = Math.ceil(filters.length / 32);
     const masks = new Uint32Array((players.size + changed.length) * words);
     const found: HistorySlots[] = [];
-    const index = new Map<HistorySlots, number>();
+    // Each history's place in `found` by its ordinal (-1: not yet), so a player of two filters is read once.
+    const placeOf = new Int32Array(ordinals + changed.length).fill(-1);
     const mark = (history: HistorySlots, filter: number) => {
-      let player = index.get(history);
-      if (player === undefined) index.set(history, (player = found.push(history) - 1));
+      let player = placeOf[history.ordinal];
+      if (player < 0) placeOf[history.ordinal] = player = found.push(history) - 1;
       masks[player * words + (filter >>> 5)] |= 1 << (filter & 31);
     };
     bases.forEach((base, i) => {
       if ("keys" in base) {
-        for (const key of base.keys) {
-          const history = players.get(key);
+        const { keys } = base;
+        for (let k = 0; k < keys.length; k++) {
+          const history = players.get(keys[k]);
           if (history) mark(history, i);
         }
       } else for (const [key, history] of players) if (!base.allBut.has(key)) mark(history, i);

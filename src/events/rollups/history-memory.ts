@@ -16,6 +16,8 @@ interface Remembered {
   slots: Int32Array;
   counts: Int32Array;
   days: Int32Array;
+  /** Its player's number in the project, kept when the history is replaced (HistorySlots). */
+  ordinal: number;
 }
 
 /**
@@ -53,6 +55,8 @@ export class HistoryMemory {
   /** The remembered histories of each project, by identity key. */
   private readonly byProject = new Map<string, Map<string, Remembered>>();
   private readonly slotNumbers = new Map<string, SlotNumbers>();
+  /** Per project, the next player's ordinal: a read of histories indexes arrays by them (not a map of players). */
+  private readonly ordinals = new Map<string, number>();
   /** Projects whose every history is remembered: a player missing from memory has none. */
   private readonly whole = new Set<string>();
   /** Fills in flight, by project: concurrent reads share one scan. */
@@ -174,7 +178,8 @@ export class HistoryMemory {
   slotted(projectId: string, identityKeys: readonly (readonly string[])[] | null): SlottedRead | null {
     const ofProject = this.byProject.get(projectId) ?? new Map<string, Remembered>();
     const numbers = this.numbersOf(projectId);
-    if (this.whole.has(projectId)) return { numbers, players: ofProject, missing: [] };
+    const ordinals = this.ordinals.get(projectId) ?? 0;
+    if (this.whole.has(projectId)) return { numbers, players: ofProject, ordinals, missing: [] };
     if (identityKeys === null) return null;
     const players = new Map<string, HistorySlots>();
     const missing = new Set<string>();
@@ -185,7 +190,7 @@ export class HistoryMemory {
         else if (known.hw >= 0) players.set(key, known);
       }
     }
-    return { numbers, players, missing: [...missing] };
+    return { numbers, players, ordinals, missing: [...missing] };
   }
 
   /** The project's slot numbers, which histories read from the database may extend. */
@@ -206,7 +211,10 @@ export class HistoryMemory {
         (this.whole.has(projectId) ? { rollup: newHistory(change), hw: -1 } : undefined);
       if (!known || known.hw >= seq) continue;
       this.drop(change.id);
-      if (!this.keep(projectId, change.id, applied(known.rollup, change, seq), seq)) this.whole.delete(projectId);
+      const rollup = applied(known.rollup, change, seq);
+      if (!this.keep(projectId, change.id, rollup, seq, "ordinal" in known ? known.ordinal : undefined)) {
+        this.whole.delete(projectId);
+      }
     }
   }
 
@@ -223,6 +231,7 @@ export class HistoryMemory {
     this.forget([...this.remembered.keys()].map((id) => ({ id })));
     this.whole.clear();
     this.slotNumbers.clear();
+    this.ordinals.clear();
   }
 
   private drop(id: string): void {
@@ -233,11 +242,15 @@ export class HistoryMemory {
     this.budget.give(known.bytes);
   }
 
-  /** False when the history does not fit the budget (it is not kept). */
-  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): boolean {
+  /** False when the history does not fit the budget (it is not kept). A replaced history keeps its `ordinal`. */
+  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number, ordinal?: number): boolean {
     const bytes = sizeOf(rollup);
     if (!this.budget.take(bytes)) return false;
-    const known = { projectId, rollup, hw, bytes, ...slotsOf(rollup.days, this.numbersOf(projectId)) };
+    if (ordinal === undefined) {
+      ordinal = this.ordinals.get(projectId) ?? 0;
+      this.ordinals.set(projectId, ordinal + 1);
+    }
+    const known = { projectId, rollup, hw, bytes, ...slotsOf(rollup.days, this.numbersOf(projectId), ordinal) };
     this.remembered.set(id, known);
     let ofProject = this.byProject.get(projectId);
     if (!ofProject) this.byProject.set(projectId, (ofProject = new Map()));
