@@ -64,26 +64,27 @@ export class Search {
   }
 
   /**
-   * Every player matching `query`, by identity key (all of them, unpaged, in no order: the charts sum them): tags
-   * from membership (the owner's memory keeps it) with traits checked against their holders; without tags, or
-   * where the holders are not kept, a filter over the owner's memory of profiles; else traits checked on each
-   * candidate's profile, or with many candidates or no tag, the engine's scan.
+   * Every player matching `query`, by identity key (all of them, unpaged, in no order: the charts sum them), as
+   * disjoint lists (shared: read only): tags from membership (the owner's memory keeps it: a tag alone answers its
+   * kept buckets as they are) with traits checked against their holders; without tags, or where the holders are not
+   * kept, a filter over the owner's memory of profiles; else traits checked on each candidate's profile, or with
+   * many candidates or no tag, the engine's scan.
    */
-  async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
-    if (!this.stores.membership.materialised) return this.stores.profiles.matchingKeys(projectId, query);
+  async memberKeys(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
+    if (!this.stores.membership.materialised) return [await this.stores.profiles.matchingKeys(projectId, query)];
     const buckets = await this.tagMembersByBucket(projectId, query);
     const matching = buckets && (query.traits ? await this.withTraits(projectId, buckets, query.traits) : buckets);
-    if (matching) return matching.flat();
+    if (matching) return matching;
     const remembered = await this.fromMemory(projectId, query);
-    if (remembered) return remembered.map((profile) => profile.identityKey);
+    if (remembered) return [remembered.map((profile) => profile.identityKey)];
     // Tags and traits whose holders are not kept: the candidates' profiles, or with many, the engine's scan.
     const members = buckets?.flat();
     if (!members || !query.traits || members.length > MAX_CANDIDATES_READ) {
-      return this.stores.profiles.matchingKeys(projectId, query);
+      return [await this.stores.profiles.matchingKeys(projectId, query)];
     }
     const wanted = traitPairs(query.traits);
     const profiles = await this.read(projectId, members);
-    return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
+    return [profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey)];
   }
 
   /**

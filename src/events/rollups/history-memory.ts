@@ -39,15 +39,12 @@ export interface FoundHistory {
 }
 
 /**
- * The owner's memory of player histories (event_player_rollups; embedded
- * FerretDB only): a history read once is kept, and every rollup write of the
- * worker (absorb, the only writer) is applied to it once acknowledged, with
- * the same high-water guard as the database; in a whole project the worker's
- * changes are applied here first and written behind (history-write-behind.ts),
- * so the memory is ahead of the database until then. The worker fills a project whole
- * by one scan at its first read, after which a player not remembered has no
- * history (new players cost no read). A write that fails forgets the
- * documents it touched and the wholeness of their projects; a sweep forgets
+ * The owner's memory of player histories (event_player_rollups; embedded FerretDB only): a history read once is
+ * kept, and every rollup write of the worker (absorb, the only writer) is applied to it once acknowledged, with the
+ * same high-water guard as the database; in a whole project the worker's changes are applied here first and written
+ * behind (history-write-behind.ts), so the memory is ahead of the database until then. The worker fills a project
+ * whole by one scan at its first read, after which a player not remembered has no history (new players cost no
+ * read). A write that fails forgets the documents it touched and the wholeness of their projects; a sweep forgets
  * everything. Past the budget, new histories are not kept and are read again.
  */
 export class HistoryMemory {
@@ -55,8 +52,11 @@ export class HistoryMemory {
   /** The remembered histories of each project, by identity key. */
   private readonly byProject = new Map<string, Map<string, Remembered>>();
   private readonly slotNumbers = new Map<string, SlotNumbers>();
-  /** Per project, the next player's ordinal: a read of histories indexes arrays by them (not a map of players). */
-  private readonly ordinals = new Map<string, number>();
+  /**
+   * Per project, the remembered histories by ordinal (a read indexes arrays by them, not a map of its players):
+   * numbered on, never again from 0, so a number stays one key's while its history is remembered.
+   */
+  private readonly byOrdinal = new Map<string, (Remembered | undefined)[]>();
   /** Projects whose every history is remembered: a player missing from memory has none. */
   private readonly whole = new Set<string>();
   /** Fills in flight, by project: concurrent reads share one scan. */
@@ -178,8 +178,9 @@ export class HistoryMemory {
   slotted(projectId: string, identityKeys: readonly (readonly string[])[] | null): SlottedRead | null {
     const ofProject = this.byProject.get(projectId) ?? new Map<string, Remembered>();
     const numbers = this.numbersOf(projectId);
-    const ordinals = this.ordinals.get(projectId) ?? 0;
-    if (this.whole.has(projectId)) return { numbers, players: ofProject, ordinals, missing: [] };
+    const byOrdinal = this.ordinalsOf(projectId);
+    const ordinals = byOrdinal.length;
+    if (this.whole.has(projectId)) return { numbers, players: ofProject, ordinals, byOrdinal, missing: [] };
     if (identityKeys === null) return null;
     const players = new Map<string, HistorySlots>();
     const missing = new Set<string>();
@@ -198,6 +199,12 @@ export class HistoryMemory {
     let numbers = this.slotNumbers.get(projectId);
     if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
     return numbers;
+  }
+
+  private ordinalsOf(projectId: string): (Remembered | undefined)[] {
+    let byOrdinal = this.byOrdinal.get(projectId);
+    if (!byOrdinal) this.byOrdinal.set(projectId, (byOrdinal = []));
+    return byOrdinal;
   }
 
   /** Segment `seq`'s acknowledged changes, applied where the remembered document had not absorbed it. */
@@ -231,7 +238,6 @@ export class HistoryMemory {
     this.forget([...this.remembered.keys()].map((id) => ({ id })));
     this.whole.clear();
     this.slotNumbers.clear();
-    this.ordinals.clear();
   }
 
   private drop(id: string): void {
@@ -239,6 +245,7 @@ export class HistoryMemory {
     if (!known) return;
     this.remembered.delete(id);
     this.byProject.get(known.projectId)?.delete(known.rollup.identityKey);
+    this.ordinalsOf(known.projectId)[known.ordinal] = undefined;
     this.budget.give(known.bytes);
   }
 
@@ -246,11 +253,10 @@ export class HistoryMemory {
   private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number, ordinal?: number): boolean {
     const bytes = sizeOf(rollup);
     if (!this.budget.take(bytes)) return false;
-    if (ordinal === undefined) {
-      ordinal = this.ordinals.get(projectId) ?? 0;
-      this.ordinals.set(projectId, ordinal + 1);
-    }
+    const byOrdinal = this.ordinalsOf(projectId);
+    ordinal ??= byOrdinal.length;
     const known = { projectId, rollup, hw, bytes, ...slotsOf(rollup.days, this.numbersOf(projectId), ordinal) };
+    byOrdinal[ordinal] = known;
     this.remembered.set(id, known);
     let ofProject = this.byProject.get(projectId);
     if (!ofProject) this.byProject.set(projectId, (ofProject = new Map()));

@@ -40,6 +40,11 @@ export interface SlottedHistories {
   players: ReadonlyMap<string, HistorySlots>;
   /** Every history's `ordinal` is below it. */
   ordinals: number;
+  /**
+   * The histories by ordinal, when the numbers are the owner's memory's: one key's across reads while its history
+   * is remembered, and a history new to memory takes a number above every earlier one (`ordinals` grows).
+   */
+  byOrdinal?: readonly (HistorySlots | undefined)[];
 }
 
 /** Histories found in memory, and the keys it does not know. */
