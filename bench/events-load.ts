@@ -27,8 +27,6 @@ type Task =
       players: string[];
       range: object;
       rounds: number;
-      /** False: the updates alone, no read after them (what a round costs without it). */
-      read: boolean;
     };
 
 const task = JSON.parse(process.argv[2]) as Task;
@@ -132,11 +130,10 @@ async function retentionAfterTags(t: Extract<Task, { kind: "retention-after-tags
   const reads: number[] = [];
   let shown = 0;
   for (let round = 0; round < t.rounds; round++) {
-    const tag = `kpi_${t.read ? "read" : "update"}_${round}`;
+    const tag = `kpi_round_${round}`;
     await post(t.baseUrl, "/v1/players/update", t.publicKey, {
       players: t.players.map((player) => ({ partner_user_id: player, tags_add: [tag] })),
     });
-    if (!t.read) continue;
     const at = performance.now();
     const body = await post(t.baseUrl, "/v1/events/retention", t.privateKey, {
       ...t.range,
@@ -147,7 +144,6 @@ async function retentionAfterTags(t: Extract<Task, { kind: "retention-after-tags
     const players = body.series[0].cohorts.reduce((sum: number, c: { players: number }) => sum + c.players, 0);
     if (players === t.players.length) shown++;
   }
-  if (!t.read) return { players: t.players.length, rounds: t.rounds };
   return { players: t.players.length, next_read: percentiles(reads), reads_showing_all: `${shown} of ${t.rounds}` };
 }
 

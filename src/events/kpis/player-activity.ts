@@ -80,6 +80,16 @@ export class PlayerActivity {
       if (player < 0) placeOf[history.ordinal] = player = found.push(history) - 1;
       masks[player * words + (filter >>> 5)] |= 1 << (filter & 31);
     };
+    // By ordinal: the history itself (far in memory) is touched only when its player is first placed.
+    const markOrdinal = (ordinal: number, filter: number) => {
+      let player = placeOf[ordinal];
+      if (player < 0) {
+        const history = byOrdinal![ordinal];
+        if (!history) return;
+        placeOf[ordinal] = player = found.push(history) - 1;
+      }
+      masks[player * words + (filter >>> 5)] |= 1 << (filter & 31);
+    };
     let left: Uint8Array | undefined;
     bases.forEach((base, i) => {
       if ("lists" in base) {
@@ -91,7 +101,7 @@ export class PlayerActivity {
             continue;
           }
           const of = this.ordinalsOf(list, players, ordinals);
-          for (let k = 0; k < of.length; k++) if (of[k] >= 0 && left[of[k]] === 0) markKey(byOrdinal[of[k]], i);
+          for (let k = 0; k < of.length; k++) if (of[k] >= 0 && left[of[k]] === 0) markOrdinal(of[k], i);
         }
       } else for (const [key, history] of players) if (!base.allBut.has(key)) mark(history, i);
       changed.forEach((player, j) => matchesNow(filters[i], player.now) && mark(changedSlots[j], i));
