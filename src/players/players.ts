@@ -255,8 +255,8 @@ export class Players {
     return new Map([...links].flatMap(([device, link]) => (link ? [[device, link.partnerUserId] as const] : [])));
   }
 
-  /** Every player matching `query`, by identity key: a cohort's members for the event charts. */
-  members(projectId: string, query: ProfileQuery): Promise<string[]> {
+  /** Every player matching `query`, by identity key, as disjoint lists (read only): a cohort's members for the event charts. */
+  members(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
     return this.reads.memberKeys(projectId, query);
   }
 
