@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { UnavailableError } from "../../errors.js";
 import { traitIndexEntry } from "../../players/rules/normalise.js";
 import type { CohortDays } from "../rollups/cohort-rollup-store.js";
@@ -12,6 +13,8 @@ import { addSum, addToSlot, type SumDays } from "./sums.js";
 
 /** Reads that saw the worker move a changed player's history mid-read are made again, at most this often. */
 const CONSISTENT_READ_ATTEMPTS = 8;
+/** The wait before a read made again: 1 ms doubling (255 ms in all), so a segment being applied can finish first. */
+const retryWaitMs = (attempt: number) => 2 ** attempt;
 
 /**
  * What a read of the rollups counted for the players it was told to leave
@@ -84,7 +87,10 @@ export class AsOfNow {
       const keys = new Set([...groups.values()].flat());
       const bases = await Promise.all(filters.map((filter) => read(filter, keys)));
       const histories = await playerRollups.read(projectId, [...keys]);
-      if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) continue;
+      if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) {
+        await delay(retryWaitMs(attempt));
+        continue;
+      }
       const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
       const changed = [...groups].map(([target, members]) => ({
         target,
