@@ -24,6 +24,7 @@ const EMBEDDED_ONLY = [
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
   "test/players/players-crash.test.ts",
   "test/service/start-after-backlog.test.ts",
+  "test/players/players-erase-crash.test.ts",
   "test/players/players-registry-faults.test.ts",
   "test/players/players-round-trips.test.ts",
   "test/db/owner-memory-restart.test.ts",

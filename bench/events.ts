@@ -8,6 +8,8 @@ import { playerRollupId } from "../src/events/rollups/player-rollup-store.js";
 import { SegmentStore } from "../src/events/queue/segment-store.js";
 import { profileDocument } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
+import { createPlayerStores } from "../src/players/storage/stores.js";
+import { engineOf } from "../src/db/engine.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/storage/tag-store.js";
 import { rawBaseline } from "./events-raw.js";
 import {
@@ -167,6 +169,7 @@ export async function generate(bench: BenchService): Promise<Generated> {
   };
   const rollups = [];
   const profiles: ReturnType<typeof profileDocument>[] = [];
+  const members = new Map(tags.map((tag) => [tag, [] as string[]]));
   const dailyPlayers: string[] = [];
   for (let i = 0; i < PLAYERS; i++) {
     const player = `player_${i}`;
@@ -182,6 +185,7 @@ export async function generate(bench: BenchService): Promise<Generated> {
       if (buffer.length === 1000) await flush();
     }
     const cohorts = tagsOf(i).map(tagCohort);
+    for (const tag of tagsOf(i)) members.get(tag)!.push(`u:${player}`);
     for (const [day, names] of Object.entries(perDay)) {
       for (const [field, events] of Object.entries(names)) {
         for (const cohort of [EVERYONE, ...cohorts]) count(cohort, day, field, events);
@@ -255,6 +259,12 @@ export async function generate(bench: BenchService): Promise<Generated> {
         lastSeenAt: new Date(),
       }),
     ),
+  );
+  // Membership and counts as the rounds that gave the tags leave them (by the store's own write: its layout).
+  await createPlayerStores(db, engineOf(bench.database, 0)).membership.apply(
+    p.projectId,
+    tags.map((tag) => ({ tag, added: members.get(tag)!, removed: [] })),
+    { deltas: new Map(tags.map((tag, t) => [t + 1, members.get(tag)!.length])), given: [], now: new Date() },
   );
   return { ...p, from: days[0], to: days.at(-1)!, tags, dailyPlayers };
 }

@@ -75,7 +75,7 @@ export default async function kpisArithmeticBench() {
     ) => ({ bases: await Promise.all(filters.map((filter) => read(filter, new Set()))), changed: [] }),
   } as unknown as AsOfNow;
   const directory = {
-    members: async (_: string, filter: CohortFilter) => [...members.get(filter.tags[0])!],
+    members: async (_: string, filter: CohortFilter) => [members.get(filter.tags[0])!],
   } as unknown as PlayerDirectory;
   const playerRollups = {
     slotted: async (projectId: string, keys: readonly (readonly string[])[] | null) => memory.slotted(projectId, keys)!,

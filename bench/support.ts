@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
@@ -172,4 +173,17 @@ export async function runLoadProcess(file: string, task: object): Promise<any> {
   const [code] = (await once(child, "exit")) as [number];
   if (code !== 0) throw new Error(`load generator ${file} exited with ${code}`);
   return JSON.parse(out);
+}
+
+/** User plus system CPU time of a process from /proc (Linux), or null where it cannot be read. */
+export function processCpuMs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime (fields 14 and 15 of proc(5)), in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
 }

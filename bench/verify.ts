@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -11,7 +10,7 @@ import { MongoClient } from "mongodb";
 import { LaunchStore } from "../src/launch/store.js";
 import type { Listener } from "../src/server/http/listener.js";
 import { profileStretch } from "./cpu-profile.js";
-import { round, startBenchService, type BenchService } from "./support.js";
+import { processCpuMs, round, startBenchService, type BenchService } from "./support.js";
 import { startBareVerify } from "./verify-bare.js";
 import { figures, printTable, totalCpuMs, type Figures, type Measured, type VerifyFigures } from "./verify-figures.js";
 import type { LoadCommand, LoadRun, LoadSetup, Protocol, Target } from "./verify-load.js";
@@ -191,19 +190,6 @@ async function timeSweepScan(bench: BenchService) {
   const started = performance.now();
   await new LaunchStore(bench.database.db).deleteExpiredTokens(new Date());
   return { token_documents: documents, ms: round(performance.now() - started) };
-}
-
-/** User plus system CPU time of a process from /proc (Linux), or null where it cannot be read. */
-function processCpuMs(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    // utime and stime (fields 14 and 15 of proc(5)), in clock ticks of 10 ms.
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return null;
-  }
 }
 
 interface LoadProcess {

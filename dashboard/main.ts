@@ -35,6 +35,26 @@ const KEY_NAMES = {
 
 const app = document.getElementById("app")!;
 
+interface CurrentProject {
+  project: { project_id: string; name: string; game_id: number };
+}
+/** The signed-in project's name, asked once per key (project/get) and shown in the header. */
+let projectName: { key: string; name: Promise<string> } | undefined;
+function nameOfProject(): Promise<string> {
+  const key = apiKey.get() ?? "";
+  if (projectName?.key !== key) {
+    const name = post<CurrentProject>("project/get", {}).then(
+      ({ project }) => project.name,
+      (error: unknown) => {
+        projectName = undefined; // asked again next time: the service may answer then
+        throw error;
+      },
+    );
+    projectName = { key, name };
+  }
+  return projectName.name;
+}
+
 function render(): void {
   if (!apiKey.get()) return signIn();
   const pages = apiKey.type() === "admin" ? ADMIN_PAGES : PROJECT_PAGES;
@@ -51,6 +71,7 @@ function render(): void {
       "header",
       {},
       h("span", { class: "product" }, PRODUCT),
+      projectHeading(),
       h("span", { class: "signed-in" }, `signed in with ${KEY_NAMES[apiKey.type()]}`),
       h("button", { type: "button", name: "sign-out", onclick: signOut }, "Sign out"),
     ),
@@ -71,6 +92,17 @@ function render(): void {
   pages[current](page);
 }
 
+/** The project signed into (the platform, for the admin key), filled in when its name is known. */
+function projectHeading(): HTMLElement {
+  if (apiKey.type() === "admin") return h("strong", { class: "project" }, "all projects");
+  const heading = h("strong", { class: "project" }, "");
+  nameOfProject().then(
+    (name) => (heading.textContent = name),
+    () => undefined, // the page's own call shows why the service refused or did not answer
+  );
+  return heading;
+}
+
 /** A project's private or reader key (or the admin key). A project key is checked at once: a wrong one shows the service's error. */
 function signIn(message = ""): void {
   const key = h("input", { type: "password", name: "api-key", autocomplete: "off", required: true });
@@ -78,7 +110,7 @@ function signIn(message = ""): void {
   const submit = async () => {
     apiKey.set(key.value);
     if (apiKey.type() === "admin") return render();
-    const checked = await showing(status, () => post("players/tags", { page: 1, page_size: 1 }));
+    const checked = await showing(status, () => nameOfProject());
     if (checked) return render();
     apiKey.clear();
   };

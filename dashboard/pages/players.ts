@@ -4,6 +4,7 @@ import { cohortFilterForm } from "../filters.js";
 import { currentRoute, filterForm } from "../url-state.js";
 import { cohortCsvButton } from "./players-export.js";
 import { requestView } from "../view.js";
+import { eventsPerDay, playerActions } from "./player-data.js";
 
 type Profile = Record<string, unknown> & { tags?: string[]; traits?: Record<string, unknown> };
 interface SearchAnswer {
@@ -25,13 +26,17 @@ function lookup(): HTMLElement {
     ["device_id", "device_id"],
   ]);
   const id = h("input", { name: "id", required: true });
+  const byField = () => by.value as "partner_user_id" | "device_id";
   const form = filterForm(() => void find(), field("By", by), field("Id", id));
   form.classList.add("lookup");
   const view = requestView(form, "");
   const find = () =>
     view.run(
       (signal) => post<{ found: boolean; profile: Profile | null }>("players/get", { [by.value]: id.value }, signal),
-      (answer) => (answer.found && answer.profile ? profileOf(answer.profile) : [h("p", {}, "No such player.")]),
+      (answer) =>
+        answer.found && answer.profile
+          ? [...profileOf(answer.profile), eventsPerDay(byField(), id.value), playerActions(byField(), id.value)]
+          : [h("p", {}, "No such player.")],
     );
   if (id.value !== "") void find();
   return h("section", { class: "player" }, h("h2", {}, "Player"), form, view.status, view.content);
@@ -57,8 +62,6 @@ function profileOf(profile: Profile): Node[] {
         "profile-traits",
       ),
     ),
-    // The player's data (download) and erasure (delete) actions go here.
-    h("div", { class: "player-actions", "data-identity": show(profile.identity_key ?? "") }),
   ];
 }
 

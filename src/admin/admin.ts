@@ -101,6 +101,13 @@ export class Admin {
     await this.options.entitlementStore.upsertEntitlement({ ...entitlement, updatedAt: this.options.clock.now() });
   }
 
+  /** One project, or a not-found naming it. */
+  async project(projectId: string): Promise<ProjectRecord> {
+    const project = await this.options.projectStore.findProject(projectId);
+    if (!project) throw new NotFoundError(`project_id: no project ${projectId}`);
+    return project;
+  }
+
   async listProjects(page: Page): Promise<Listing<ProjectRecord>> {
     const { projects, total } = await this.options.projectStore.listProjects(skipOf(page), page.pageSize);
     return { items: projects, total };

@@ -27,7 +27,13 @@ import {
   UpdatePropertyResponseSchema,
 } from "../../gen/platformapi/v1/events_pb.js";
 import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
-import { ExportResponseSchema, PlayerService } from "../../gen/platformapi/v1/players_pb.js";
+import {
+  DeleteResponseSchema,
+  ExportResponseSchema,
+  KeptEventSchema,
+  PlayerProfileSchema,
+  PlayerService,
+} from "../../gen/platformapi/v1/players_pb.js";
 import { writeExplicitNulls } from "../server/bodies/json-nulls.js";
 
 // platformctl: a thin command-line client of AdminService (and of the project settings a studio makes with its
@@ -212,6 +218,29 @@ function traitsOf(pairs: readonly string[]): Record<string, JsonValue> {
   );
 }
 
+interface PlayerOptions {
+  partner?: string;
+  device?: string;
+}
+
+/** A players command's player: --partner or --device, exactly one. */
+function playerOf(o: PlayerOptions): { partnerUserId: string } | { deviceId: string } {
+  if ((o.partner === undefined) === (o.device === undefined)) program.error("name the player: --partner or --device");
+  return o.partner !== undefined ? { partnerUserId: o.partner } : { deviceId: o.device! };
+}
+
+/** A server stream's messages as the NDJSON lines of /v1, written as they come (waiting while stdout is full). */
+async function printLines<Desc extends DescMessage>(schema: Desc, lines: AsyncIterable<MessageShape<Desc>>) {
+  try {
+    for await (const line of lines) {
+      const json = writeExplicitNulls(schema, toJson(schema, line, JSON_OPTIONS));
+      if (!process.stdout.write(`${JSON.stringify(json)}\n`)) await once(process.stdout, "drain");
+    }
+  } catch (error) {
+    program.error(ConnectError.from(error).message, { exitCode: 1 });
+  }
+}
+
 const players = program.command("players").description("a project's players, with --key or PLATFORM_API_KEY");
 players
   .command("export")
@@ -228,10 +257,34 @@ players
       tagsNone: o.tagNone ?? [],
       traits: traitsOf(o.trait ?? []) as JsonObject,
     };
+    await printLines(ExportResponseSchema, client.export(request, { headers }));
+  });
+players
+  .command("delete")
+  .description("erase a player everywhere (profile, links, events) and out of every count; needs a private key")
+  .option("--partner <partner_user_id>", "the player's partner user id")
+  .option("--device <device_id>", "the player's device id (the player it is linked to, if any)")
+  .action(async (o: PlayerOptions) => {
+    const { client, headers } = project(PlayerService);
+    await print(DeleteResponseSchema, client.delete(playerOf(o), { headers }));
+  });
+players
+  .command("data")
+  .description("stream what the service holds about a player to stdout as NDJSON: the profile, then their kept events")
+  .option("--partner <partner_user_id>", "the player's partner user id")
+  .option("--device <device_id>", "the player's device id (the player it is linked to, if any)")
+  .action(async (o: PlayerOptions) => {
+    const { client, headers } = project(PlayerService);
     try {
-      for await (const line of client.export(request, { headers })) {
-        const json = writeExplicitNulls(ExportResponseSchema, toJson(ExportResponseSchema, line, JSON_OPTIONS));
-        if (!process.stdout.write(`${JSON.stringify(json)}\n`)) await once(process.stdout, "drain");
+      for (let cursor = "", first = true; first || cursor !== ""; first = false) {
+        const page = await client.data({ ...playerOf(o), cursor }, { headers });
+        const profile = page.profile ? toJson(PlayerProfileSchema, page.profile, JSON_OPTIONS) : null;
+        if (first) process.stdout.write(`${JSON.stringify({ profile })}\n`);
+        for (const event of page.events)
+          process.stdout.write(
+            `${JSON.stringify(writeExplicitNulls(KeptEventSchema, toJson(KeptEventSchema, event, JSON_OPTIONS)))}\n`,
+          );
+        cursor = page.nextCursor;
       }
     } catch (error) {
       program.error(ConnectError.from(error).message, { exitCode: 1 });

@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import { KeptEvents } from "./kept-events.js";
 import type { Database } from "../db/database.js";
 import { AsOfNow } from "./reads/as-of-now.js";
 import { Backpressure } from "./queue/backpressure.js";
@@ -29,6 +30,8 @@ export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
   backpressure: Backpressure;
+  /** One player's raw events still kept, a page at a time (players/data). */
+  keptEvents: KeptEvents;
   /** Fills the owner's memory of a project's player histories and event names (a start, before it is ready). */
   fillOwnerMemory(projectId: string): Promise<void>;
 }
@@ -145,5 +148,5 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     const { written, applied } = await queue.read();
     await Promise.all([written < applied ? undefined : playerRollups.fillMemory(projectId), names.current(projectId)]);
   };
-  return { events, worker, backpressure, fillOwnerMemory };
+  return { events, worker, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
 }

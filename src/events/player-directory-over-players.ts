@@ -39,7 +39,7 @@ export class PlayerDirectoryOverPlayers implements PlayerDirectory {
     return new Map([...owners].map(([device, partner]) => [device, partnerKey(partner)]));
   }
 
-  members(projectId: string, filter: CohortFilter): Promise<string[]> {
+  members(projectId: string, filter: CohortFilter): Promise<readonly (readonly string[])[]> {
     const query: ProfileQuery = {};
     if (filter.tags.length > 0) query[filter.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = filter.tags;
     if (filter.traits.length > 0) query.traits = filter.traits;

@@ -22,8 +22,11 @@ export interface PlayerDirectory {
   foldTargets(projectId: string, identityKeys: readonly string[]): Promise<Map<string, string>>;
   /** The identity key of the player each linked device belongs to. */
   deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>>;
-  /** Every player in the cohort (exact), by identity key. */
-  members(projectId: string, filter: CohortFilter): Promise<string[]>;
+  /**
+   * Every player in the cohort (exact), by identity key, as disjoint lists in no order (shared: read only; a list
+   * stays the same object while its members do, so a reader may keep what it derived from one).
+   */
+  members(projectId: string, filter: CohortFilter): Promise<readonly (readonly string[])[]>;
   /** Whether the project has the trait key (some player was given it). */
   hasTraitKey(projectId: string, key: string): Promise<boolean>;
   /** The project's tags with the most players, most first, at most `limit`. */

@@ -1,11 +1,22 @@
-import { createHash, randomUUID } from "node:crypto";
 import type { AnyBulkWriteOperation, Collection, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { isDuplicateKeyCode, unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
+import {
+  addTo,
+  byProject,
+  entriesOf,
+  hashOf,
+  newStamp,
+  placeOf,
+  recordOf,
+  storedOf,
+  type ChangedPlayer,
+  type RememberedProject,
+  type ShardDoc,
+} from "./changed-player-shards.js";
 
-/** Documents a project's record is spread over: a round's statements fit one command of the embedded engine (25). */
-const SHARDS = 16;
+export type { ChangedPlayer } from "./changed-player-shards.js";
 
 /**
  * What a players round changes, recorded before it writes: the players whose
@@ -16,16 +27,8 @@ export interface PlayerChange {
   identityKeys: string[];
   folds: { from: string; into: string }[];
   tags: string[];
-}
-
-/** A player changed since the rollups last followed it: its latest change only. */
-export interface ChangedPlayer {
-  identityKey: string;
-  /** The player it was folded into (a fold's source), else null. */
-  into: string | null;
-  /** The round (or repair) that changed it last: only a resync carrying this stamp settles it. */
-  stamp: string;
-  at: Date;
+  /** Players an erasure removes, and the queue segment that takes their histories out. */
+  erasure?: { identityKeys: string[]; seq: number };
 }
 
 /** A project's changed players recorded before `before`, and every tag whose membership their rounds moved. */
@@ -33,22 +36,6 @@ export interface StaleChanges {
   projectId: string;
   players: ChangedPlayer[];
   tags: string[];
-}
-
-/** One shard of a project's record: entries by a hash of the identity key, the tags moved by a hash of the tag. */
-interface ShardDoc {
-  _id: string;
-  p?: Record<string, StoredEntry>;
-  t?: Record<string, string>;
-}
-
-type StoredEntry = { k: string; s: string; a: Date; i?: string };
-
-/** The owner's copy of a project's record: entries by identity key, tags by shard, settled fields still stored. */
-interface RememberedProject {
-  entries: Map<string, ChangedPlayer>;
-  tags: Map<string, Set<string>>;
-  settled: Map<string, Set<string>>;
 }
 
 /**
@@ -88,17 +75,23 @@ export class ChangedPlayers {
   /** Records a change before it is made (with the owner's settled entries removed in the same command); its stamp. */
   async record(projectId: string, change: PlayerChange, at: Date): Promise<string> {
     const stamp = newStamp();
+    const { identityKeys: erased = [], seq: erasedAt = null } = change.erasure ?? {};
     const players: ChangedPlayer[] = [
-      ...change.identityKeys.map((identityKey) => ({ identityKey, into: null, stamp, at })),
-      ...change.folds.map(({ from, into }) => ({ identityKey: from, into, stamp, at })),
+      ...change.identityKeys.map((identityKey) => ({ identityKey, into: null, stamp, at, erasedAt: null })),
+      ...change.folds.map(({ from, into }) => ({ identityKey: from, into, stamp, at, erasedAt: null })),
+      ...erased.map((identityKey) => ({ identityKey, into: null, stamp, at, erasedAt })),
     ];
     await this.serialised(projectId, async () => {
       const project = this.memory && (await this.remembered(projectId));
+      // An erasure not taken out yet stays marked under a later change (MongoDB: the stored mark is kept, see below).
+      for (const player of players) player.erasedAt ??= project?.entries.get(player.identityKey)?.erasedAt ?? null;
       const sets = new Map<string, Record<string, unknown>>();
       for (const player of players) {
         const { shard, field } = placeOf(projectId, player.identityKey);
         const set = sets.get(shard) ?? {};
-        set[`p.${field}`] = storedOf(player);
+        // Field by field: a stored erasure mark (`e`) stays under a later change; a fold's target does not.
+        for (const [name, value] of Object.entries(storedOf(player))) set[`p.${field}.${name}`] = value;
+        if (player.into === null) set[`p.${field}.i`] = UNSET;
         for (const tag of change.tags) set[`t.${hashOf(tag)}`] = tag;
         sets.set(shard, set);
       }
@@ -213,10 +206,12 @@ export class ChangedPlayers {
     return [...shards].map((shard) => {
       const set = sets.get(shard);
       const unset: Record<string, ""> = {};
-      for (const field of project?.settled.get(shard) ?? []) if (!set?.[`p.${field}`]) unset[`p.${field}`] = "";
+      for (const [path, value] of Object.entries(set ?? {})) if (value === UNSET) unset[path] = "";
+      const setNow = Object.fromEntries(Object.entries(set ?? {}).filter(([, value]) => value !== UNSET));
+      for (const field of project?.settled.get(shard) ?? []) if (!set?.[`p.${field}.k`]) unset[`p.${field}`] = "";
       // Nothing of the shard is left: neither are the tags its rounds moved (the owner's copy keeps them till a start).
       if (!set && !occupied.has(shard)) unset.t = "";
-      const update = { ...(set && { $set: set }), ...(Object.keys(unset).length > 0 && { $unset: unset }) };
+      const update = { ...(set && { $set: setNow }), ...(Object.keys(unset).length > 0 && { $unset: unset }) };
       return { updateOne: { filter: { _id: shard }, update, upsert: set !== undefined } };
     });
   }
@@ -260,45 +255,5 @@ export class ChangedPlayers {
   }
 }
 
-const newStamp = () => randomUUID().replaceAll("-", "");
-
-/** A short hash of `text`, safe as a field name (no `.` or `$`). */
-const hashOf = (text: string): string => createHash("sha1").update(text).digest("base64url").slice(0, 16);
-
-/** The shard document of a player (`<project>/<n>`) and its field there. */
-function placeOf(projectId: string, identityKey: string): { shard: string; field: string } {
-  const digest = createHash("sha1").update(identityKey).digest();
-  return { shard: `${projectId}/${digest[0] % SHARDS}`, field: digest.toString("base64url").slice(0, 16) };
-}
-
-const projectOf = (shardId: string): string => shardId.slice(0, shardId.lastIndexOf("/"));
-
-const addTo = (map: Map<string, Set<string>>, key: string, value: string) =>
-  void map.set(key, (map.get(key) ?? new Set()).add(value));
-
-const storedOf = ({ identityKey, into, stamp, at }: ChangedPlayer): StoredEntry => ({
-  k: identityKey,
-  s: stamp,
-  a: at,
-  ...(into !== null && { i: into }),
-});
-
-const entriesOf = (doc: ShardDoc): ChangedPlayer[] =>
-  Object.values(doc.p ?? {}).map(({ k, s, a, i }) => ({ identityKey: k, into: i ?? null, stamp: s, at: a }));
-
-/** Shard documents by project. */
-function byProject(docs: readonly ShardDoc[]): Map<string, ShardDoc[]> {
-  const projects = new Map<string, ShardDoc[]>();
-  for (const doc of docs) projects.set(projectOf(doc._id), [...(projects.get(projectOf(doc._id)) ?? []), doc]);
-  return projects;
-}
-
-/** A project's record as its shard documents hold it (nothing settled in memory). */
-function recordOf(docs: readonly ShardDoc[]): RememberedProject {
-  const project: RememberedProject = { entries: new Map(), tags: new Map(), settled: new Map() };
-  for (const doc of docs) {
-    for (const player of entriesOf(doc)) project.entries.set(player.identityKey, player);
-    project.tags.set(doc._id, new Set(Object.values(doc.t ?? {})));
-  }
-  return project;
-}
+/** A field `record` removes rather than sets. */
+const UNSET = Symbol("unset");

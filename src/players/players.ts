@@ -26,9 +26,11 @@ import type { TagMetadata } from "./storage/tag-store.js";
 import { ChangesLimit } from "./rounds/changes-limit.js";
 import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
+import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
+export type { ErasureOutcome } from "./rounds/erasure-round.js";
 export type { WrittenProfile } from "./rounds/written-profiles.js";
 
 export interface Identity {
@@ -135,6 +137,16 @@ export class Players {
       if (final.kind === "rejected") return fail({ code: final.code, message: REJECT_MESSAGES[final.code] });
       return ok({ profile: final.profile!, dropped: final.dropped });
     });
+  }
+
+  /** A player's profile (null: none) and every identity key whose events are theirs (players/data). */
+  keysOf(projectId: string, identity: { partnerUserId: string } | { deviceId: string }) {
+    return playerKeys(this.stores, projectId, identity);
+  }
+
+  /** Erases a player everywhere (WritePath.erase): whether the project knew them, and their identity key. */
+  erase(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
+    return this.writes.erase(projectId, identity);
   }
 
   /**
@@ -244,8 +256,8 @@ export class Players {
     return new Map([...links].flatMap(([device, link]) => (link ? [[device, link.partnerUserId] as const] : [])));
   }
 
-  /** Every player matching `query`, by identity key: a cohort's members for the event charts. */
-  members(projectId: string, query: ProfileQuery): Promise<string[]> {
+  /** Every player matching `query`, by identity key, as disjoint lists (read only): a cohort's members for the event charts. */
+  members(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
     return this.reads.memberKeys(projectId, query);
   }
 

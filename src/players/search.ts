@@ -64,23 +64,27 @@ export class Search {
   }
 
   /**
-   * Every player matching `query`, by identity key (all of them, unpaged): tags
-   * from membership, traits checked on each candidate's profile, or with few
-   * tags' members to check or none, by the engine's scan.
+   * Every player matching `query`, by identity key (all of them, unpaged, in no order: the charts sum them), as
+   * disjoint lists (shared: read only): tags from membership (the owner's memory keeps it: a tag alone answers its
+   * kept buckets as they are) with traits checked against their holders; without tags, or where the holders are not
+   * kept, a filter over the owner's memory of profiles; else traits checked on each candidate's profile, or with
+   * many candidates or no tag, the engine's scan.
    */
-  async memberKeys(projectId: string, query: ProfileQuery): Promise<string[]> {
-    if (!this.stores.membership.materialised) return this.stores.profiles.matchingKeys(projectId, query);
+  async memberKeys(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
+    if (!this.stores.membership.materialised) return [await this.stores.profiles.matchingKeys(projectId, query)];
+    const buckets = await this.tagMembersByBucket(projectId, query);
+    const matching = buckets && (query.traits ? await this.withTraits(projectId, buckets, query.traits) : buckets);
+    if (matching) return matching;
     const remembered = await this.fromMemory(projectId, query);
-    // Unsorted: the charts sum them.
-    if (remembered) return remembered.map((profile) => profile.identityKey);
-    const members = await this.tagMembers(projectId, query);
-    if (!members || (query.traits && members.length > MAX_CANDIDATES_READ)) {
-      return this.stores.profiles.matchingKeys(projectId, query);
+    if (remembered) return [remembered.map((profile) => profile.identityKey)];
+    // Tags and traits whose holders are not kept: the candidates' profiles, or with many, the engine's scan.
+    const members = buckets?.flat();
+    if (!members || !query.traits || members.length > MAX_CANDIDATES_READ) {
+      return [await this.stores.profiles.matchingKeys(projectId, query)];
     }
-    if (!query.traits) return members;
     const wanted = traitPairs(query.traits);
     const profiles = await this.read(projectId, members);
-    return profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey);
+    return [profiles.filter((profile) => hasTraits(profile, wanted)).map((profile) => profile.identityKey)];
   }
 
   /**
@@ -94,15 +98,9 @@ export class Search {
   }
 
   /**
-   * The identity keys carrying any (or all) of the query's tags and none of its
-   * `tagsNone`, sorted; null when the query names no tag to carry (only a scan answers it).
+   * The identity keys carrying any (or all) of the query's tags and none of its `tagsNone`, per membership bucket:
+   * disjoint lists, each sorted; null when the query names no tag to carry (only a scan answers it).
    */
-  private async tagMembers(projectId: string, query: ProfileQuery): Promise<string[] | null> {
-    const buckets = await this.tagMembersByBucket(projectId, query);
-    return buckets && mergeKeys(buckets);
-  }
-
-  /** The same per membership bucket: disjoint lists, each sorted. */
   private async tagMembersByBucket(projectId: string, query: ProfileQuery): Promise<(readonly string[])[] | null> {
     const tags = query.tagsAll ?? query.tagsAny;
     if (!tags) return null;
@@ -196,7 +194,7 @@ export function profileMatcher(query: ProfileQuery): (profile: ProfileRecord) =>
 
 /** A player carries at most 50 tags: `includes` beats building a set per profile. */
 function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
-  // Plain loops: a chart's members test every profile of the project, once per cohort.
+  // Plain loops: a search or chart without tags tests every profile of the project, once per cohort.
   if (tagsAny) {
     let any = false;
     for (let i = 0; i < tagsAny.length && !any; i++) any = tags.includes(tagsAny[i]);

@@ -4,15 +4,23 @@ import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
 import { EventService } from "../../gen/platformapi/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
+import { ProjectService } from "../../gen/platformapi/v1/project_pb.js";
 import type { Clock } from "../clock.js";
 import type { Capabilities } from "./calls/capabilities.js";
 import { createAdminService } from "./services/admin-service.js";
 import { createEventService } from "./services/event-service.js";
 import { createLaunchService } from "./services/launch-service.js";
 import { createPlayerService } from "./services/player-service.js";
+import { createProjectService } from "./services/project-service.js";
 
 /** The API's services, in the order the /v1 routes and reflection list them. */
-export const SERVICES: readonly DescService[] = [LaunchTokenService, PlayerService, EventService, AdminService];
+export const SERVICES: readonly DescService[] = [
+  LaunchTokenService,
+  PlayerService,
+  EventService,
+  ProjectService,
+  AdminService,
+];
 
 /** Registers one handler per proto service. */
 export function registerServices(router: ConnectRouter, capabilities: Capabilities, clock: Clock): void {
@@ -26,8 +34,10 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
       clock,
       materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
       traitMaterialisation: (projectId, keys) => events.events.traitMaterialisation(projectId, keys),
+      keptEvents: events.keptEvents,
     }),
   );
+  router.service(ProjectService, createProjectService(admin));
   router.service(AdminService, createAdminService(admin, launch.keyring));
   router.service(EventService, createEventService({ events: events.events }));
 }

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventTimes } from "../support/events.js";
 import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
 
 const run = promisify(execFile);
@@ -92,6 +93,28 @@ describe("platformctl", () => {
     await expect(platformctl(["players", "export"], { PLATFORM_API_KEY: publicKey })).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringContaining("events:read"),
+    });
+  });
+
+  it("hands over a player's data as JSON lines, then erases them", async () => {
+    const { privateKey, publicKey } = await test.createProject("Erasure");
+    const withKey = { PLATFORM_API_KEY: privateKey };
+    await test.postOk("/v1/players/update", { players: [{ partner_user_id: "ann", tags: ["vip"] }] }, privateKey);
+    const [{ timestamp }] = eventTimes(test, 1);
+    await test.postOk("/v1/events", { events: [{ name: "open", partner_user_id: "ann", timestamp }] }, publicKey);
+    const lines = async () =>
+      (await platformctl(["players", "data", "--partner", "ann"], withKey)).stdout
+        .trim()
+        .split("\n")
+        .map((line) => JSON.parse(line));
+    const [profile, ...events] = await lines();
+    expect(profile).toMatchObject({ profile: { identity_key: "u:ann", tags: ["vip"] } });
+    expect(events).toEqual([expect.objectContaining({ name: "open", partner_user_id: "ann", timestamp })]);
+    const erased = JSON.parse((await platformctl(["players", "delete", "--partner", "ann"], withKey)).stdout);
+    expect(erased).toEqual({ deleted: true, identity_key: "u:ann" });
+    expect((await lines())[0]).toEqual({ profile: null });
+    await expect(platformctl(["players", "delete"], withKey)).rejects.toMatchObject({
+      stderr: expect.stringContaining("--partner or --device"),
     });
   });
 

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { mkdir } from "node:fs/promises";
 import { Writable } from "node:stream";
 import { chromium, type Browser, type Page } from "playwright-core";
@@ -132,6 +133,8 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
   it("signs in; the trends chart's numbers are the API's, for every filter", async () => {
     await page.fill('input[name="api-key"]', project.privateKey);
     await page.click('.sign-in button[type="submit"]');
+    // The header names the project signed into (project/get).
+    await expect.poll(() => page.textContent("header .project")).toBe("Dashboard Game");
     await open("trends");
     await page.waitForSelector(".trends-table");
     await expectTrendsTable({}, "events");
@@ -236,7 +239,43 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await page.click('.search-table a:text("p40")');
     await expect.poll(() => page.locator(".player .tags").textContent()).toBe("vip");
     expect(page.url()).toContain("#players?by=partner_user_id&id=p40");
-    expect(await page.locator(".player-actions").count()).toBe(1);
+    // The player's events per day and name, as players/data answers their kept events.
+    const data = await api("/v1/players/data", { partner_user_id: "p40", cursor: "" });
+    const perDay = new Map<string, number>();
+    for (const event of data.events) {
+      const key = `${event.timestamp.slice(0, 10)} ${event.name}`;
+      perDay.set(key, (perDay.get(key) ?? 0) + 1);
+    }
+    const expected = [...perDay].sort(([a], [b]) => (a < b ? 1 : -1)).map(([key, n]) => [...key.split(" "), String(n)]);
+    await expect.poll(async () => (await rowsOf(".player-events-table")).slice(1)).toEqual(expected);
+    expect(expected.length).toBeGreaterThan(1);
+  });
+
+  it("downloads a player's data and erases the player after a confirmation", async () => {
+    await page.fill('input[name="id"]', "p49");
+    await page.click('form.lookup button[type="submit"]');
+    await page.waitForSelector('button[name="delete-player"]');
+    const download = page.waitForEvent("download");
+    await page.click('button[name="download-data"]');
+    const lines = (await readFile((await (await download).path())!, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line));
+    expect(lines[0].profile.partner_user_id).toBe("p49");
+    expect(
+      lines
+        .slice(1)
+        .map((line) => line.event.name)
+        .sort(),
+    ).toEqual(["login", "login", "login", "login"]);
+    // Dismissed: nothing happens; accepted: the player is erased.
+    page.once("dialog", (dialog) => void dialog.dismiss());
+    await page.click('button[name="delete-player"]');
+    expect((await api("/v1/players/get", { partner_user_id: "p49" })).found).toBe(true);
+    page.once("dialog", (dialog) => void dialog.accept());
+    await page.click('button[name="delete-player"]');
+    await expect.poll(() => page.textContent(".player-actions .status")).toMatch(/^Erased /);
+    expect((await api("/v1/players/get", { partner_user_id: "p49" })).found).toBe(false);
   });
 
   it("shows the queue and the range's event names with the API's counts", async () => {

@@ -69,6 +69,7 @@ describe("the record of changed players", () => {
     const countsWhenQueued: number[][] = [];
     const histories: HistoryFollower = {
       queue: async () => void countsWhenQueued.push([...(await inDatabase.readStats(projectId)).counts.values()]),
+      erase: async () => 0,
     };
     const players = new Players({ stores, clock: systemClock, histories });
     const entry = { partnerUserId: "dan", tagsAdd: ["green"], tagsRemove: [], traitsIncrement: {}, traitsUnset: [] };

@@ -24,6 +24,7 @@ const SERVED = [
   "platformapi.v1.EventService",
   "platformapi.v1.LaunchTokenService",
   "platformapi.v1.PlayerService",
+  "platformapi.v1.ProjectService",
 ];
 
 type Query = MessageInitShape<typeof ServerReflectionRequestSchema>["messageRequest"];

@@ -157,7 +157,7 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/launch_tokens/issue", notOwned, launch.platformKey)).status).toBe(403);
   });
 
-  it("players: update, get, search, tags, tag metadata, link", async () => {
+  it("players: update, get, search, tags, tag metadata, link, data, delete", async () => {
     const { privateKey } = launch;
     const device = `dev-${crypto.randomUUID()}`;
     const update = await call(
@@ -196,6 +196,10 @@ describe("every /v1 answer matches the document", () => {
     expect(traits.body.traits).toContainEqual(expect.objectContaining({ key: "level", materialised: true }));
     const link = { platform_user_id: launch.platformUserId, partner_user_id: "openapi-1" };
     expect((await call("/v1/players/link", link, privateKey)).status).toBe(200);
+    const data = await call("/v1/players/data", { device_id: device }, privateKey);
+    expect(data.body).toMatchObject({ found: true, events: [], next_cursor: "" });
+    const erased = await call("/v1/players/delete", { device_id: device }, privateKey);
+    expect(erased.body).toEqual({ deleted: true, identity_key: `d:${device}` });
 
     expect((await call("/v1/players/tags", { page_size: 101, page: 1 }, privateKey)).status).toBe(400);
     expect((await call("/v1/players/tags/update", { tag: "never-seen" }, privateKey)).status).toBe(404);
@@ -230,6 +234,8 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/events/retention", retention, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/events/retention", range, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/events/active", { ...range, names: ["level_up"] }, launch.privateKey)).status).toBe(200);
+    expect((await call("/v1/project/get", {}, launch.privateKey)).status).toBe(200);
+    expect((await call("/v1/project/get", {}, launch.publicKey)).status).toBe(403);
   });
 
   it("events: summed properties, and trends with a sum", async () => {

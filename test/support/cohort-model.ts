@@ -59,6 +59,15 @@ export class CohortModel {
     this.owners.set(device, partner);
   }
 
+  /** An erasure of the partner: their tags, traits and links go, and every event that counts for them now. */
+  erase(partner: string): void {
+    const player = `u:${partner}`;
+    this.events.splice(0, this.events.length, ...this.events.filter((e) => this.playerOf(e.who) !== player));
+    this.tags.delete(partner);
+    this.traits.delete(partner);
+    for (const [device, owner] of this.owners) if (owner === partner) this.owners.delete(device);
+  }
+
   event(name: string, who: { partner?: string; device?: string }, day: string, properties?: Properties): void {
     this.events.push({ name, who, day, properties });
   }

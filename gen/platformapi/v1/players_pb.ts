@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/players.proto.
  */
 export const file_platformapi_v1_players: GenFile = /*@__PURE__*/
-  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9wbGF5ZXJzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSJmCg1VcGRhdGVSZXF1ZXN0EjcKB3BsYXllcnMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJVcGRhdGVCCLpIBZIBAhBkEhwKCnJlcXVlc3RfaWQYAiABKAlCCLpIBXIDGIABIr0DCgxQbGF5ZXJVcGRhdGUSJgoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAkgAiAEBEiAKCWRldmljZV9pZBgCIAEoCUIIukgFcgMYgAJIAYgBARIoCgR0YWdzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRIQCgh0YWdzX2FkZBgEIAMoCRITCgt0YWdzX3JlbW92ZRgFIAMoCRInCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKC3RyYWl0c19vbmNlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBJLChB0cmFpdHNfaW5jcmVtZW50GAggAygLMjEucGxhdGZvcm1hcGkudjEuUGxheWVyVXBkYXRlLlRyYWl0c0luY3JlbWVudEVudHJ5EhQKDHRyYWl0c191bnNldBgJIAMoCRo2ChRUcmFpdHNJbmNyZW1lbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZCKzAQoOVXBkYXRlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIuCgd1cGRhdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlZFBsYXllchIvCghyZWplY3RlZBgDIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlJlamVjdGVkRW50cnkSLwoLc2VydmVyX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0BCg1VcGRhdGVkUGxheWVyEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSLAoHZHJvcHBlZBgHIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkRyb3BwZWRJdGVtQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCI6CgtEcm9wcGVkSXRlbRINCgVmaWVsZBgBIAEoCRIMCgRpdGVtGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKVAQoNUmVqZWN0ZWRFbnRyeRINCgVpbmRleBgBIAEoBRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAlCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkInEKCkdldFJlcXVlc3QSIQoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAhIbCglkZXZpY2VfaWQYAiABKAlCCLpIBXIDGIACOiO6SCAiHgoPcGFydG5lcl91c2VyX2lkCglkZXZpY2VfaWQQASJMCgtHZXRSZXNwb25zZRINCgVmb3VuZBgBIAEoCBIuCgdwcm9maWxlGAIgASgLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZSLdAgoNUGxheWVyUHJvZmlsZRIUCgxpZGVudGl0eV9rZXkYASABKAkSHAoPcGFydG5lcl91c2VyX2lkGAIgASgJSACIAQESFgoJZGV2aWNlX2lkGAMgASgJSAGIAQESHQoQcGxhdGZvcm1fdXNlcl9pZBgEIAEoCUgCiAEBEg4KBmxpbmtlZBgFIAEoCBIMCgR0YWdzGAYgAygJEicKBnRyYWl0cxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSMQoNZmlyc3Rfc2Vlbl9hdBgIIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASMAoMbGFzdF9zZWVuX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcEISChBfcGFydG5lcl91c2VyX2lkQgwKCl9kZXZpY2VfaWRCEwoRX3BsYXRmb3JtX3VzZXJfaWQi8QIKDVNlYXJjaFJlcXVlc3QSFgoEdGFncxgBIAMoCUIIukgFkgECEDISmwEKBnRyYWl0cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCcrpIOroBNwoQdHJhaXRzLm1heF9wYWlycxIRYXQgbW9zdCA1MCB0cmFpdHMaEHNpemUodGhpcykgPD0gNTDS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIaCgRwYWdlGAMgASgFQge6SAQaAigBSACIAQESKAoKdGFnc19tYXRjaBgEIAEoCUIPukgMcgpSA2FueVIDYWxsSAGIAQESIQoJcGFnZV9zaXplGAUgASgFQgm6SAYaBBhkKAFIAogBARIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyQgcKBV9wYWdlQg0KC190YWdzX21hdGNoQgwKCl9wYWdlX3NpemUimwIKDUV4cG9ydFJlcXVlc3QSFgoEdGFncxgBIAMoCUIIukgFkgECEDISmwEKBnRyYWl0cxgCIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCcrpIOroBNwoQdHJhaXRzLm1heF9wYWlycxIRYXQgbW9zdCA1MCB0cmFpdHMaEHNpemUodGhpcykgPD0gNTDS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIoCgp0YWdzX21hdGNoGAQgASgJQg+6SAxyClIDYW55UgNhbGxIAIgBARIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyQg0KC190YWdzX21hdGNoIj8KDkV4cG9ydFJlc3BvbnNlEi0KBnBsYXllchgBIAEoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUicAoOU2VhcmNoUmVzcG9uc2USLgoHcGxheWVycxgBIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlBsYXllclByb2ZpbGUSLgoMcGxheWVyc19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8irAEKD0xpc3RUYWdzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBARIWCgR0ZXh0GAMgASgJQgi6SAVyAxjIARIeCghjYXRlZ29yeRgEIAEoCUIHukgEcgIYQEgCiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemVCCwoJX2NhdGVnb3J5InwKEExpc3RUYWdzUmVzcG9uc2USJwoEdGFncxgBIAMoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZBIrCgl0YWdzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbxISCgpjYXRlZ29yaWVzGAMgAygJIpACCglUYWdSZWNvcmQSCgoCaWQYASABKAUSCwoDdGFnGAIgASgJEg0KBWxhYmVsGAMgASgJEhUKCGNhdGVnb3J5GAQgASgJSACIAQESGAoLZGVzY3JpcHRpb24YBSABKAlIAYgBARIRCglpc19oaWRkZW4YBiABKAgSFQoNcGxheWVyc19jb3VudBgHIAEoBRIxCg1maXJzdF9zZWVuX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQgsKCV9jYXRlZ29yeUIOCgxfZGVzY3JpcHRpb24ijAIKEFVwZGF0ZVRhZ1JlcXVlc3QSEwoDdGFnGAEgASgJQga6SAPIAQESOAoFbGFiZWwYAiABKAlCJLpIIXIfEAEYyAEyGF5bXlx4MDAtXHgxRlx4N0YtXHg5Rl0qJEgAiAEBEjgKCGNhdGVnb3J5GAMgASgJQiG6SB5yHBhAMhheW15ceDAwLVx4MUZceDdGLVx4OUZdKiRIAYgBARIiCgtkZXNjcmlwdGlvbhgEIAEoCUIIukgFcgMY6AdIAogBARIWCglpc19oaWRkZW4YBSABKAhIA4gBAUIICgZfbGFiZWxCCwoJX2NhdGVnb3J5Qg4KDF9kZXNjcmlwdGlvbkIMCgpfaXNfaGlkZGVuIjsKEVVwZGF0ZVRhZ1Jlc3BvbnNlEiYKA3RhZxgBIAEoCzIZLnBsYXRmb3JtYXBpLnYxLlRhZ1JlY29yZCJpChFMaXN0VHJhaXRzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplInAKEkxpc3RUcmFpdHNSZXNwb25zZRIrCgZ0cmFpdHMYASADKAsyGy5wbGF0Zm9ybWFwaS52MS5UcmFpdFJlY29yZBItCgt0cmFpdHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIj8KC1RyYWl0UmVjb3JkEgsKA2tleRgBIAEoCRIUCgxtYXRlcmlhbGlzZWQYAiABKAgSDQoFcmVhZHkYAyABKAgigQEKElVwZGF0ZVRyYWl0UmVxdWVzdBJKCgNrZXkYASABKAlCPbpIOsgBAXI1GEAyMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSHwoLbWF0ZXJpYWxpc2UYAiABKAhCCrpIB8gBAWoCCAEiRwoTVXBkYXRlVHJhaXRSZXNwb25zZRILCgNrZXkYASABKAkSFAoMbWF0ZXJpYWxpc2VkGAIgASgIEg0KBXJlYWR5GAMgASgIIloKC0xpbmtSZXF1ZXN0EiUKEHBsYXRmb3JtX3VzZXJfaWQYASABKAlCC7pICMgBAXIDsAEBEiQKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUILukgIyAEBcgMYgAIiQQoMTGlua1Jlc3BvbnNlEhgKEHBsYXRmb3JtX3VzZXJfaWQYASABKAkSFwoPcGFydG5lcl91c2VyX2lkGAIgASgJMuwICg1QbGF5ZXJTZXJ2aWNlEnYKBlVwZGF0ZRIdLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVJlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVSZXNwb25zZSItyvMYDGV2ZW50czp3cml0ZYLT5JMCFzoBKiISL3YxL3BsYXllcnMvdXBkYXRlEmkKA0dldBIaLnBsYXRmb3JtYXBpLnYxLkdldFJlcXVlc3QaGy5wbGF0Zm9ybWFwaS52MS5HZXRSZXNwb25zZSIpyvMYC2V2ZW50czpyZWFkgtPkkwIUOgEqIg8vdjEvcGxheWVycy9nZXQSdQoGU2VhcmNoEh0ucGxhdGZvcm1hcGkudjEuU2VhcmNoUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlNlYXJjaFJlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3NlYXJjaBJ3CgZFeHBvcnQSHS5wbGF0Zm9ybWFwaS52MS5FeHBvcnRSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuRXhwb3J0UmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL3BsYXllcnMvZXhwb3J0MAESeQoITGlzdFRhZ3MSHy5wbGF0Zm9ybWFwaS52MS5MaXN0VGFnc1JlcXVlc3QaIC5wbGF0Zm9ybWFwaS52MS5MaXN0VGFnc1Jlc3BvbnNlIirK8xgLZXZlbnRzOnJlYWSC0+STAhU6ASoiEC92MS9wbGF5ZXJzL3RhZ3MShgEKCVVwZGF0ZVRhZxIgLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRhZ1JlcXVlc3QaIS5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUYWdSZXNwb25zZSI0yvMYDnBsYXllcnM6bWFuYWdlgtPkkwIcOgEqIhcvdjEvcGxheWVycy90YWdzL3VwZGF0ZRKBAQoKTGlzdFRyYWl0cxIhLnBsYXRmb3JtYXBpLnYxLkxpc3RUcmFpdHNSZXF1ZXN0GiIucGxhdGZvcm1hcGkudjEuTGlzdFRyYWl0c1Jlc3BvbnNlIizK8xgLZXZlbnRzOnJlYWSC0+STAhc6ASoiEi92MS9wbGF5ZXJzL3RyYWl0cxKOAQoLVXBkYXRlVHJhaXQSIi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUcmFpdFJlcXVlc3QaIy5wbGF0Zm9ybWFwaS52MS5VcGRhdGVUcmFpdFJlc3BvbnNlIjbK8xgOcGxheWVyczptYW5hZ2WC0+STAh46ASoiGS92MS9wbGF5ZXJzL3RyYWl0cy91cGRhdGUSbwoETGluaxIbLnBsYXRmb3JtYXBpLnYxLkxpbmtSZXF1ZXN0GhwucGxhdGZvcm1hcGkudjEuTGlua1Jlc3BvbnNlIizK8xgNbGF1bmNoOnZlcmlmeYLT5JMCFToBKiIQL3YxL3BsYXllcnMvbGlua0I2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
+  fileDesc("ChxwbGF0Zm9ybWFwaS92MS9wbGF5ZXJzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSJmCg1VcGRhdGVSZXF1ZXN0EjcKB3BsYXllcnMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJVcGRhdGVCCLpIBZIBAhBkEhwKCnJlcXVlc3RfaWQYAiABKAlCCLpIBXIDGIABIr0DCgxQbGF5ZXJVcGRhdGUSJgoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAkgAiAEBEiAKCWRldmljZV9pZBgCIAEoCUIIukgFcgMYgAJIAYgBARIoCgR0YWdzGAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLkxpc3RWYWx1ZRIQCgh0YWdzX2FkZBgEIAMoCRITCgt0YWdzX3JlbW92ZRgFIAMoCRInCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0EiwKC3RyYWl0c19vbmNlGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBJLChB0cmFpdHNfaW5jcmVtZW50GAggAygLMjEucGxhdGZvcm1hcGkudjEuUGxheWVyVXBkYXRlLlRyYWl0c0luY3JlbWVudEVudHJ5EhQKDHRyYWl0c191bnNldBgJIAMoCRo2ChRUcmFpdHNJbmNyZW1lbnRFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAE6AjgBQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZCKzAQoOVXBkYXRlUmVzcG9uc2USDwoHc3VjY2VzcxgBIAEoCBIuCgd1cGRhdGVkGAIgAygLMh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlZFBsYXllchIvCghyZWplY3RlZBgDIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlJlamVjdGVkRW50cnkSLwoLc2VydmVyX3RpbWUYBCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIv0BCg1VcGRhdGVkUGxheWVyEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSLAoHZHJvcHBlZBgHIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkRyb3BwZWRJdGVtQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCI6CgtEcm9wcGVkSXRlbRINCgVmaWVsZBgBIAEoCRIMCgRpdGVtGAIgASgJEg4KBnJlYXNvbhgDIAEoCSKVAQoNUmVqZWN0ZWRFbnRyeRINCgVpbmRleBgBIAEoBRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIMCgRjb2RlGAQgASgJEg8KB21lc3NhZ2UYBSABKAlCEgoQX3BhcnRuZXJfdXNlcl9pZEIMCgpfZGV2aWNlX2lkInEKCkdldFJlcXVlc3QSIQoPcGFydG5lcl91c2VyX2lkGAEgASgJQgi6SAVyAxiAAhIbCglkZXZpY2VfaWQYAiABKAlCCLpIBXIDGIACOiO6SCAiHgoPcGFydG5lcl91c2VyX2lkCglkZXZpY2VfaWQQASJ0Cg1EZWxldGVSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAjojukggIh4KD3BhcnRuZXJfdXNlcl9pZAoJZGV2aWNlX2lkEAEiNwoORGVsZXRlUmVzcG9uc2USDwoHZGVsZXRlZBgBIAEoCBIUCgxpZGVudGl0eV9rZXkYAiABKAkiqAEKC0RhdGFSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAhI0CgZjdXJzb3IYAyABKAlCJLpIIXIfMh1eKFswLTldezEsMTZ9Wy5dWzAtOV17MSw5fSk/JDojukggIh4KD3BhcnRuZXJfdXNlcl9pZAoJZGV2aWNlX2lkEAEijQEKDERhdGFSZXNwb25zZRINCgVmb3VuZBgBIAEoCBIuCgdwcm9maWxlGAIgASgLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZRIpCgZldmVudHMYAyADKAsyGS5wbGF0Zm9ybWFwaS52MS5LZXB0RXZlbnQSEwoLbmV4dF9jdXJzb3IYBCABKAki8QEKCUtlcHRFdmVudBIMCgRuYW1lGAEgASgJEhwKD3BhcnRuZXJfdXNlcl9pZBgCIAEoCUgAiAEBEhYKCWRldmljZV9pZBgDIAEoCUgBiAEBEi0KCXRpbWVzdGFtcBgEIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASKwoKcHJvcGVydGllcxgFIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3QSFQoIZXZlbnRfaWQYBiABKAlIAogBAUISChBfcGFydG5lcl91c2VyX2lkQgwKCl9kZXZpY2VfaWRCCwoJX2V2ZW50X2lkIkwKC0dldFJlc3BvbnNlEg0KBWZvdW5kGAEgASgIEi4KB3Byb2ZpbGUYAiABKAsyHS5wbGF0Zm9ybWFwaS52MS5QbGF5ZXJQcm9maWxlIt0CCg1QbGF5ZXJQcm9maWxlEhQKDGlkZW50aXR5X2tleRgBIAEoCRIcCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAlIAIgBARIWCglkZXZpY2VfaWQYAyABKAlIAYgBARIdChBwbGF0Zm9ybV91c2VyX2lkGAQgASgJSAKIAQESDgoGbGlua2VkGAUgASgIEgwKBHRhZ3MYBiADKAkSJwoGdHJhaXRzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBIxCg1maXJzdF9zZWVuX2F0GAggASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIwCgxsYXN0X3NlZW5fYXQYCSABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wQhIKEF9wYXJ0bmVyX3VzZXJfaWRCDAoKX2RldmljZV9pZEITChFfcGxhdGZvcm1fdXNlcl9pZCLxAgoNU2VhcmNoUmVxdWVzdBIWCgR0YWdzGAEgAygJQgi6SAWSAQIQMhKbAQoGdHJhaXRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEJyukg6ugE3ChB0cmFpdHMubWF4X3BhaXJzEhFhdCBtb3N0IDUwIHRyYWl0cxoQc2l6ZSh0aGlzKSA8PSA1MNLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEhoKBHBhZ2UYAyABKAVCB7pIBBoCKAFIAIgBARIoCgp0YWdzX21hdGNoGAQgASgJQg+6SAxyClIDYW55UgNhbGxIAYgBARIhCglwYWdlX3NpemUYBSABKAVCCbpIBhoEGGQoAUgCiAEBEhsKCXRhZ3Nfbm9uZRgGIAMoCUIIukgFkgECEDJCBwoFX3BhZ2VCDQoLX3RhZ3NfbWF0Y2hCDAoKX3BhZ2Vfc2l6ZSKbAgoNRXhwb3J0UmVxdWVzdBIWCgR0YWdzGAEgAygJQgi6SAWSAQIQMhKbAQoGdHJhaXRzGAIgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEJyukg6ugE3ChB0cmFpdHMubWF4X3BhaXJzEhFhdCBtb3N0IDUwIHRyYWl0cxoQc2l6ZSh0aGlzKSA8PSA1MNLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEigKCnRhZ3NfbWF0Y2gYBCABKAlCD7pIDHIKUgNhbnlSA2FsbEgAiAEBEhsKCXRhZ3Nfbm9uZRgGIAMoCUIIukgFkgECEDJCDQoLX3RhZ3NfbWF0Y2giPwoORXhwb3J0UmVzcG9uc2USLQoGcGxheWVyGAEgASgLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZSJwCg5TZWFyY2hSZXNwb25zZRIuCgdwbGF5ZXJzGAEgAygLMh0ucGxhdGZvcm1hcGkudjEuUGxheWVyUHJvZmlsZRIuCgxwbGF5ZXJzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbyKsAQoPTGlzdFRhZ3NSZXF1ZXN0EhoKBHBhZ2UYASABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoAUgBiAEBEhYKBHRleHQYAyABKAlCCLpIBXIDGMgBEh4KCGNhdGVnb3J5GAQgASgJQge6SARyAhhASAKIAQFCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZUILCglfY2F0ZWdvcnkifAoQTGlzdFRhZ3NSZXNwb25zZRInCgR0YWdzGAEgAygLMhkucGxhdGZvcm1hcGkudjEuVGFnUmVjb3JkEisKCXRhZ3NfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvEhIKCmNhdGVnb3JpZXMYAyADKAkikAIKCVRhZ1JlY29yZBIKCgJpZBgBIAEoBRILCgN0YWcYAiABKAkSDQoFbGFiZWwYAyABKAkSFQoIY2F0ZWdvcnkYBCABKAlIAIgBARIYCgtkZXNjcmlwdGlvbhgFIAEoCUgBiAEBEhEKCWlzX2hpZGRlbhgGIAEoCBIVCg1wbGF5ZXJzX2NvdW50GAcgASgFEjEKDWZpcnN0X3NlZW5fYXQYCCABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEjAKDGxhc3Rfc2Vlbl9hdBgJIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXBCCwoJX2NhdGVnb3J5Qg4KDF9kZXNjcmlwdGlvbiKMAgoQVXBkYXRlVGFnUmVxdWVzdBITCgN0YWcYASABKAlCBrpIA8gBARI4CgVsYWJlbBgCIAEoCUIkukghch8QARjIATIYXlteXHgwMC1ceDFGXHg3Ri1ceDlGXSokSACIAQESOAoIY2F0ZWdvcnkYAyABKAlCIbpIHnIcGEAyGF5bXlx4MDAtXHgxRlx4N0YtXHg5Rl0qJEgBiAEBEiIKC2Rlc2NyaXB0aW9uGAQgASgJQgi6SAVyAxjoB0gCiAEBEhYKCWlzX2hpZGRlbhgFIAEoCEgDiAEBQggKBl9sYWJlbEILCglfY2F0ZWdvcnlCDgoMX2Rlc2NyaXB0aW9uQgwKCl9pc19oaWRkZW4iOwoRVXBkYXRlVGFnUmVzcG9uc2USJgoDdGFnGAEgASgLMhkucGxhdGZvcm1hcGkudjEuVGFnUmVjb3JkImkKEUxpc3RUcmFpdHNSZXF1ZXN0EhoKBHBhZ2UYASABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoAUgBiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemUicAoSTGlzdFRyYWl0c1Jlc3BvbnNlEisKBnRyYWl0cxgBIAMoCzIbLnBsYXRmb3JtYXBpLnYxLlRyYWl0UmVjb3JkEi0KC3RyYWl0c19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8iPwoLVHJhaXRSZWNvcmQSCwoDa2V5GAEgASgJEhQKDG1hdGVyaWFsaXNlZBgCIAEoCBINCgVyZWFkeRgDIAEoCCKBAQoSVXBkYXRlVHJhaXRSZXF1ZXN0EkoKA2tleRgBIAEoCUI9ukg6yAEBcjUYQDIxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIfCgttYXRlcmlhbGlzZRgCIAEoCEIKukgHyAEBagIIASJHChNVcGRhdGVUcmFpdFJlc3BvbnNlEgsKA2tleRgBIAEoCRIUCgxtYXRlcmlhbGlzZWQYAiABKAgSDQoFcmVhZHkYAyABKAgiWgoLTGlua1JlcXVlc3QSJQoQcGxhdGZvcm1fdXNlcl9pZBgBIAEoCUILukgIyAEBcgOwAQESJAoPcGFydG5lcl91c2VyX2lkGAIgASgJQgu6SAjIAQFyAxiAAiJBCgxMaW5rUmVzcG9uc2USGAoQcGxhdGZvcm1fdXNlcl9pZBgBIAEoCRIXCg9wYXJ0bmVyX3VzZXJfaWQYAiABKAky1QoKDVBsYXllclNlcnZpY2USdgoGVXBkYXRlEh0ucGxhdGZvcm1hcGkudjEuVXBkYXRlUmVxdWVzdBoeLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVJlc3BvbnNlIi3K8xgMZXZlbnRzOndyaXRlgtPkkwIXOgEqIhIvdjEvcGxheWVycy91cGRhdGUSaQoDR2V0EhoucGxhdGZvcm1hcGkudjEuR2V0UmVxdWVzdBobLnBsYXRmb3JtYXBpLnYxLkdldFJlc3BvbnNlIinK8xgLZXZlbnRzOnJlYWSC0+STAhQ6ASoiDy92MS9wbGF5ZXJzL2dldBJ1CgZTZWFyY2gSHS5wbGF0Zm9ybWFwaS52MS5TZWFyY2hSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuU2VhcmNoUmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL3BsYXllcnMvc2VhcmNoEncKBkV4cG9ydBIdLnBsYXRmb3JtYXBpLnYxLkV4cG9ydFJlcXVlc3QaHi5wbGF0Zm9ybWFwaS52MS5FeHBvcnRSZXNwb25zZSIsyvMYC2V2ZW50czpyZWFkgtPkkwIXOgEqIhIvdjEvcGxheWVycy9leHBvcnQwARJ5CghMaXN0VGFncxIfLnBsYXRmb3JtYXBpLnYxLkxpc3RUYWdzUmVxdWVzdBogLnBsYXRmb3JtYXBpLnYxLkxpc3RUYWdzUmVzcG9uc2UiKsrzGAtldmVudHM6cmVhZILT5JMCFToBKiIQL3YxL3BsYXllcnMvdGFncxKGAQoJVXBkYXRlVGFnEiAucGxhdGZvcm1hcGkudjEuVXBkYXRlVGFnUmVxdWVzdBohLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRhZ1Jlc3BvbnNlIjTK8xgOcGxheWVyczptYW5hZ2WC0+STAhw6ASoiFy92MS9wbGF5ZXJzL3RhZ3MvdXBkYXRlEoEBCgpMaXN0VHJhaXRzEiEucGxhdGZvcm1hcGkudjEuTGlzdFRyYWl0c1JlcXVlc3QaIi5wbGF0Zm9ybWFwaS52MS5MaXN0VHJhaXRzUmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL3BsYXllcnMvdHJhaXRzEo4BCgtVcGRhdGVUcmFpdBIiLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRyYWl0UmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZVRyYWl0UmVzcG9uc2UiNsrzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCHjoBKiIZL3YxL3BsYXllcnMvdHJhaXRzL3VwZGF0ZRJ4CgZEZWxldGUSHS5wbGF0Zm9ybWFwaS52MS5EZWxldGVSZXF1ZXN0Gh4ucGxhdGZvcm1hcGkudjEuRGVsZXRlUmVzcG9uc2UiL8rzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCFzoBKiISL3YxL3BsYXllcnMvZGVsZXRlEm0KBERhdGESGy5wbGF0Zm9ybWFwaS52MS5EYXRhUmVxdWVzdBocLnBsYXRmb3JtYXBpLnYxLkRhdGFSZXNwb25zZSIqyvMYC2V2ZW50czpyZWFkgtPkkwIVOgEqIhAvdjEvcGxheWVycy9kYXRhEm8KBExpbmsSGy5wbGF0Zm9ybWFwaS52MS5MaW5rUmVxdWVzdBocLnBsYXRmb3JtYXBpLnYxLkxpbmtSZXNwb25zZSIsyvMYDWxhdW5jaDp2ZXJpZnmC0+STAhU6ASoiEC92MS9wbGF5ZXJzL2xpbmtCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.UpdateRequest
@@ -317,6 +317,170 @@ export const GetRequestSchema: GenMessage<GetRequest> = /*@__PURE__*/
   messageDesc(file_platformapi_v1_players, 6);
 
 /**
+ * @generated from message platformapi.v1.DeleteRequest
+ */
+export type DeleteRequest = Message<"platformapi.v1.DeleteRequest"> & {
+  /**
+   * Exactly one of partner_user_id and device_id.
+   *
+   * @generated from field: string partner_user_id = 1;
+   */
+  partnerUserId: string;
+
+  /**
+   * @generated from field: string device_id = 2;
+   */
+  deviceId: string;
+};
+
+/**
+ * Describes the message platformapi.v1.DeleteRequest.
+ * Use `create(DeleteRequestSchema)` to create a new message.
+ */
+export const DeleteRequestSchema: GenMessage<DeleteRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 7);
+
+/**
+ * @generated from message platformapi.v1.DeleteResponse
+ */
+export type DeleteResponse = Message<"platformapi.v1.DeleteResponse"> & {
+  /**
+   * False when the project knows no such player; that is not an error.
+   *
+   * @generated from field: bool deleted = 1;
+   */
+  deleted: boolean;
+
+  /**
+   * The erased player's identity key ("u:<partner_user_id>" or
+   * "d:<device_id>"), as players/get would have named them.
+   *
+   * @generated from field: string identity_key = 2;
+   */
+  identityKey: string;
+};
+
+/**
+ * Describes the message platformapi.v1.DeleteResponse.
+ * Use `create(DeleteResponseSchema)` to create a new message.
+ */
+export const DeleteResponseSchema: GenMessage<DeleteResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 8);
+
+/**
+ * @generated from message platformapi.v1.DataRequest
+ */
+export type DataRequest = Message<"platformapi.v1.DataRequest"> & {
+  /**
+   * Exactly one of partner_user_id and device_id.
+   *
+   * @generated from field: string partner_user_id = 1;
+   */
+  partnerUserId: string;
+
+  /**
+   * @generated from field: string device_id = 2;
+   */
+  deviceId: string;
+
+  /**
+   * The previous page's next_cursor; "" for the first page.
+   *
+   * @generated from field: string cursor = 3;
+   */
+  cursor: string;
+};
+
+/**
+ * Describes the message platformapi.v1.DataRequest.
+ * Use `create(DataRequestSchema)` to create a new message.
+ */
+export const DataRequestSchema: GenMessage<DataRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 9);
+
+/**
+ * @generated from message platformapi.v1.DataResponse
+ */
+export type DataResponse = Message<"platformapi.v1.DataResponse"> & {
+  /**
+   * On the first page: whether the player has a profile, and the profile.
+   *
+   * @generated from field: bool found = 1;
+   */
+  found: boolean;
+
+  /**
+   * @generated from field: platformapi.v1.PlayerProfile profile = 2;
+   */
+  profile?: PlayerProfile | undefined;
+
+  /**
+   * Raw events of the player still kept, oldest first.
+   *
+   * @generated from field: repeated platformapi.v1.KeptEvent events = 3;
+   */
+  events: KeptEvent[];
+
+  /**
+   * Where the next page starts; "" once every kept event was answered.
+   *
+   * @generated from field: string next_cursor = 4;
+   */
+  nextCursor: string;
+};
+
+/**
+ * Describes the message platformapi.v1.DataResponse.
+ * Use `create(DataResponseSchema)` to create a new message.
+ */
+export const DataResponseSchema: GenMessage<DataResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 10);
+
+/**
+ * A raw event as it was accepted.
+ *
+ * @generated from message platformapi.v1.KeptEvent
+ */
+export type KeptEvent = Message<"platformapi.v1.KeptEvent"> & {
+  /**
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: optional string partner_user_id = 2;
+   */
+  partnerUserId?: string | undefined;
+
+  /**
+   * @generated from field: optional string device_id = 3;
+   */
+  deviceId?: string | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp timestamp = 4;
+   */
+  timestamp?: Timestamp | undefined;
+
+  /**
+   * @generated from field: google.protobuf.Struct properties = 5;
+   */
+  properties?: JsonObject | undefined;
+
+  /**
+   * @generated from field: optional string event_id = 6;
+   */
+  eventId?: string | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.KeptEvent.
+ * Use `create(KeptEventSchema)` to create a new message.
+ */
+export const KeptEventSchema: GenMessage<KeptEvent> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_players, 11);
+
+/**
  * @generated from message platformapi.v1.GetResponse
  */
 export type GetResponse = Message<"platformapi.v1.GetResponse"> & {
@@ -340,7 +504,7 @@ export type GetResponse = Message<"platformapi.v1.GetResponse"> & {
  * Use `create(GetResponseSchema)` to create a new message.
  */
 export const GetResponseSchema: GenMessage<GetResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 7);
+  messageDesc(file_platformapi_v1_players, 12);
 
 /**
  * A player's tags and traits. A profile exists only once a player has been
@@ -408,7 +572,7 @@ export type PlayerProfile = Message<"platformapi.v1.PlayerProfile"> & {
  * Use `create(PlayerProfileSchema)` to create a new message.
  */
 export const PlayerProfileSchema: GenMessage<PlayerProfile> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 8);
+  messageDesc(file_platformapi_v1_players, 13);
 
 /**
  * @generated from message platformapi.v1.SearchRequest
@@ -462,7 +626,7 @@ export type SearchRequest = Message<"platformapi.v1.SearchRequest"> & {
  * Use `create(SearchRequestSchema)` to create a new message.
  */
 export const SearchRequestSchema: GenMessage<SearchRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 9);
+  messageDesc(file_platformapi_v1_players, 14);
 
 /**
  * The filters of SearchRequest, with the same rules, without paging.
@@ -504,7 +668,7 @@ export type ExportRequest = Message<"platformapi.v1.ExportRequest"> & {
  * Use `create(ExportRequestSchema)` to create a new message.
  */
 export const ExportRequestSchema: GenMessage<ExportRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 10);
+  messageDesc(file_platformapi_v1_players, 15);
 
 /**
  * One player of an export: a line of its NDJSON at /v1.
@@ -523,7 +687,7 @@ export type ExportResponse = Message<"platformapi.v1.ExportResponse"> & {
  * Use `create(ExportResponseSchema)` to create a new message.
  */
 export const ExportResponseSchema: GenMessage<ExportResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 11);
+  messageDesc(file_platformapi_v1_players, 16);
 
 /**
  * @generated from message platformapi.v1.SearchResponse
@@ -548,7 +712,7 @@ export type SearchResponse = Message<"platformapi.v1.SearchResponse"> & {
  * Use `create(SearchResponseSchema)` to create a new message.
  */
 export const SearchResponseSchema: GenMessage<SearchResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 12);
+  messageDesc(file_platformapi_v1_players, 17);
 
 /**
  * @generated from message platformapi.v1.ListTagsRequest
@@ -588,7 +752,7 @@ export type ListTagsRequest = Message<"platformapi.v1.ListTagsRequest"> & {
  * Use `create(ListTagsRequestSchema)` to create a new message.
  */
 export const ListTagsRequestSchema: GenMessage<ListTagsRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 13);
+  messageDesc(file_platformapi_v1_players, 18);
 
 /**
  * @generated from message platformapi.v1.ListTagsResponse
@@ -617,7 +781,7 @@ export type ListTagsResponse = Message<"platformapi.v1.ListTagsResponse"> & {
  * Use `create(ListTagsResponseSchema)` to create a new message.
  */
 export const ListTagsResponseSchema: GenMessage<ListTagsResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 14);
+  messageDesc(file_platformapi_v1_players, 19);
 
 /**
  * @generated from message platformapi.v1.TagRecord
@@ -680,7 +844,7 @@ export type TagRecord = Message<"platformapi.v1.TagRecord"> & {
  * Use `create(TagRecordSchema)` to create a new message.
  */
 export const TagRecordSchema: GenMessage<TagRecord> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 15);
+  messageDesc(file_platformapi_v1_players, 20);
 
 /**
  * @generated from message platformapi.v1.UpdateTagRequest
@@ -722,7 +886,7 @@ export type UpdateTagRequest = Message<"platformapi.v1.UpdateTagRequest"> & {
  * Use `create(UpdateTagRequestSchema)` to create a new message.
  */
 export const UpdateTagRequestSchema: GenMessage<UpdateTagRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 16);
+  messageDesc(file_platformapi_v1_players, 21);
 
 /**
  * @generated from message platformapi.v1.UpdateTagResponse
@@ -739,7 +903,7 @@ export type UpdateTagResponse = Message<"platformapi.v1.UpdateTagResponse"> & {
  * Use `create(UpdateTagResponseSchema)` to create a new message.
  */
 export const UpdateTagResponseSchema: GenMessage<UpdateTagResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 17);
+  messageDesc(file_platformapi_v1_players, 22);
 
 /**
  * @generated from message platformapi.v1.ListTraitsRequest
@@ -765,7 +929,7 @@ export type ListTraitsRequest = Message<"platformapi.v1.ListTraitsRequest"> & {
  * Use `create(ListTraitsRequestSchema)` to create a new message.
  */
 export const ListTraitsRequestSchema: GenMessage<ListTraitsRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 18);
+  messageDesc(file_platformapi_v1_players, 23);
 
 /**
  * @generated from message platformapi.v1.ListTraitsResponse
@@ -787,7 +951,7 @@ export type ListTraitsResponse = Message<"platformapi.v1.ListTraitsResponse"> & 
  * Use `create(ListTraitsResponseSchema)` to create a new message.
  */
 export const ListTraitsResponseSchema: GenMessage<ListTraitsResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 19);
+  messageDesc(file_platformapi_v1_players, 24);
 
 /**
  * @generated from message platformapi.v1.TraitRecord
@@ -821,7 +985,7 @@ export type TraitRecord = Message<"platformapi.v1.TraitRecord"> & {
  * Use `create(TraitRecordSchema)` to create a new message.
  */
 export const TraitRecordSchema: GenMessage<TraitRecord> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 20);
+  messageDesc(file_platformapi_v1_players, 25);
 
 /**
  * @generated from message platformapi.v1.UpdateTraitRequest
@@ -849,7 +1013,7 @@ export type UpdateTraitRequest = Message<"platformapi.v1.UpdateTraitRequest"> & 
  * Use `create(UpdateTraitRequestSchema)` to create a new message.
  */
 export const UpdateTraitRequestSchema: GenMessage<UpdateTraitRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 21);
+  messageDesc(file_platformapi_v1_players, 26);
 
 /**
  * @generated from message platformapi.v1.UpdateTraitResponse
@@ -880,7 +1044,7 @@ export type UpdateTraitResponse = Message<"platformapi.v1.UpdateTraitResponse"> 
  * Use `create(UpdateTraitResponseSchema)` to create a new message.
  */
 export const UpdateTraitResponseSchema: GenMessage<UpdateTraitResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 22);
+  messageDesc(file_platformapi_v1_players, 27);
 
 /**
  * @generated from message platformapi.v1.LinkRequest
@@ -902,7 +1066,7 @@ export type LinkRequest = Message<"platformapi.v1.LinkRequest"> & {
  * Use `create(LinkRequestSchema)` to create a new message.
  */
 export const LinkRequestSchema: GenMessage<LinkRequest> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 23);
+  messageDesc(file_platformapi_v1_players, 28);
 
 /**
  * @generated from message platformapi.v1.LinkResponse
@@ -924,7 +1088,7 @@ export type LinkResponse = Message<"platformapi.v1.LinkResponse"> & {
  * Use `create(LinkResponseSchema)` to create a new message.
  */
 export const LinkResponseSchema: GenMessage<LinkResponse> = /*@__PURE__*/
-  messageDesc(file_platformapi_v1_players, 24);
+  messageDesc(file_platformapi_v1_players, 29);
 
 /**
  * Tags (labels) and traits (key/values) that a studio attaches to its players,
@@ -1019,6 +1183,34 @@ export const PlayerService: GenService<{
     methodKind: "unary";
     input: typeof UpdateTraitRequestSchema;
     output: typeof UpdateTraitResponseSchema;
+  },
+  /**
+   * Erases one player everywhere the service keeps them: profile, tags and
+   * traits (counts and membership follow), device and account links, event
+   * histories and raw events; their contribution leaves every count at once.
+   * A device folded into the player goes with them. Events received
+   * afterwards under the same id make a new player. Unknown player: deleted
+   * is false, not an error.
+   *
+   * @generated from rpc platformapi.v1.PlayerService.Delete
+   */
+  delete: {
+    methodKind: "unary";
+    input: typeof DeleteRequestSchema;
+    output: typeof DeleteResponseSchema;
+  },
+  /**
+   * What the service holds about one player, a page a call: the profile on
+   * the first page, then the raw events still kept (the queue's segments,
+   * within the retention window), oldest first. Follow next_cursor until it is
+   * empty; each call reads a bounded number of events and segments.
+   *
+   * @generated from rpc platformapi.v1.PlayerService.Data
+   */
+  data: {
+    methodKind: "unary";
+    input: typeof DataRequestSchema;
+    output: typeof DataResponseSchema;
   },
   /**
    * Links the studio's id for a player to a platform user, so that launch

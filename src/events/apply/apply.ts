@@ -71,6 +71,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   const folds: [string, string][] = [];
   const byPlayer = new Map<string, QueuedEvent[]>();
   let resyncs: string[] = [];
+  let erased: string[] = [];
   if (work.kind === "events") {
     const events = await countable(projectId, segment.seq, work.events, deps.eventIds);
     const devices = [...new Set(events.filter((e) => e.u === null).map((e) => e.d!))];
@@ -82,10 +83,11 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
     }
   } else {
     resyncs = work.identityKeys;
+    erased = work.erased ?? [];
     for (const { from, into } of work.folds ?? []) folds.push([from, into]);
   }
 
-  const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...folds.flat()])];
+  const keys = [...new Set([...byPlayer.keys(), ...resyncs, ...erased, ...folds.flat()])];
   // Every name the plan counts is registered (`names`): the events' at ingestion, the histories' when theirs were.
   const [rollups, profiles, materialised, summed] = await Promise.all([
     deps.playerRollups.read(projectId, keys, { fillMemory: true }),
@@ -101,6 +103,7 @@ export async function planSegment(segment: Segment, firstDay: string, deps: Plan
   const cohortsNow = new Map(keys.map((key) => [key, cohortIds(profiles.get(key), materialised)]));
   const traitKeysNow = new Map(keys.map((key) => [key, [...(profiles.get(key)?.traits.keys() ?? [])]]));
   const planner = new Planner({ projectId, firstDay, rollups, cohortsNow, traitKeysNow, names, summed });
+  for (const key of erased) planner.erase(key);
   for (const [device, owner] of folds) planner.fold(device, owner);
   for (const key of resyncs) planner.resync(key);
   for (const [key, events] of byPlayer) planner.addEvents(key, events);
@@ -128,4 +131,10 @@ function namesIn(byPlayer: ReadonlyMap<string, QueuedEvent[]>, rollups: Readonly
     for (const day of Object.values(rollup.days)) for (const field of Object.keys(day)) names.add(nameOfField(field));
   }
   return [...names];
+}
+
+/** Whether an event is one of these players' (by its partner id, else its device). */
+export function eventsOfPlayers(identityKeys: readonly string[]): (event: QueuedEvent) => boolean {
+  const keys = new Set(identityKeys);
+  return (event) => keys.has(event.u !== null ? partnerKey(event.u) : deviceKey(event.d!));
 }

@@ -143,6 +143,27 @@ export class Planner {
     device.unset = new Set(["days", "sums"]);
   }
 
+  /**
+   * Takes the player's whole history out of every count it is in (an erasure): events after this segment start a new
+   * history under the same key.
+   */
+  erase(identityKey: string): void {
+    if (!this.reads.rollups.has(identityKey) && !this.players.has(identityKey)) return;
+    const player = this.state(identityKey);
+    const cohorts = [EVERYONE, ...player.cohorts];
+    for (const [day, names] of Object.entries(player.days)) {
+      for (const [field, events] of Object.entries(names)) {
+        if (events > 0) for (const cohort of cohorts) this.count(cohort, day, field, -events, -1);
+      }
+    }
+    forEachSum(player.sums, (day, field, id, millionths) => {
+      for (const cohort of cohorts) this.countSum(cohort, day, field, id, -millionths);
+    });
+    Object.assign(player, { days: {}, sums: {}, cohorts: [], traitKeys: [], foldedInto: null, touched: true });
+    player.inc = {};
+    player.unset = new Set(["days", "sums"]);
+  }
+
   /** A back-filled sum (sum-backfill.ts): into the history as it is, and the cohorts it is counted in. */
   addBackfilledSum(identityKey: string, day: string, field: string, id: string, millionths: number): void {
     const player = this.state(identityKey);

@@ -22,4 +22,9 @@ export class PlayerHistoryQueue implements HistoryFollower {
     const work = { kind: "resync" as const, identityKeys, folds, ...(recorded && { change: recorded }) };
     await this.options.writer.enqueue(projectId, work, 0, new Date(0));
   }
+
+  async erase(projectId: string, identityKeys: readonly string[]): Promise<number> {
+    const work = { kind: "resync" as const, identityKeys: [], erased: [...identityKeys] };
+    return this.options.writer.enqueue(projectId, work, 0, new Date(0));
+  }
 }

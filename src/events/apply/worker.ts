@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import type { Clock } from "../../clock.js";
-import { planSegment, type PlanningDeps } from "./apply.js";
+import { eventsOfPlayers, planSegment, type PlanningDeps } from "./apply.js";
 import type { ChangeRepair } from "./change-repair.js";
 import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
 import type { ChangedPlayers } from "../../players/changed-players.js";
@@ -248,6 +248,10 @@ export class ApplyWorker {
       }
       plan = settled.plan;
       fresh = settled.mine;
+    }
+    // An erasure's raw events go before its histories move: a failure here leaves reads as they were.
+    if (segment.work?.kind === "resync" && segment.work.erased?.length) {
+      await this.options.segments.deleteEvents(segment.projectId!, seq, eventsOfPlayers(segment.work.erased));
     }
     await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
     await cohortRollups.absorb(seq, plan.cohorts, { fresh });

@@ -26,7 +26,9 @@ export interface RetentionCohort {
 }
 
 /** Marks a slot whose day is outside the window. */
-const NONE = -(2 ** 31);
+const NONE = -(2 ** 30);
+/** A start not found yet: after every period, and like every figure here a small integer (V8 Smi: 31 bits). */
+const NEVER = 2 ** 30 - 1;
 
 /**
  * The retention table of each cohort of `activity`: per start period from `from` to `to`, the players whose first
@@ -54,32 +56,46 @@ export function retentionTables(activity: CohortActivity, spec: RetentionSpec): 
   const returns = new Int32Array(width);
   const cohorts = new Int32Array(activity.cohorts);
   const unbounded = spec.mode === "unbounded";
-  // Plain loops, no closures: a player's figures stay in registers (this runs once per player of a read).
+  // Plain loops, no closures, small integers only (no Infinity: a double): this runs once per player of a read.
   for (let player = 0; player < activity.players.length; player++) {
     const { slots, days } = activity.players[player];
-    let start = Infinity;
-    for (let i = 0; i < (startField === null ? days.length : 0) && start === Infinity; i++) {
-      if (days[i] >= firstDay) start = periodOf(days[i], interval);
-    }
-    for (let i = 0; i < (startField === null ? 0 : slots.length); i++) {
-      const period = slotPeriod[slots[i]];
-      if (isStart[slots[i]] && period !== NONE && period < start) start = period;
+    let start = NEVER;
+    if (startField === null) {
+      // Its days ascend: the first inside the window.
+      for (let i = 0; i < days.length && start === NEVER; i++)
+        if (days[i] >= firstDay) start = periodOf(days[i], interval);
+    } else {
+      for (let i = 0; i < slots.length; i++) {
+        const period = slotPeriod[slots[i]];
+        if (isStart[slots[i]] === 1 && period !== NONE && period < start) start = period;
+      }
     }
     if (start < fromPeriod || start > toPeriod) continue;
     // Its returns: each period (after the start) with an event that returns, from its days or its slots.
     let count = 0;
     let last = -1;
-    const returnCount = returnField === null ? days.length : slots.length;
-    for (let i = 0; i < returnCount; i++) {
-      let period: number;
-      if (returnField === null) period = days[i] >= firstDay ? periodOf(days[i], interval) : NONE;
-      else period = isReturn[slots[i]] ? slotPeriod[slots[i]] : NONE;
-      if (period === NONE || period < start) continue;
-      const k = period - start;
-      if (k > last) last = k;
-      if (unbounded || k > periods || seen[k] === player) continue;
-      seen[k] = player;
-      returns[count++] = k;
+    if (returnField === null) {
+      // Ascending days: a period's days come together, so a period is a new one when it differs from the last.
+      for (let i = days.length - 1; i >= 0 && unbounded && last < 0; i--)
+        if (days[i] >= firstDay) last = periodOf(days[i], interval) - start;
+      for (let i = 0; i < days.length && !unbounded; i++) {
+        if (days[i] < firstDay) continue;
+        const k = periodOf(days[i], interval) - start;
+        if (k > periods) break;
+        if (k < 0 || k === last) continue;
+        last = k;
+        returns[count++] = k;
+      }
+    } else {
+      for (let i = 0; i < slots.length; i++) {
+        const period = isReturn[slots[i]] === 1 ? slotPeriod[slots[i]] : NONE;
+        if (period === NONE || period < start) continue;
+        const k = period - start;
+        if (k > last) last = k;
+        if (unbounded || k > periods || seen[k] === player) continue;
+        seen[k] = player;
+        returns[count++] = k;
+      }
     }
     if (unbounded) for (let k = 0; k <= Math.min(last, periods); k++) returns[count++] = k;
     const inCohorts = cohortsOf(activity, player, cohorts);

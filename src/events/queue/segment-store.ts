@@ -18,6 +18,8 @@ export type SegmentWork =
       folds?: { from: string; into: string }[];
       /** The stamp of the changed players (changed-players.ts) this settles once applied. */
       change?: string;
+      /** Players erased: their histories leave every count and their raw events before this segment are deleted. */
+      erased?: string[];
     }
   /** A trait key turns on: its holders' histories move into its cohorts. */
   | { kind: "materialise"; key: string }
@@ -38,6 +40,12 @@ export interface Segment {
 
 export type SegmentHead = Omit<Segment, "work">;
 
+/** An event's place in the queue: its segment, and its index there. */
+export interface EventPosition {
+  seq: number;
+  index: number;
+}
+
 /**
  * A segment's (and its plan's) `_id`: the sequence number as 16 digits. A
  * string, because FerretDB uses its `_id` index only for a string or ObjectId
@@ -54,6 +62,9 @@ export function sequenceId(seq: number): string {
  * few.
  */
 export type StoredWork = Exclude<SegmentWork, { kind: "events" }> | { kind: "events"; packed: string };
+
+/** Segments an erasure reads at a time (each at most an ingest call's events). */
+const ERASE_BATCH = 50;
 
 type PackedEvent = [string, string | null, string | null, number, string | null, string | null];
 
@@ -154,6 +165,66 @@ export class SegmentStore {
       }
     }
     return true;
+  }
+
+  /**
+   * Deletes from the project's segments before `before` the raw events `erased` picks (an erasure), ERASE_BATCH
+   * segments read at a time, no cursor left open across the writes. Run again after a crash, it finds nothing more.
+   */
+  async deleteEvents(projectId: string, before: number, erased: (event: QueuedEvent) => boolean): Promise<void> {
+    for (let after = 0; ;) {
+      const range = { $gt: sequenceId(after), $lt: sequenceId(before) };
+      const docs = await this.segments
+        .find({ project_id: projectId, _id: range, "work.kind": "events" })
+        .sort({ _id: 1 })
+        .limit(ERASE_BATCH)
+        .toArray();
+      for (const doc of docs) {
+        const work = workOf(doc.work);
+        const events = work?.kind === "events" ? work.events : [];
+        const kept = events.filter((event) => !erased(event));
+        if (kept.length === events.length) continue;
+        await this.segments.updateOne(
+          { _id: doc._id },
+          { $set: { work: storedWork({ kind: "events", events: kept }) } },
+        );
+      }
+      if (docs.length < ERASE_BATCH) return;
+      after = Number(docs.at(-1)!._id);
+    }
+  }
+
+  /**
+   * A page of the raw events `pick` selects among the project's kept segments, from event `from.index` of segment
+   * `from.seq` on, in queue order: at most `limit` events and `segments` segments read, one in memory at a time. Where
+   * the next page starts, or null once every kept segment was read.
+   */
+  async pickEvents(
+    projectId: string,
+    from: EventPosition,
+    pick: (event: QueuedEvent) => boolean,
+    { limit, segments }: { limit: number; segments: number },
+  ): Promise<{ events: QueuedEvent[]; next: EventPosition | null }> {
+    const filter = { project_id: projectId, _id: { $gte: sequenceId(from.seq) }, "work.kind": "events" };
+    const docs = this.segments.find(filter).sort({ _id: 1 }).limit(segments);
+    const events: QueuedEvent[] = [];
+    let read = 0;
+    let last = from.seq - 1;
+    for await (const doc of docs) {
+      read++;
+      last = Number(doc._id);
+      const work = workOf(doc.work);
+      const all = work?.kind === "events" ? work.events : [];
+      for (let index = last === from.seq ? from.index : 0; index < all.length; index++) {
+        if (!pick(all[index])) continue;
+        events.push(all[index]);
+        if (events.length === limit) {
+          await docs.close();
+          return { events, next: { seq: last, index: index + 1 } };
+        }
+      }
+    }
+    return { events, next: read === segments ? { seq: last + 1, index: 0 } : null };
   }
 
   /** Closes a gap a crashed writer left; false when the writer's segment is there after all. */

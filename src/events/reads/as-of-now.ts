@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { UnavailableError } from "../../errors.js";
 import { traitIndexEntry } from "../../players/rules/normalise.js";
 import type { CohortDays } from "../rollups/cohort-rollup-store.js";
@@ -12,6 +13,8 @@ import { addSum, addToSlot, type SumDays } from "./sums.js";
 
 /** Reads that saw the worker move a changed player's history mid-read are made again, at most this often. */
 const CONSISTENT_READ_ATTEMPTS = 8;
+/** The wait before a read made again: 1 ms doubling (255 ms in all), so a segment being applied can finish first. */
+const retryWaitMs = (attempt: number) => 2 ** attempt;
 
 /**
  * What a read of the rollups counted for the players it was told to leave
@@ -75,15 +78,25 @@ export class AsOfNow {
         return { bases: await Promise.all(filters.map((f) => read(f, new Set()))), changed: [] };
       const { applied, ahead } = await queue.read();
       const groups = await this.groupsOf(projectId, waiting);
+      // An erasure whose segment is not applied yet: the stored history is the erased player's, no one's now.
+      const erased = new Set(
+        waiting.flatMap(({ identityKey, erasedAt: seq }) =>
+          seq !== null && seq > applied && !ahead.has(seq) ? [identityKey] : [],
+        ),
+      );
       const keys = new Set([...groups.values()].flat());
       const bases = await Promise.all(filters.map((filter) => read(filter, keys)));
       const histories = await playerRollups.read(projectId, [...keys]);
-      if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) continue;
+      if ([...histories.values()].some((history) => history.hw > applied && !ahead.has(history.hw))) {
+        await delay(retryWaitMs(attempt));
+        continue;
+      }
       const now = await this.options.directory.cohortsOf(projectId, [...groups.keys()]);
       const changed = [...groups].map(([target, members]) => ({
         target,
         histories: members.flatMap((key) => histories.get(key) ?? []),
         now: now.get(target),
+        erased: erased.has(target),
       }));
       return { bases, changed };
     }
@@ -111,6 +124,8 @@ export interface PlayerAsOfNow {
   target: string;
   histories: PlayerRollup[];
   now: PlayerCohorts | undefined;
+  /** Erased: counted in no cohort now, whatever its history. */
+  erased: boolean;
 }
 
 /** A changed player's history as of now: the days of every history it gathers. */
@@ -150,7 +165,7 @@ function corrected(
         }
       }
     }
-    if (!matchesNow(filter, player.now)) continue;
+    if (player.erased || !matchesNow(filter, player.now)) continue;
     for (const [day, names] of Object.entries(mergedDays(player))) {
       for (const [field, events] of Object.entries(names)) add(counts, day, field, events, 1);
     }

@@ -139,7 +139,8 @@ export class CohortReader {
     excluded: ReadonlySet<string>,
     sumIds: ReadonlySet<string>,
   ): Promise<Counts> {
-    const members = (await this.options.directory.members(projectId, cohort)).filter((key) => !excluded.has(key));
+    const lists = await this.options.directory.members(projectId, cohort);
+    const members = lists.flatMap((keys) => keys.filter((key) => !excluded.has(key)));
     const counts: Counts = {};
     await this.options.playerRollups.sum(projectId, members, new Set(days), counts, sumIds);
     return counts;

@@ -16,6 +16,8 @@ interface Remembered {
   slots: Int32Array;
   counts: Int32Array;
   days: Int32Array;
+  /** Its player's number in the project, kept when the history is replaced (HistorySlots). */
+  ordinal: number;
 }
 
 /**
@@ -37,15 +39,12 @@ export interface FoundHistory {
 }
 
 /**
- * The owner's memory of player histories (event_player_rollups; embedded
- * FerretDB only): a history read once is kept, and every rollup write of the
- * worker (absorb, the only writer) is applied to it once acknowledged, with
- * the same high-water guard as the database; in a whole project the worker's
- * changes are applied here first and written behind (history-write-behind.ts),
- * so the memory is ahead of the database until then. The worker fills a project whole
- * by one scan at its first read, after which a player not remembered has no
- * history (new players cost no read). A write that fails forgets the
- * documents it touched and the wholeness of their projects; a sweep forgets
+ * The owner's memory of player histories (event_player_rollups; embedded FerretDB only): a history read once is
+ * kept, and every rollup write of the worker (absorb, the only writer) is applied to it once acknowledged, with the
+ * same high-water guard as the database; in a whole project the worker's changes are applied here first and written
+ * behind (history-write-behind.ts), so the memory is ahead of the database until then. The worker fills a project
+ * whole by one scan at its first read, after which a player not remembered has no history (new players cost no
+ * read). A write that fails forgets the documents it touched and the wholeness of their projects; a sweep forgets
  * everything. Past the budget, new histories are not kept and are read again.
  */
 export class HistoryMemory {
@@ -53,6 +52,11 @@ export class HistoryMemory {
   /** The remembered histories of each project, by identity key. */
   private readonly byProject = new Map<string, Map<string, Remembered>>();
   private readonly slotNumbers = new Map<string, SlotNumbers>();
+  /**
+   * Per project, the remembered histories by ordinal (a read indexes arrays by them, not a map of its players):
+   * numbered on, never again from 0, so a number stays one key's while its history is remembered.
+   */
+  private readonly byOrdinal = new Map<string, (Remembered | undefined)[]>();
   /** Projects whose every history is remembered: a player missing from memory has none. */
   private readonly whole = new Set<string>();
   /** Fills in flight, by project: concurrent reads share one scan. */
@@ -174,7 +178,9 @@ export class HistoryMemory {
   slotted(projectId: string, identityKeys: readonly (readonly string[])[] | null): SlottedRead | null {
     const ofProject = this.byProject.get(projectId) ?? new Map<string, Remembered>();
     const numbers = this.numbersOf(projectId);
-    if (this.whole.has(projectId)) return { numbers, players: ofProject, missing: [] };
+    const byOrdinal = this.ordinalsOf(projectId);
+    const ordinals = byOrdinal.length;
+    if (this.whole.has(projectId)) return { numbers, players: ofProject, ordinals, byOrdinal, missing: [] };
     if (identityKeys === null) return null;
     const players = new Map<string, HistorySlots>();
     const missing = new Set<string>();
@@ -185,7 +191,7 @@ export class HistoryMemory {
         else if (known.hw >= 0) players.set(key, known);
       }
     }
-    return { numbers, players, missing: [...missing] };
+    return { numbers, players, ordinals, missing: [...missing] };
   }
 
   /** The project's slot numbers, which histories read from the database may extend. */
@@ -193,6 +199,12 @@ export class HistoryMemory {
     let numbers = this.slotNumbers.get(projectId);
     if (!numbers) this.slotNumbers.set(projectId, (numbers = new SlotNumbers()));
     return numbers;
+  }
+
+  private ordinalsOf(projectId: string): (Remembered | undefined)[] {
+    let byOrdinal = this.byOrdinal.get(projectId);
+    if (!byOrdinal) this.byOrdinal.set(projectId, (byOrdinal = []));
+    return byOrdinal;
   }
 
   /** Segment `seq`'s acknowledged changes, applied where the remembered document had not absorbed it. */
@@ -206,7 +218,10 @@ export class HistoryMemory {
         (this.whole.has(projectId) ? { rollup: newHistory(change), hw: -1 } : undefined);
       if (!known || known.hw >= seq) continue;
       this.drop(change.id);
-      if (!this.keep(projectId, change.id, applied(known.rollup, change, seq), seq)) this.whole.delete(projectId);
+      const rollup = applied(known.rollup, change, seq);
+      if (!this.keep(projectId, change.id, rollup, seq, "ordinal" in known ? known.ordinal : undefined)) {
+        this.whole.delete(projectId);
+      }
     }
   }
 
@@ -236,14 +251,18 @@ export class HistoryMemory {
     if (!known) return;
     this.remembered.delete(id);
     this.byProject.get(known.projectId)?.delete(known.rollup.identityKey);
+    this.ordinalsOf(known.projectId)[known.ordinal] = undefined;
     this.budget.give(known.bytes);
   }
 
-  /** False when the history does not fit the budget (it is not kept). */
-  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number): boolean {
+  /** False when the history does not fit the budget (it is not kept). A replaced history keeps its `ordinal`. */
+  private keep(projectId: string, id: string, rollup: PlayerRollup, hw: number, ordinal?: number): boolean {
     const bytes = sizeOf(rollup);
     if (!this.budget.take(bytes)) return false;
-    const known = { projectId, rollup, hw, bytes, ...slotsOf(rollup.days, this.numbersOf(projectId)) };
+    const byOrdinal = this.ordinalsOf(projectId);
+    ordinal ??= byOrdinal.length;
+    const known = { projectId, rollup, hw, bytes, ...slotsOf(rollup.days, this.numbersOf(projectId), ordinal) };
+    byOrdinal[ordinal] = known;
     this.remembered.set(id, known);
     let ofProject = this.byProject.get(projectId);
     if (!ofProject) this.byProject.set(projectId, (ofProject = new Map()));

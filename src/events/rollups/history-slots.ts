@@ -30,12 +30,21 @@ export interface HistorySlots {
   slots: Int32Array;
   counts: Int32Array;
   days: Int32Array;
+  /** Its player's number among the histories read with it (below their `ordinals`): a read's index into arrays. */
+  ordinal: number;
 }
 
 /** Histories by identity key, as slots of `numbers`. */
 export interface SlottedHistories {
   numbers: SlotNumbers;
   players: ReadonlyMap<string, HistorySlots>;
+  /** Every history's `ordinal` is below it. */
+  ordinals: number;
+  /**
+   * The histories by ordinal, when the numbers are the owner's memory's: one key's across reads while its history
+   * is remembered, and a history new to memory takes a number above every earlier one (`ordinals` grows).
+   */
+  byOrdinal?: readonly (HistorySlots | undefined)[];
 }
 
 /** Histories found in memory, and the keys it does not know. */
@@ -44,7 +53,7 @@ export interface SlottedRead extends SlottedHistories {
 }
 
 /** A history's (day, name field) pairs as slots of `numbers` (which it extends), with their events and its days. */
-export function slotsOf(history: DayCounts, numbers: SlotNumbers): HistorySlots {
+export function slotsOf(history: DayCounts, numbers: SlotNumbers, ordinal: number): HistorySlots {
   const slots: number[] = [];
   const counts: number[] = [];
   const days: number[] = [];
@@ -57,5 +66,10 @@ export function slotsOf(history: DayCounts, numbers: SlotNumbers): HistorySlots 
     }
     if (slots.length > before) days.push(numbers.dayNumbers[slots[before]]);
   }
-  return { slots: Int32Array.from(slots), counts: Int32Array.from(counts), days: Int32Array.from(days).sort() };
+  return {
+    slots: Int32Array.from(slots),
+    counts: Int32Array.from(counts),
+    days: Int32Array.from(days).sort(),
+    ordinal,
+  };
 }

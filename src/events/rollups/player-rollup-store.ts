@@ -146,18 +146,20 @@ export class PlayerRollupStore {
     if (remembered?.missing.length === 0) return remembered;
     const numbers = remembered?.numbers ?? this.memory?.numbersOf(projectId) ?? new SlotNumbers();
     const players = new Map(remembered?.players);
+    // Histories read here are numbered after the remembered ones.
+    let ordinals = remembered?.ordinals ?? 0;
     const add = (rollup: PlayerRollup) => {
-      if (rollup.foldedInto === null) players.set(rollup.identityKey, slotsOf(rollup.days, numbers));
+      if (rollup.foldedInto === null) players.set(rollup.identityKey, slotsOf(rollup.days, numbers, ordinals++));
     };
     if (!remembered && identityKeys === null) {
       for (const { rollup } of await this.scan(projectId)) add(rollup);
-      return { numbers, players };
+      return { numbers, players, ordinals };
     }
     const missing = remembered?.missing ?? [...new Set(identityKeys!.flat())];
     for (let from = 0; from < missing.length; from += READ_SLICE) {
       for (const rollup of (await this.read(projectId, missing.slice(from, from + READ_SLICE))).values()) add(rollup);
     }
-    return { numbers, players };
+    return { numbers, players, ordinals };
   }
 
   /**

@@ -25,9 +25,19 @@ export interface BucketMove {
 
 export const EMPTY_BUCKET: MemberBucket = { pages: [{ low: "", members: [] }] };
 
+/**
+ * A bucket of several pages joined once: a bucket never changes (a move makes a new one), so a read of it answers
+ * the same list each time, which the charts' readers keep their work on (events/kpis/player-activity.ts).
+ */
+const joined = new WeakMap<MemberBucket, readonly string[]>();
+
 /** Every member of the bucket, in compareKeys order. */
-export const membersOf = ({ pages }: MemberBucket): readonly string[] =>
-  pages.length === 1 ? pages[0].members : pages.flatMap((page) => page.members);
+export function membersOf(bucket: MemberBucket): readonly string[] {
+  if (bucket.pages.length === 1) return bucket.pages[0].members;
+  let members = joined.get(bucket);
+  if (!members) joined.set(bucket, (members = bucket.pages.flatMap((page) => page.members)));
+  return members;
+}
 
 /** The page of `bucket` with that `low`. */
 export const pageOf = ({ pages }: MemberBucket, low: string): MemberPage | undefined =>

@@ -1,6 +1,8 @@
 import type { KeyedLock } from "../../db/keyed-lock.js";
 import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
+import type { Erasure } from "../rules/erasure.js";
+import { partnerOf } from "../rules/identity-key.js";
 import { movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
 import type { RoundMembership } from "../membership/membership-repair.js";
 import { MembershipWriter } from "../membership/membership-writer.js";
@@ -88,6 +90,58 @@ export class RoundWriter {
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
     await this.afterCommit(projectId, { moves, writes, written, plan, now, begun });
     return { lost };
+  }
+
+  /**
+   * Writes an erasure (decided under the players' locks): the segment that takes their histories out queued first
+   * (every event received after the answer comes after it), the change recorded with its place, the links removed,
+   * then the markers over their profiles: the commit point. Then membership and counts, and the resync that settles
+   * the record once membership is written (as any round's). Returns the keys whose write lost to another process.
+   */
+  async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
+    const { stores, histories } = this.options;
+    const writes = [...erasure.writes].map(([identityKey, { read, next }]) => ({ identityKey, read, next }));
+    const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
+    const moving = moves.filter(movesAnyTag);
+    const tags = [...new Set(moving.flatMap((move) => move.before))];
+    const membership = { projectId, identityKeys: moving.map((move) => move.identityKey), tags };
+    const resync = erasure.identityKeys.map((identityKey) => ({ identityKey, foldedInto: null }));
+    const seq = (await histories?.erase(projectId, erasure.identityKeys)) ?? 0;
+    const erased = { identityKeys: erasure.identityKeys, seq };
+    const recorded = await stores.changes.record(
+      projectId,
+      { identityKeys: [], folds: [], tags, erasure: erased },
+      now,
+    );
+    await this.unlink(projectId, erasure);
+    const begun: Begun = { recorded, membership, planned: resync };
+    let lost: Set<string>;
+    try {
+      lost = await this.writeSlots(projectId, writes);
+    } catch (error) {
+      this.track(this.complete(projectId, begun, resync));
+      throw error;
+    }
+    const writtenMoves = moves.filter((move) => !lost.has(move.identityKey));
+    try {
+      await this.membership.write(projectId, writtenMoves, new Set(), now);
+    } catch (error) {
+      this.options.log?.warn({ projectId, error: (error as Error)?.message }, "erasure: membership completed later");
+      this.track(this.complete(projectId, begun, resync));
+      return { lost };
+    }
+    const queued = this.track(this.queueResync(projectId, resync, recorded));
+    if (!stores.membership.writesBehind) await queued;
+    return { lost };
+  }
+
+  /** An erasure's device and account links removed (and the platform user's partner id, if it named the player). */
+  private async unlink(projectId: string, { identityKey, devices }: Erasure): Promise<void> {
+    const { stores } = this.options;
+    const partner = partnerOf(identityKey);
+    await stores.devices.unlinkMany(projectId, devices);
+    const platformUser = partner === null ? null : await stores.accounts.unlink(projectId, partner);
+    if (platformUser !== null) await stores.platformUsers.forgetPartner(projectId, platformUser, partner!);
   }
 
   /**

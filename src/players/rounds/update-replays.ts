@@ -40,6 +40,11 @@ export class UpdateReplays {
 
   constructor(private readonly options: UpdateReplaysOptions) {}
 
+  /** Forgets the project's kept answers that `names` picks (an erasure's: those naming the erased player). */
+  forget(projectId: string, names: (answer: Uint8Array) => boolean): Promise<void> {
+    return this.options.store.forgetAnswers(projectId, names);
+  }
+
   /** `run`'s answer, run once per project and `requestId`; `fingerprint` names the call's players. */
   async once(
     projectId: string,

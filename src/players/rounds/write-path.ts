@@ -14,6 +14,7 @@ import {
 import type { DeviceLink } from "../storage/device-link-store.js";
 import { partnerOf } from "../rules/identity-key.js";
 import type { ProfileSlot } from "../rules/profile.js";
+import { erase, type ErasureOutcome } from "./erasure-round.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundWriter, type RoundWriterOptions } from "./round-writer.js";
 
@@ -93,6 +94,12 @@ export class WritePath {
       this.options.log?.warn({ projectId, error: (error as Error)?.message }, "players: late device fold failed"),
     );
     return finals;
+  }
+
+  /** Erases a player in rounds of this write path (erasure-round.ts). */
+  erase(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
+    const { stores, locks, clock, lockWaitLimitMs } = this.options;
+    return erase({ stores, locks, clock, lockWaitLimitMs, writer: this.writer }, projectId, identity);
   }
 
   /** Waits for what the rounds left running behind them (RoundWriter.settled). */

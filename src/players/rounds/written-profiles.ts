@@ -17,6 +17,11 @@ export interface HistoryFollower {
    * under the stamp `recorded` (ChangedPlayers) once applied.
    */
   queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void>;
+  /**
+   * At an erasure, before its profiles are written: queues the segment that takes the histories of `identityKeys`
+   * out of every count and deletes their raw events; answers its place in the queue (events after it are new).
+   */
+  erase(projectId: string, identityKeys: readonly string[]): Promise<number>;
 }
 
 /** The change a round records before it writes: `written` as players and folds, and the tags whose membership moves. */
@@ -40,7 +45,9 @@ export function writtenProfiles(
 ): WrittenProfile[] {
   const profiles = writes
     .filter(
-      (w) => written.has(w.identityKey) && ("foldedInto" in w.next || cohortsChanged(w.read.profile, w.next.profile)),
+      (w) =>
+        written.has(w.identityKey) &&
+        ("foldedInto" in w.next || ("profile" in w.next && cohortsChanged(w.read.profile, w.next.profile))),
     )
     .map(({ identityKey, next }) => ({ identityKey, foldedInto: "foldedInto" in next ? next.foldedInto : null }));
   const devices = [...links].map(([deviceId, link]) => ({

@@ -185,7 +185,7 @@ function decideEntry(
   if (targetKey === null) return { kind: "rejected", code: "missing_identity", targetKey };
   const target = current(targetKey);
   if (target && "foldedInto" in target) return { kind: "redirected", from: targetKey, to: target.foldedInto };
-  const profile = target?.profile ?? null;
+  const profile = target && "profile" in target ? target.profile : null;
   // A retry of a call that failed after writing this profile: its entries here are applied already.
   if (reads.replayed.has(targetKey)) return { kind: "applied", targetKey: null, profile, dropped: [] };
   const folded = foldedProfiles(entry, targetKey, current, reads.redirects);
@@ -266,7 +266,9 @@ function foldedProfiles(
     const content = current(key);
     if (content && "profile" in content) folded.push([key, content.profile, true]);
     else if (
-      content?.snapshot &&
+      content &&
+      "foldedInto" in content &&
+      content.snapshot &&
       !absorbed.includes(key) &&
       followRedirects(content.foldedInto, redirects) === targetKey
     ) {

@@ -39,7 +39,9 @@ export interface ProfileSlot {
   snapshot?: ProfileRecord;
 }
 
-export type SlotContent = { profile: ProfileRecord } | { foldedInto: string; snapshot?: ProfileRecord };
+/** A slot's next content: a profile, a fold's tombstone, or an erasure's marker (no data; its version guards late writers). */
+export type SlotContent =
+  { profile: ProfileRecord } | { foldedInto: string; snapshot?: ProfileRecord } | { erased: true };
 
 export interface SlotWrite {
   identityKey: string;

@@ -89,6 +89,31 @@ export class AccountLinkStore {
     known.links.set(partnerUserId, platformUserId);
   }
 
+  /** Removes the partner id's link (an erasure); the platform user it named, or null when there was none. */
+  async unlink(projectId: string, partnerUserId: string): Promise<string | null> {
+    const writes = this.writesOf(projectId);
+    writes.inFlight++;
+    let removed: AccountLinkDoc | null;
+    try {
+      removed = await this.accounts.findOneAndDelete({ _id: projectScopedId(projectId, partnerUserId) });
+    } catch (error) {
+      this.forget(projectId); // the outcome is unknown
+      throw error;
+    } finally {
+      writes.inFlight--;
+      writes.finished++;
+    }
+    const known = this.projects.get(projectId);
+    const before = known?.links.get(partnerUserId);
+    if (known && before !== undefined) {
+      known.links.delete(partnerUserId);
+      const bytes = linkBytes(partnerUserId, before);
+      known.bytes -= bytes;
+      this.memory!.give(bytes);
+    }
+    return removed?.platform_user_id ?? null;
+  }
+
   /** Fills the owner's memory of the project's links (a start, before it is ready), when it fits. */
   async fillMemory(projectId: string): Promise<void> {
     await this.projectLinks(projectId);

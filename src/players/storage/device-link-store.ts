@@ -44,6 +44,20 @@ export class DeviceLinkStore {
     return linkOf(await this.devices.findOne({ _id: projectScopedId(projectId, deviceId) }));
   }
 
+  /** The devices linked to `partnerUserId` (an erasure's; a scan of the project's links: no index answers it). */
+  async devicesOf(projectId: string, partnerUserId: string): Promise<string[]> {
+    const docs = await this.devices
+      .find({ project_id: projectId, partner_user_id: partnerUserId }, { projection: { device_id: 1 } })
+      .toArray();
+    return docs.map((doc) => doc.device_id);
+  }
+
+  /** Removes the links of `deviceIds` (an erasure). */
+  async unlinkMany(projectId: string, deviceIds: readonly string[]): Promise<void> {
+    if (deviceIds.length === 0) return;
+    await this.devices.deleteMany({ _id: { $in: deviceIds.map((deviceId) => projectScopedId(projectId, deviceId)) } });
+  }
+
   async linkMany(projectId: string, links: ReadonlyMap<string, DeviceLink>, now: Date): Promise<void> {
     const operations = [...links].map(([deviceId, link]) => ({
       updateOne: {

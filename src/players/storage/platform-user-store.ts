@@ -25,6 +25,11 @@ export class PlatformUserStore {
     return (await this.users.findOne({ _id: projectScopedId(projectId, platformUserId) }))?.partner_user_id ?? null;
   }
 
+  /** Forgets the platform user's partner id if it is still `partnerUserId` (an erasure of that player). */
+  async forgetPartner(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
+    await this.users.deleteOne({ _id: projectScopedId(projectId, platformUserId), partner_user_id: partnerUserId });
+  }
+
   async setPartner(projectId: string, platformUserId: string, partnerUserId: string): Promise<void> {
     await this.users.updateOne(
       { _id: projectScopedId(projectId, platformUserId) },

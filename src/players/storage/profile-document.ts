@@ -20,6 +20,8 @@ export interface ProfileDoc {
   last_seen_at: Date;
   /** Set on the tombstone a fold leaves: the identity key the profile now lives under. */
   folded_into?: string | null;
+  /** Set on the marker an erasure leaves: no data but the key, and the version that guards a late writer. */
+  erased?: boolean;
   /** On a tombstone: its other fields are the profile as it was folded */
   snapshot?: boolean;
   absorbed?: string[];
@@ -30,12 +32,14 @@ export interface ProfileDoc {
 export function writtenSlot({ readVersion, next }: SlotWrite): ProfileSlot {
   const version = readVersion + 1;
   if ("profile" in next) return { profile: { ...next.profile, version }, version, foldedInto: null };
+  if ("erased" in next) return { profile: null, version, foldedInto: null };
   const tombstone = { profile: null, version, foldedInto: next.foldedInto };
   return next.snapshot ? { ...tombstone, snapshot: { ...next.snapshot, version } } : tombstone;
 }
 
 export function slotOf(doc: ProfileDoc | null): ProfileSlot {
   if (!doc) return { profile: null, version: 0, foldedInto: null };
+  if (doc.erased) return { profile: null, version: doc.version, foldedInto: null };
   if (doc.folded_into) {
     const tombstone = { profile: null, version: doc.version, foldedInto: doc.folded_into };
     return doc.snapshot ? { ...tombstone, snapshot: toProfile(doc) } : tombstone;
@@ -45,6 +49,7 @@ export function slotOf(doc: ProfileDoc | null): ProfileSlot {
 
 export function slotDocument(projectId: string, identityKey: string, next: SlotContent, version: number): ProfileDoc {
   if ("profile" in next) return profileDocument({ ...next.profile, version });
+  if ("erased" in next) return erasedDocument(projectId, identityKey, version);
   if (next.snapshot)
     return { ...profileDocument({ ...next.snapshot, version }), folded_into: next.foldedInto, snapshot: true };
   return {
@@ -99,4 +104,21 @@ export function toProfile(doc: ProfileDoc): ProfileRecord {
     absorbed: doc.absorbed ?? [],
     requests: doc.requests ?? [],
   };
+}
+
+/** The marker an erasure leaves under the player's `_id`: nothing of theirs but the key. */
+function erasedDocument(projectId: string, identityKey: string, version: number): ProfileDoc {
+  const empty = profileDocument({
+    projectId,
+    identityKey,
+    partnerUserId: null,
+    deviceId: null,
+    platformUserId: null,
+    tags: [],
+    traits: new Map(),
+    version,
+    firstSeenAt: new Date(0),
+    lastSeenAt: new Date(0),
+  });
+  return { ...empty, erased: true };
 }

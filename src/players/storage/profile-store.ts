@@ -56,7 +56,7 @@ export class ProfileStore {
 
   async findProfile(projectId: string, identityKey: string): Promise<ProfileRecord | null> {
     const doc = await this.profiles.findOne({ _id: projectScopedId(projectId, identityKey) });
-    return doc && !doc.folded_into ? toProfile(doc) : null;
+    return doc && !doc.folded_into && !doc.erased ? toProfile(doc) : null;
   }
 
   /**
@@ -219,5 +219,7 @@ function profileFilter(projectId: string, query: ProfileQuery): Filter<ProfileDo
   if (query.tagsNone) tags.$nin = query.tagsNone;
   if (Object.keys(tags).length > 0) filter.tags = tags;
   if (query.traits) filter.trait_index = { $all: query.traits };
+  // An erasure's marker has no tag or trait: only a query asking for neither needs to leave it out.
+  if (!query.tagsAny && !query.tagsAll && !query.traits) filter.erased = { $exists: false };
   return filter;
 }

@@ -38,6 +38,17 @@ export class UpdateRequestStore {
     this.soleWriter = engine.soleWriter;
   }
 
+  /**
+   * Deletes the project's kept answers that `names` picks (an erasure: the answers that name the player), reading
+   * one at a time: a scan of the project's ids of the last day.
+   */
+  async forgetAnswers(projectId: string, names: (answer: Uint8Array) => boolean): Promise<void> {
+    const found = this.requests.find({ project_id: projectId, state: "done" }, { projection: { answer: 1 } });
+    const ids: string[] = [];
+    for await (const doc of found) if (doc.answer && names(doc.answer.buffer)) ids.push(doc._id);
+    if (ids.length > 0) await this.requests.deleteMany({ _id: { $in: ids } });
+  }
+
   async createIndexes(): Promise<void> {
     if (this.ttl) await this.requests.createIndex({ expires_at: 1 }, { expireAfterSeconds: 0 });
   }

@@ -61,7 +61,9 @@ export function updateEntries(players: readonly PlayerUpdate[], protoKeys: Reado
 }
 
 /** The proto's oneof rule leaves exactly one of the two set. */
-export function getIdentity(req: GetRequest): { partnerUserId: string } | { deviceId: string } {
+export function getIdentity(
+  req: Pick<GetRequest, "partnerUserId" | "deviceId">,
+): { partnerUserId: string } | { deviceId: string } {
   return req.partnerUserId !== "" ? { partnerUserId: req.partnerUserId } : { deviceId: req.deviceId };
 }
 

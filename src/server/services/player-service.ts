@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
+  DataResponseSchema,
+  DeleteResponseSchema,
   DroppedItemSchema,
   ExportResponseSchema,
+  KeptEventSchema,
   GetResponseSchema,
   LinkResponseSchema,
   ListTagsResponseSchema,
@@ -25,8 +28,11 @@ import {
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
 import type { TraitMaterialisation } from "../../events/apply/trait-cohorts.js";
+import type { KeptEvents } from "../../events/kept-events.js";
+import type { QueuedEvent } from "../../events/queue/entries.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
 import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
+import { deviceKey, partnerKey } from "../../players/rules/identity-key.js";
 import type { ProfileRecord } from "../../players/rules/profile.js";
 import type { TagRecord } from "../../players/search.js";
 import { callerOf, projectOf } from "../calls/caller.js";
@@ -55,6 +61,29 @@ function profileMessage(profile: ProfileRecord) {
     traits: Object.fromEntries(profile.traits),
     firstSeenAt: timestampFromDate(profile.firstSeenAt),
     lastSeenAt: timestampFromDate(profile.lastSeenAt),
+  });
+}
+
+/** Whether a players/update answer names any of `identityKeys` (an applied entry, or a rejected one's ids). */
+function answerNames(answer: UpdateResponse, identityKeys: readonly string[]): boolean {
+  const keys = new Set(identityKeys);
+  const named = (partner?: string, device?: string) =>
+    (partner !== undefined && keys.has(partnerKey(partner))) || (device !== undefined && keys.has(deviceKey(device)));
+  return (
+    answer.updated.some((one) => keys.has(one.identityKey) || named(one.partnerUserId, one.deviceId)) ||
+    answer.rejected.some((one) => named(one.partnerUserId, one.deviceId))
+  );
+}
+
+/** A raw event as it was accepted; its properties are the JSON text the queue keeps. */
+function keptEventMessage(event: QueuedEvent) {
+  return create(KeptEventSchema, {
+    name: event.n,
+    partnerUserId: optional(event.u),
+    deviceId: optional(event.d),
+    timestamp: timestampFromDate(event.t),
+    ...(event.p !== null && { properties: JSON.parse(event.p) as JsonObject }),
+    eventId: optional(event.i),
   });
 }
 
@@ -124,6 +153,8 @@ export interface PlayerServiceOptions {
   materialiseTrait: (projectId: string, key: string) => Promise<{ ready: boolean } | null>;
   /** Per key, in order: whether its cohorts are materialised, and read already. */
   traitMaterialisation: (projectId: string, keys: readonly string[]) => Promise<TraitMaterialisation[]>;
+  /** Raw events belong to the event queue: one player's still kept, a page at a time. */
+  keptEvents: KeptEvents;
 }
 
 /** PlayerService: tags and traits (update, get, search, tag and trait listings, tag metadata, materialisation) and Link. */
@@ -133,6 +164,7 @@ export function createPlayerService({
   clock,
   materialiseTrait,
   traitMaterialisation,
+  keptEvents,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
@@ -156,6 +188,27 @@ export function createPlayerService({
     async get(req, ctx) {
       const profile = await players.get(projectOf(ctx), getIdentity(req));
       return create(GetResponseSchema, profile ? { found: true, profile: profileMessage(profile) } : { found: false });
+    },
+
+    async delete(req, ctx) {
+      const projectId = projectOf(ctx);
+      const { deleted, identityKey, identityKeys } = await players.erase(projectId, getIdentity(req));
+      // The answers kept for players/update retries that name them go too (their encoding is this service's).
+      await players.replays.forget(projectId, (answer) =>
+        answerNames(fromBinary(UpdateResponseSchema, answer), identityKeys),
+      );
+      return create(DeleteResponseSchema, { deleted, identityKey });
+    },
+
+    async data(req, ctx) {
+      const projectId = projectOf(ctx);
+      const { profile, identityKeys } = await players.keysOf(projectId, getIdentity(req));
+      const { events, next } = await keptEvents.page(projectId, identityKeys, req.cursor);
+      return create(DataResponseSchema, {
+        ...(req.cursor === "" && { found: profile !== null, ...(profile && { profile: profileMessage(profile) }) }),
+        events: events.map(keptEventMessage),
+        nextCursor: next,
+      });
     },
 
     async search(req, ctx) {

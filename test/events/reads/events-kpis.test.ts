@@ -3,6 +3,7 @@ import { CohortModel, type ModelFilter } from "../../support/cohort-model.js";
 import { eventTimes, queueOf, waitFor, type EventTime } from "../../support/events.js";
 import { active, bucketTrends, retention, type RetentionAsked } from "../../support/kpi-model.js";
 import { startTestService, type TestService } from "../../support/service.js";
+import { ownerRoundsDone } from "../../support/metrics.js";
 
 /**
  * Retention, active players and trends by week and month against a brute force over the raw events sent and the
@@ -254,5 +255,31 @@ describe("read your writes", () => {
       (day) => retention(model.counted({}), { from, to, today: day }),
       unsplit,
     );
+  });
+
+  it("a member's first events, applied after a read of its tag, are in the next read of it", async () => {
+    const { model, post, publicKey } = project;
+    // A member of green with no history yet, written and settled before the first read: green's members stay as
+    // they are through both reads, only the player's history is new.
+    await post("/v1/players/update", { players: [{ partner_user_id: "p40", tags_add: ["green"] }] }, publicKey);
+    model.tag("p40", "green", true);
+    await ownerRoundsDone(svc);
+    const { from, to } = range();
+    const body = { from, to, split_by: "tags", tags: ["green"] };
+    const cohorts = (got: any) => got.series[0].cohorts;
+    const expected = (day: string) => retention(model.counted({ tags: ["green"] }), { from, to, today: day });
+    await compare("/v1/events/retention", body, expected, cohorts);
+    const time = eventTimes(svc, DAYS)[DAYS - 10];
+    await post(
+      "/v1/events",
+      { events: [{ name: "open", partner_user_id: "p40", timestamp: time.timestamp }] },
+      publicKey,
+    );
+    model.event("open", { partner: "p40" }, time.day);
+    await waitFor(
+      () => queueOf(svc),
+      (q) => q.queue_depth === 0,
+    );
+    await compare("/v1/events/retention", body, expected, cohorts);
   });
 });
