@@ -56,7 +56,16 @@ export default async function eraseBench() {
     const erased = await post("/v1/players/delete", { partner_user_id: TARGET });
     const answered = performance.now();
     const call = commands.take();
-    while ((await post("/v1/players/data", { partner_user_id: TARGET })).events.length > 0) await delay(20);
+    // players/data's NDJSON is its first line alone once no raw event of the player is kept.
+    const dataLines = async () => {
+      const res = await fetch(`${bench.baseUrl}/v1/players/data`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-api-key": project.privateKey },
+        body: JSON.stringify({ partner_user_id: TARGET }),
+      });
+      return (await res.text()).trimEnd().split("\n").length;
+    };
+    while ((await dataLines()) > 1) await delay(20);
     const behind = commands.take();
     commands.stop();
     return {

@@ -1,4 +1,4 @@
-import { apiKey, post } from "../api.js";
+import { apiKey, post, postLines } from "../api.js";
 import { describeError, h, readerNote, showing, table } from "../dom.js";
 
 type IdField = "partner_user_id" | "device_id";
@@ -6,46 +6,42 @@ interface KeptEvent {
   name: string;
   timestamp: string;
 }
-interface DataPage {
-  found?: boolean;
-  profile?: unknown;
-  events?: KeptEvent[];
-  next_cursor?: string;
+/** A line of players/data: the first `{found, profile}`, each next a batch of kept `events`. */
+interface DataLine {
+  found: boolean;
+  profile: unknown;
+  events: KeptEvent[];
 }
 
-/** Pages read for the events-per-day table: 10 pages of at most 1,000 events; the download reads them all. */
-const DAY_TABLE_PAGES = 10;
+/** Kept events counted for the events-per-day table; the download reads them all. */
+const DAY_TABLE_EVENTS = 10_000;
 
-/** The player's kept data, a page at a time (players/data follows its cursor), up to `maxPages`. */
-async function* dataPages(by: IdField, id: string, maxPages = Infinity): AsyncGenerator<DataPage> {
-  let cursor = "";
-  for (let page = 0; page < maxPages; page++) {
-    const answer = await post<DataPage>("players/data", { [by]: id, cursor });
-    yield answer;
-    cursor = answer.next_cursor ?? "";
-    if (cursor === "") return;
-  }
-}
-
-/** The player's events per day and name, from their kept raw events (the first pages of a very active player). */
+/** The player's events per day and name, from their kept raw events (the first ones of a very active player). */
 export function eventsPerDay(by: IdField, id: string): HTMLElement {
   const section = h("section", { class: "player-events" }, h("h3", {}, "Events per day"));
   const status = h("div", { class: "status loading", role: "status" }, "Loading…");
   section.append(status);
+  const enough = new AbortController();
+  const counts = new Map<string, number>();
+  let counted = 0;
+  const count = ({ events }: DataLine) => {
+    for (const event of events) {
+      const key = `${event.timestamp.slice(0, 10)}\u0000${event.name}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    // The stream read no further than the table needs.
+    if ((counted += events.length) >= DAY_TABLE_EVENTS) enough.abort();
+  };
   void (async () => {
-    const counts = new Map<string, number>();
-    let complete = false;
-    for await (const page of dataPages(by, id, DAY_TABLE_PAGES)) {
-      for (const event of page.events ?? []) {
-        const key = `${event.timestamp.slice(0, 10)}\u0000${event.name}`;
-        counts.set(key, (counts.get(key) ?? 0) + 1);
-      }
-      complete = (page.next_cursor ?? "") === "";
+    try {
+      await postLines("players/data", { [by]: id }, count, enough.signal);
+    } catch (error) {
+      if (!enough.signal.aborted) throw error;
     }
     const rows = [...counts].sort(([a], [b]) => (a < b ? 1 : -1)).map(([key, n]) => [...key.split("\u0000"), n]);
     status.className = "status";
     status.textContent = rows.length === 0 ? "No kept events for this player." : "";
-    if (!complete) status.textContent = `Counted from the first ${DAY_TABLE_PAGES * 1_000} kept events.`;
+    if (enough.signal.aborted) status.textContent = `Counted from the first ${counted.toLocaleString()} kept events.`;
     if (rows.length > 0) section.append(table(["date", "event", "events"], rows, "player-events-table"));
   })().catch((error: unknown) => {
     status.className = "status error";
@@ -54,22 +50,22 @@ export function eventsPerDay(by: IdField, id: string): HTMLElement {
   return section;
 }
 
-/** Download what the service holds about the player (NDJSON), and erase them (private key, after a confirmation). */
+/** Download what the service holds about the player (players/data's NDJSON as it streams), and erase them. */
 export function playerActions(by: IdField, id: string): HTMLElement {
   const status = h("div", { class: "status", role: "status" });
   const download = async () => {
-    const lines: string[] = [];
-    for await (const page of dataPages(by, id)) {
-      if (page.profile !== undefined) lines.push(JSON.stringify({ profile: page.profile }));
-      for (const event of page.events ?? []) lines.push(JSON.stringify({ event }));
-    }
+    // The lines as Blob parts: the browser keeps their bytes, not the parsed events.
+    const parts: Blob[] = [];
+    await postLines<DataLine>("players/data", { [by]: id }, (line) =>
+      parts.push(new Blob([JSON.stringify(line) + "\n"])),
+    );
     const link = h("a", {
-      href: URL.createObjectURL(new Blob([lines.join("\n") + "\n"], { type: "application/x-ndjson" })),
+      href: URL.createObjectURL(new Blob(parts, { type: "application/x-ndjson" })),
       download: `player-${id}.ndjson`,
     });
     link.click();
     URL.revokeObjectURL(link.href);
-    return lines.length;
+    return parts.length;
   };
   const erase = async () => {
     if (!window.confirm(`Erase the player ${id} and all their data? This cannot be undone.`)) return;

@@ -28,10 +28,9 @@ import {
 } from "../../gen/platformapi/v1/events_pb.js";
 import { GetJwksResponseSchema, LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import {
+  DataResponseSchema,
   DeleteResponseSchema,
   ExportResponseSchema,
-  KeptEventSchema,
-  PlayerProfileSchema,
   PlayerService,
 } from "../../gen/platformapi/v1/players_pb.js";
 import { writeExplicitNulls } from "../server/bodies/json-nulls.js";
@@ -275,20 +274,7 @@ players
   .option("--device <device_id>", "the player's device id (the player it is linked to, if any)")
   .action(async (o: PlayerOptions) => {
     const { client, headers } = project(PlayerService);
-    try {
-      for (let cursor = "", first = true; first || cursor !== ""; first = false) {
-        const page = await client.data({ ...playerOf(o), cursor }, { headers });
-        const profile = page.profile ? toJson(PlayerProfileSchema, page.profile, JSON_OPTIONS) : null;
-        if (first) process.stdout.write(`${JSON.stringify({ profile })}\n`);
-        for (const event of page.events)
-          process.stdout.write(
-            `${JSON.stringify(writeExplicitNulls(KeptEventSchema, toJson(KeptEventSchema, event, JSON_OPTIONS)))}\n`,
-          );
-        cursor = page.nextCursor;
-      }
-    } catch (error) {
-      program.error(ConnectError.from(error).message, { exitCode: 1 });
-    }
+    await printLines(DataResponseSchema, client.data(playerOf(o), { headers }));
   });
 
 const signingKeys = program.command("keys").description("launch token signing keys");

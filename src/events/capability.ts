@@ -30,7 +30,7 @@ export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
   backpressure: Backpressure;
-  /** One player's raw events still kept, a page at a time (players/data). */
+  /** One player's raw events still kept, a bounded batch at a time (players/data). */
   keptEvents: KeptEvents;
   /** Fills the owner's memory of a project's player histories and event names (a start, before it is ready). */
   fillOwnerMemory(projectId: string): Promise<void>;

@@ -96,7 +96,7 @@ describe("platformctl", () => {
     });
   });
 
-  it("hands over a player's data as JSON lines, then erases them", async () => {
+  it("hands over a player's data as the NDJSON lines of /v1/players/data, then erases them", async () => {
     const { privateKey, publicKey } = await test.createProject("Erasure");
     const withKey = { PLATFORM_API_KEY: privateKey };
     await test.postOk("/v1/players/update", { players: [{ partner_user_id: "ann", tags: ["vip"] }] }, privateKey);
@@ -107,12 +107,16 @@ describe("platformctl", () => {
         .trim()
         .split("\n")
         .map((line) => JSON.parse(line));
-    const [profile, ...events] = await lines();
-    expect(profile).toMatchObject({ profile: { identity_key: "u:ann", tags: ["vip"] } });
-    expect(events).toEqual([expect.objectContaining({ name: "open", partner_user_id: "ann", timestamp })]);
+    const [first, ...batches] = await lines();
+    // The lines of /v1's NDJSON.
+    expect([first, ...batches]).toEqual(await test.postOk("/v1/players/data", { partner_user_id: "ann" }, privateKey));
+    expect(first).toMatchObject({ found: true, profile: { identity_key: "u:ann", tags: ["vip"] }, events: [] });
+    expect(batches.flatMap((line) => line.events)).toEqual([
+      expect.objectContaining({ name: "open", partner_user_id: "ann", timestamp }),
+    ]);
     const erased = JSON.parse((await platformctl(["players", "delete", "--partner", "ann"], withKey)).stdout);
     expect(erased).toEqual({ deleted: true, identity_key: "u:ann" });
-    expect((await lines())[0]).toEqual({ profile: null });
+    expect((await lines())[0]).toEqual({ found: false, profile: null, events: [] });
     await expect(platformctl(["players", "delete"], withKey)).rejects.toMatchObject({
       stderr: expect.stringContaining("--partner or --device"),
     });

@@ -240,9 +240,9 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await expect.poll(() => page.locator(".player .tags").textContent()).toBe("vip");
     expect(page.url()).toContain("#players?by=partner_user_id&id=p40");
     // The player's events per day and name, as players/data answers their kept events.
-    const data = await api("/v1/players/data", { partner_user_id: "p40", cursor: "" });
+    const [, ...batches] = await api("/v1/players/data", { partner_user_id: "p40" });
     const perDay = new Map<string, number>();
-    for (const event of data.events) {
+    for (const event of batches.flatMap((line: any) => line.events)) {
       const key = `${event.timestamp.slice(0, 10)} ${event.name}`;
       perDay.set(key, (perDay.get(key) ?? 0) + 1);
     }
@@ -262,10 +262,11 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
       .split("\n")
       .map((line) => JSON.parse(line));
     expect(lines[0].profile.partner_user_id).toBe("p49");
+    expect(lines).toEqual(await api("/v1/players/data", { partner_user_id: "p49" }));
     expect(
       lines
         .slice(1)
-        .map((line) => line.event.name)
+        .flatMap((line) => line.events.map((event: any) => event.name))
         .sort(),
     ).toEqual(["login", "login", "login", "login"]);
     // Dismissed: nothing happens; accepted: the player is erased.

@@ -32,7 +32,7 @@ export interface TestService {
   database: Database;
   service: RunningService;
   clock: TestClock;
-  /** POSTs `body` as JSON to a /v1 path with `fetch` over HTTP/1.1. */
+  /** POSTs `body` as JSON to a /v1 path with `fetch` over HTTP/1.1; a stream's NDJSON body is its lines' JSON. */
   postJson(path: string, body: unknown, apiKey?: string): Promise<{ status: number; body: any; headers: Headers }>;
   /** The same, for a call that must succeed: its body, or an error naming the path, status and answer. */
   postOk(path: string, body: unknown, apiKey?: string): Promise<any>;
@@ -120,7 +120,17 @@ export async function startTestService(
         body: typeof body === "string" ? body : JSON.stringify(body),
       });
       const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : undefined, headers: res.headers };
+      // A server stream's NDJSON: its lines' JSON, in order.
+      const parsed =
+        res.headers.get("content-type") === "application/x-ndjson"
+          ? text
+              .split("\n")
+              .slice(0, -1)
+              .map((line) => JSON.parse(line))
+          : text
+            ? JSON.parse(text)
+            : undefined;
+      return { status: res.status, body: parsed, headers: res.headers };
     },
     async postOk(path, body, apiKey) {
       const res = await test.postJson(path, body, apiKey);

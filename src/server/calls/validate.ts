@@ -24,7 +24,6 @@ const WORDING: Readonly<Record<string, string>> = {
 const PATTERN_WORDING: Readonly<Record<string, string>> = {
   "^[^\\x00-\\x1F\\x7F-\\x9F]*$": "must not contain control characters",
   "^[A-Za-z0-9_.:-]{1,64}$": "an event name: 1 to 64 characters of letters, digits, _ - . :",
-  "^([0-9]{1,16}[.][0-9]{1,9})?$": "not a next_cursor players/data answered",
 };
 
 function patternWording(violation: Violation): string | undefined {

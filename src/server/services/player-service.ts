@@ -200,15 +200,16 @@ export function createPlayerService({
       return create(DeleteResponseSchema, { deleted, identityKey });
     },
 
-    async data(req, ctx) {
+    async *data(req, ctx) {
       const projectId = projectOf(ctx);
       const { profile, identityKeys } = await players.keysOf(projectId, getIdentity(req));
-      const { events, next } = await keptEvents.page(projectId, identityKeys, req.cursor);
-      return create(DataResponseSchema, {
-        ...(req.cursor === "" && { found: profile !== null, ...(profile && { profile: profileMessage(profile) }) }),
-        events: events.map(keptEventMessage),
-        nextCursor: next,
+      yield create(DataResponseSchema, {
+        found: profile !== null,
+        ...(profile && { profile: profileMessage(profile) }),
       });
+      for await (const events of keptEvents.batches(projectId, identityKeys)) {
+        yield create(DataResponseSchema, { events: events.map(keptEventMessage) });
+      }
     },
 
     async search(req, ctx) {
