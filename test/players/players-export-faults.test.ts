@@ -9,7 +9,7 @@ import { serviceBehindProxy } from "../support/db-proxy.js";
 describe("players/export when the database fails", () => {
   it("answers 503 before the first line, and cuts the body short after it", async () => {
     // No owner's memory: the export reads the database as it streams.
-    const { proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000", OWNER_MEMORY_MB: "0" });
+    const { proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "3000", OWNER_MEMORY_MB: "0" });
     onTestFinished(stop);
     const { privateKey, publicKey } = await svc.createProject();
     const count = EXPORT_BATCH + 200;
