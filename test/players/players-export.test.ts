@@ -164,6 +164,20 @@ describe("players/export", () => {
     await expectLaterPlayerLeftOut(svc, fresh.privateKey, fresh.publicKey);
   });
 
+  it("counts a stream in the metrics when it ends, with the code it ended with", async () => {
+    const exportsEnded = async (code: string) => {
+      const text = await (await fetch(`${svc.baseUrl}/metrics`)).text();
+      const labels = `method="platformapi.v1.PlayerService/Export",protocol="json",code="${code}"`;
+      const line = text.split("\n").find((l) => l.startsWith(`platform_rpc_requests_total{${labels}}`));
+      return line ? Number(line.split(" ").pop()) : 0;
+    };
+    const [ok, refused] = [await exportsEnded("ok"), await exportsEnded("invalid_argument")];
+    // An unusable trait key is refused as the stream begins, after the handler has returned it.
+    expect((await svc.postJson("/v1/players/export", { traits: { "": 1 } }, project.privateKey)).status).toBe(400);
+    expect((await exportNdjson({})).status).toBe(200);
+    expect([await exportsEnded("ok"), await exportsEnded("invalid_argument")]).toEqual([ok + 1, refused + 1]);
+  });
+
   it("shows another project's key only its own players", async () => {
     const other = await svc.createProject();
     expect((await exportNdjson({}, other.privateKey)).players).toEqual([]);

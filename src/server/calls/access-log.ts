@@ -1,6 +1,7 @@
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Logger } from "../../log.js";
 import { callerKey } from "./caller.js";
+import { whenEnded } from "./call-end.js";
 import { codeName } from "./errors.js";
 
 /** One log line per RPC: method, outcome, duration and the key id (never the key). */
@@ -13,9 +14,7 @@ export function accessLogInterceptor(log: Logger): Interceptor {
       ms: Math.round((performance.now() - started) * 10) / 10,
     });
     try {
-      const res = await next(req);
-      log.info({ ...line(), code: "ok" }, "rpc");
-      return res;
+      return whenEnded(await next(req), (code) => log.info({ ...line(), code }, "rpc"));
     } catch (error) {
       log.info({ ...line(), code: codeName(ConnectError.from(error).code) }, "rpc");
       throw error;

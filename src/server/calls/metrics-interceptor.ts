@@ -1,6 +1,7 @@
 import { isMessage, type DescMethod } from "@bufbuild/protobuf";
 import { ConnectError, type Interceptor } from "@connectrpc/connect";
 import { VerifyResponseSchema } from "../../../gen/platformapi/v1/launch_pb.js";
+import { whenEnded } from "./call-end.js";
 import { codeName } from "./errors.js";
 import type { Metrics } from "./metrics.js";
 import { protocolOf } from "../http/protocol.js";
@@ -21,8 +22,7 @@ export function metricsInterceptor(metrics: Metrics): Interceptor {
         seconds: (performance.now() - started) / 1000,
       });
     try {
-      const res = await next(req);
-      record("ok");
+      const res = whenEnded(await next(req), record);
       if (!res.stream && isMessage(res.message, VerifyResponseSchema)) {
         metrics.recordVerification(res.message);
       }

@@ -40,8 +40,11 @@ export async function writeNdjson(response: UniversalServerResponse, res: NodeRe
   }
   const decoder = new TextDecoder();
   let started = false;
+  // Set by the response's close (HTTP/1.1 and HTTP/2 alike): the client went away, or the answer is over.
+  let closed = false;
+  res.once("close", () => (closed = true));
   for await (const envelope of pipe(response.body, transformSplitEnvelope(Number.MAX_SAFE_INTEGER))) {
-    if (res.destroyed) return;
+    if (closed) return;
     const json = JSON.parse(decoder.decode(envelope.data)) as JsonValue;
     if ((envelope.flags & endStreamFlag) === endStreamFlag) {
       const { error, metadata } = json as EndStream;
@@ -67,7 +70,7 @@ function begin(res: NodeResponse): true {
   return true;
 }
 
-/** Until the socket takes more, or closes (the loop then sees `destroyed`). */
+/** Until the socket takes more, or closes (the loop then stops). */
 function drained(res: NodeResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
