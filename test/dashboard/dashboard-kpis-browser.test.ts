@@ -212,6 +212,7 @@ describe.skipIf(!browserPath)("dashboard KPIs in Chromium", () => {
     await open(page, "players");
     await page.click('.search-table a:text("player_003")');
     await page.waitForSelector(".player .tags");
+    await page.waitForSelector(".player-events-table");
     await screenshot(page, "players");
     for (const name of ["tags", "traits"]) {
       await open(page, name);
