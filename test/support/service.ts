@@ -57,8 +57,8 @@ export interface TestServiceOptions {
   logDestination?: DestinationStream;
   /** A clock set before the service starts, for a test whose first signing key must lie in the past. */
   clock?: TestClock;
-  /** Called with the service's database connection before the service starts (a test watching its start's commands). */
-  beforeStart?: (database: Database) => void;
+  /** Called, and awaited, with the database connection before the service starts (a test reading or watching its start). */
+  beforeStart?: (database: Database) => unknown;
   /** False: resolves once the service listens, before it is ready (a test of what it answers while it starts). */
   waitReady?: boolean;
 }
@@ -168,11 +168,11 @@ export async function startTestService(
 async function connectAndStart(
   mongodbUri: string,
   config: Config,
-  options: { beforeStart?: (database: Database) => void; clock: TestClock; log: Logger },
+  options: { beforeStart?: (database: Database) => unknown; clock: TestClock; log: Logger },
 ): Promise<{ database: Database; service: RunningService }> {
   const database = await connectDatabase(mongodbUri, config.dbName, { timeoutMs: config.dbTimeoutMs });
   try {
-    options.beforeStart?.(database);
+    await options.beforeStart?.(database);
     return { database, service: await startService({ config, database, log: options.log, clock: options.clock }) };
   } catch (error) {
     await database.close();
