@@ -299,7 +299,9 @@ describe("database commands per request", () => {
 
   it("turning a sum on: the list, the queue, the back-fill applied (the worker's commands included)", async () => {
     const enabling = await counted(() => enable("level", "level"), true);
-    expect(enabling.length, enabling.join(", ")).toBeLessThanOrEqual(30);
+    // The worker reads the queue's state once a pass, idle passes included: as many as the wait for it fits.
+    const work = enabling.filter((command) => command !== "find event_queue");
+    expect(work.length, enabling.join(", ")).toBeLessThanOrEqual(18);
   });
 
   it("trends with a sum: the one read of the summed properties more, on everyone, a tag and two tags", async () => {
