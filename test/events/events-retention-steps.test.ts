@@ -6,7 +6,8 @@ import { startTestService, TestClock, type TestService } from "../support/servic
 
 // A start after a stop longer than the retention window: what the window left behind is swept in bounded steps,
 // one a pass of the apply worker, with the segments that wait applied between them.
-const RETENTION = { EVENT_RETENTION_DAYS: "1" };
+// Two days: events a minute before midnight stay within it at the first start, and fall out of it three days later.
+const RETENTION = { EVENT_RETENTION_DAYS: "2" };
 const OLD_EVENTS = 2_500;
 const SWEPT = new Set(["event_segments", "event_ids", "event_player_rollups", "event_cohort_rollups"]);
 
