@@ -1,3 +1,4 @@
+import { eventTimes } from "../support/events.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { Metrics } from "../../src/server/calls/metrics.js";
@@ -125,8 +126,8 @@ describe("GET /metrics", () => {
 
   it("times each named step of an ingest and of a trends read", async () => {
     const project = await test.createProject("steps");
-    const day = new Date(test.clock.now().getTime() - 86_400_000).toISOString().slice(0, 10);
-    const event = { name: "level_up", partner_user_id: "stepper", timestamp: `${day}T12:00:00Z` };
+    const [{ timestamp, day }] = eventTimes(test, 1);
+    const event = { name: "level_up", partner_user_id: "stepper", timestamp };
     expect(await test.postOk("/v1/events", { events: [event] }, project.publicKey)).toMatchObject({ accepted: 1 });
     await test.postOk("/v1/events/trends", { from: day, to: day, tags: ["vip"] }, project.privateKey);
     const samples = await scrape();
