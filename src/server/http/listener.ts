@@ -109,8 +109,9 @@ export function listen(handler: NodeHandler, bound: BoundPort, options: Listener
   const checkEveryMs = Math.min(1_000, options.headersTimeoutMs / 4);
   const pool = new ConnectionPool<ClientConnection>({
     maxConnections: options.maxConnections,
-    // One check later than Node's own header check, so that an HTTP/1.1 client gets its 408 first.
-    firstRequestTimeoutMs: options.headersTimeoutMs + checkEveryMs,
+    // Two checks later than Node's own header check, so that an HTTP/1.1 client gets its 408 first: Node's
+    // clock starts at the first byte it parses, ours at admission, and both checks fire on the same ticks.
+    firstRequestTimeoutMs: options.headersTimeoutMs + 2 * checkEveryMs,
     idleTimeoutMs: options.idleTimeoutMs,
     clock: options.clock ?? systemClock,
   });
