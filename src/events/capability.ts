@@ -143,10 +143,9 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     steps: options.steps,
   });
   const fillOwnerMemory = async (projectId: string) => {
-    // After a stop that left history changes unwritten, the database lacks them until the worker's catch-up writes
-    // them: a fill now would keep histories behind their segments, so the worker fills them at its first apply.
-    const { written, applied } = await queue.read();
-    await Promise.all([written < applied ? undefined : playerRollups.fillMemory(projectId), names.current(projectId)]);
+    // After a stop that left history changes unwritten, some histories filled here are behind their segments: the
+    // worker's catch-up, before the instance is ready, forgets those it writes and fills their projects again.
+    await Promise.all([playerRollups.fillMemory(projectId), names.current(projectId)]);
   };
   return { events, worker, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
 }

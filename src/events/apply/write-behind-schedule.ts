@@ -1,3 +1,4 @@
+import { projectOfId } from "../../db/ids.js";
 import { sideBySide } from "../../db/side-by-side.js";
 import { HistoryWriteFailed, type PendingSelection } from "../rollups/history-write-behind.js";
 import type { PlanStore } from "./plan-store.js";
@@ -50,6 +51,8 @@ export interface WriteBehindScheduleOptions {
 export class WriteBehindSchedule {
   /** The changes a previous worker left unwritten are written (once a start). */
   private caughtUp = false;
+  /** The projects whose histories the catch-up wrote again (and the owner's memory forgot). */
+  private readonly rewritten = new Set<string>();
   /** What the cursor recorded as written when this worker first read it. */
   private writtenAtStart: number | undefined;
   private lastAdvanced = 0;
@@ -66,6 +69,7 @@ export class WriteBehindSchedule {
    * At a start, a step of writing again the history changes of the segments a previous worker applied and had not
    * written, from their plans, CATCH_UP_SEGMENTS at a time; true while steps remain. The worker applies nothing until
    * they are done: a segment applied first would put a newer mark on a history than the changes still to write.
+   * Then each project it wrote fills the owner's memory again, one a step, by one scan.
    */
   async catchUp(): Promise<boolean> {
     if (this.caughtUp) return false;
@@ -79,8 +83,17 @@ export class WriteBehindSchedule {
     const found = await sideBySide(seqs, (seq) => plans.find(seq));
     const segments = seqs.flatMap((seq, i) => (found[i] ? [{ seq, changes: found[i].players }] : []));
     if (segments.length > 0) await playerRollups.writeAgain(segments);
+    for (const { changes } of segments) for (const { id } of changes) this.rewritten.add(projectOfId(id));
     if (state.written < through) await queue.markWritten(through);
     if (through < state.applied) return true;
+    // Written, with this worker the only one (it holds the queue's lease): the owner's memory holds those projects'
+    // histories whole again before the instance is ready (the start's fill may have seen a previous owner mid-write).
+    const [projectId] = this.rewritten;
+    if (projectId !== undefined) {
+      await playerRollups.fillMemory(projectId);
+      this.rewritten.delete(projectId);
+      return true;
+    }
     this.writtenMarked = this.lastAdvanced = state.applied;
     this.caughtUp = true;
     return false;
