@@ -7,11 +7,11 @@ import { bruteForce, byName } from "../support/events.js";
 import { spawnMain, waitFor, type MainProcess } from "../support/main-process.js";
 import { ADMIN_KEY } from "../support/service.js";
 
-// An erasure acknowledged, then `kill -9` before anything behind its answer is written: the owner's membership and
-// counts (their collection refused by a proxy between the service and the run's FerretDB) and the worker's erasure of
-// the histories and raw events (the service runs with EVENT_WORKER=off). The test reads the database at the kill to
-// see that window, then the next start on the same database answers as if the players never existed, with the
-// owner's memory and without it.
+// An erasure acknowledged, then `kill -9` at a known point behind its answer, held there by a proxy between the service
+// and the run's FerretDB that refuses one collection, and by EVENT_WORKER=off: before anything is written (membership
+// refused, the worker off), or once the worker applied the erasure but its histories are not written (their collection
+// refused). The test reads the database at the kill to see that window; the next start on the same database answers
+// as if the players never existed, with the owner's memory and without it.
 const DAY_MS = 86_400_000;
 const PLAYERS = ["ann", "ben", "gone1", "gone2"];
 const tagsOf = (player: string) => (player.startsWith("gone") ? ["red", "vip"] : ["red"]);
@@ -79,15 +79,15 @@ const settled = (main: MainProcess) =>
 /** What the database holds of u:gone2 at the kill: each part an erasure leaves to be written behind its answer. */
 async function leftBehind(db: Db, projectId: string) {
   const segments = await db
-    .collection<{ project_id: string; work: StoredWork | null }>("event_segments")
+    .collection<{ _id: string; project_id: string; work: StoredWork | null }>("event_segments")
     .find({ project_id: projectId })
     .toArray();
-  const rawEvents = segments
-    .flatMap((doc) => {
-      const work = workOf(doc.work);
-      return work?.kind === "events" ? work.events : [];
-    })
+  const works = segments.map((doc) => ({ seq: Number(doc._id), work: workOf(doc.work) }));
+  const rawEvents = works
+    .flatMap(({ work }) => (work?.kind === "events" ? work.events : []))
     .filter((event) => event.u === "gone2").length;
+  const erasure = works.find(({ work }) => work?.kind === "resync" && work.erased?.includes("u:gone2"))!.seq;
+  const cursor = await db.collection<Document & { _id: string }>("event_queue").findOne({ _id: "cursor" });
   const history = await db
     .collection<Document & { _id: string }>("event_player_rollups")
     .findOne({ _id: `${projectId}/u:gone2` });
@@ -97,6 +97,8 @@ async function leftBehind(db: Db, projectId: string) {
     .find({ _id: { $regex: `^${projectId}/` } });
   const entries = (await changes.toArray()).flatMap((doc) => Object.values((doc.p ?? {}) as Record<string, any>));
   return {
+    erasureApplied: cursor!.applied >= erasure || (cursor!.ahead ?? []).includes(erasure),
+    historiesWritten: (cursor!.written ?? cursor!.applied) >= erasure,
     rawEvents,
     historyDays: Object.keys(history?.days ?? {}).length,
     vipMembers: pages.flatMap((page) => JSON.parse(page.members ?? "[]") as string[]).sort(),
@@ -111,12 +113,48 @@ async function leaseExpired(db: Db) {
   await waitFor(async () => Date.now() > until, 30_000, "the killed instance's lease to expire");
 }
 
-describe.each<{ memory: string; env: Record<string, string> }>([
-  { memory: "the owner's memory", env: {} },
-  { memory: "no owner's memory", env: { OWNER_MEMORY_MB: "0" } },
-])("an erasure and a kill -9 before what follows it is written behind, restarted with $memory", ({ env }) => {
+/** Where the erasure of gone2 is when the service is killed, and what the database holds of gone2 then. */
+interface KillPoint {
+  env: Record<string, string>;
+  /** The collection the proxy refuses from the delete to the kill. */
+  refused: string;
+  /** Waits, after the answer, until the service is in the window. */
+  reached(main: MainProcess, db: Db, projectId: string): Promise<void>;
+  atKill: Partial<Awaited<ReturnType<typeof leftBehind>>>;
+}
+const KILL_POINTS: Record<string, KillPoint> = {
+  "before anything behind the answer": {
+    env: { EVENT_WORKER: "off" },
+    refused: "player_tag_members",
+    reached: async (main) => expect(await metric(main, "platform_owner_membership_unwritten")).toBeGreaterThan(0),
+    atKill: {
+      erasureApplied: false,
+      historiesWritten: false,
+      rawEvents: 1,
+      historyDays: 1,
+      vipMembers: ["u:gone2"],
+      erasureRecorded: true,
+    },
+  },
+  "with the erasure applied and its histories not written": {
+    env: {},
+    refused: "event_player_rollups",
+    // The worker moved the cursor past the erasure; membership is written behind meanwhile or not.
+    reached: (_main, db, projectId) =>
+      waitFor(async () => (await leftBehind(db, projectId)).erasureApplied, 120_000, "the erasure to be applied"),
+    atKill: { erasureApplied: true, historiesWritten: false, rawEvents: 0, historyDays: 1, erasureRecorded: true },
+  },
+};
+
+describe.each(
+  Object.keys(KILL_POINTS).flatMap((kill) => [
+    { kill, memory: "the owner's memory", env: {} as Record<string, string> },
+    { kill, memory: "no owner's memory", env: { OWNER_MEMORY_MB: "0" } },
+  ]),
+)("an erasure and a kill -9 $kill, restarted with $memory", ({ kill, env }) => {
   it("is still erased after the next start: profile, counts, search and trends", async () => {
-    const dbName = `erase-crash-${env.OWNER_MEMORY_MB ?? "memory"}-${Date.now()}`;
+    const point = KILL_POINTS[kill];
+    const dbName = `erase-crash-${Date.now()}`;
     const db = direct.client.db(dbName);
     const first = await start(dbName);
     const {
@@ -148,23 +186,18 @@ describe.each<{ memory: string; env: Record<string, string> }>([
     await settled(first);
     expect(await first.stop()).toBe(0);
 
-    // The next erasure answered with nothing behind it able to run: the worker off, membership's collection refused.
-    const second = await start(dbName, { EVENT_WORKER: "off" });
-    proxy.failCommandsHolding("player_tag_members");
+    // The next erasure, held at the kill point: once the service is ready (its start reads that collection too).
+    const second = await start(dbName, point.env);
+    proxy.failCommandsHolding(point.refused);
     expect(await post(second, "/v1/players/delete", { partner_user_id: "gone2" }, privateKey)).toEqual({
       deleted: true,
       identity_key: "u:gone2",
     });
-    expect(await metric(second, "platform_owner_membership_unwritten")).toBeGreaterThan(0);
+    await point.reached(second, db, projectId);
     second.child.kill("SIGKILL");
     await second.exited;
     await proxy.restore();
-    expect(await leftBehind(db, projectId)).toEqual({
-      rawEvents: 1,
-      historyDays: 1,
-      vipMembers: ["u:gone2"],
-      erasureRecorded: true,
-    });
+    expect(await leftBehind(db, projectId)).toMatchObject(point.atKill);
     await leaseExpired(db);
 
     const next = await start(dbName, env);
