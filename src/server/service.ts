@@ -109,12 +109,13 @@ export async function startService({
     maxConnections: config.serverMaxConnections,
   });
   // The worker starts once the memory is filled: its writes would otherwise throw away a fill of histories under way.
-  // The owner is ready once its worker wrote the histories a stop left unwritten: until then charts miss them.
+  // The owner is ready once its worker wrote the histories a stop or a crash left unwritten, with its memory or
+  // without (OWNER_MEMORY_MB=0 after a start that kept some): until then charts read them as they were.
   const ready = (async () => {
     await fill?.done;
     if (config.eventWorker && !closing.signal.aborted) {
       worker.start();
-      if (fill) await worker.caughtUp;
+      if (capabilities.engine.soleWriter) await worker.caughtUp;
     }
     caughtUp = true;
   })();

@@ -30,9 +30,10 @@ export interface ErasureOutcome {
 }
 
 /**
- * Erases the player `identity` names (the player a linked device belongs to), in rounds of the write path: find
- * the player and everything folded or linked into them, take the locks of all their profiles, read them again and
- * decide the erasure, write it (RoundWriter.erase). A round whose player was folded or gained a profile meanwhile,
+ * Erases the player `identity` names (the player a linked device belongs to), in rounds of the write path, once the
+ * project's failed rounds are completed (RoundWriter.completedFor): find the player and everything folded or linked
+ * into them, take the locks of all their profiles, read them again and decide the erasure, write it
+ * (RoundWriter.erase). A round whose player was folded or gained a profile meanwhile,
  * or whose write lost to another process, runs again.
  */
 export async function erase(
@@ -41,6 +42,7 @@ export async function erase(
   identity: { partnerUserId: string } | { deviceId: string },
 ): Promise<ErasureOutcome> {
   const { stores, locks, clock, writer, lockWaitLimitMs } = deps;
+  await writer.completedFor(projectId, lockWaitLimitMs);
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const { key: target, slot } = await liveTarget(stores, projectId, identity);
     const partner = partnerOf(target);

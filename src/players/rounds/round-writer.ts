@@ -1,4 +1,6 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { KeyedLock } from "../../db/keyed-lock.js";
+import { UnavailableError } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
 import type { Erasure } from "../rules/erasure.js";
@@ -45,6 +47,8 @@ export class RoundWriter {
   private readonly membership: MembershipWriter;
   /** Resyncs waiting for their membership to be written behind (the owner), and completions running. */
   private readonly background = new Set<Promise<void>>();
+  /** The completions of failed rounds running, by project: an erasure waits for its project's (completedFor). */
+  private readonly completing = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly options: RoundWriterOptions) {
     const { stores, locks, log, registration } = options;
@@ -93,10 +97,13 @@ export class RoundWriter {
   }
 
   /**
-   * Writes an erasure (decided under the players' locks): the segment that takes their histories out queued first
-   * (every event received after the answer comes after it), the change recorded with its place, the links removed,
-   * then the markers over their profiles: the commit point. Then membership and counts, and the resync that settles
-   * the record once membership is written (as any round's). Returns the keys whose write lost to another process.
+   * Writes an erasure (decided under the players' locks). Nothing another call can see comes before the commit point:
+   * the covered players are recorded as any round's (so a crash's membership repair finds them), then the markers over
+   * their profiles are written: the commit point. After it, the segment that takes their histories out is queued
+   * (every event received after the answer comes after it), the covered keys are recorded with its place (charts
+   * count them as no one from then on), and the links are removed; a failure there answers unavailable with the
+   * profiles erased, and a retry finishes the erasure. Then membership and counts, and the resync that settles the
+   * record once membership is written (as any round's). Returns the keys whose write lost to another process.
    */
   async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
     const { stores, histories } = this.options;
@@ -106,18 +113,19 @@ export class RoundWriter {
     const tags = [...new Set(moving.flatMap((move) => move.before))];
     const membership = { projectId, identityKeys: moving.map((move) => move.identityKey), tags };
     const resync = erasure.identityKeys.map((identityKey) => ({ identityKey, foldedInto: null }));
-    const seq = (await histories?.erase(projectId, erasure.identityKeys)) ?? 0;
-    const erased = { identityKeys: erasure.identityKeys, seq };
-    const recorded = await stores.changes.record(
-      projectId,
-      { identityKeys: [], folds: [], tags, erasure: erased },
-      now,
-    );
-    await this.unlink(projectId, erasure);
-    const begun: Begun = { recorded, membership, planned: resync };
+    const change = { identityKeys: erasure.identityKeys, folds: [], tags };
+    const begun: Begun = { recorded: await stores.changes.record(projectId, change, now), membership, planned: resync };
     let lost: Set<string>;
     try {
       lost = await this.writeSlots(projectId, writes);
+      const seq = (await histories?.erase(projectId, erasure.identityKeys)) ?? 0;
+      const erased = { identityKeys: erasure.identityKeys, seq };
+      begun.recorded = await stores.changes.record(
+        projectId,
+        { identityKeys: [], folds: [], tags, erasure: erased },
+        now,
+      );
+      await this.unlink(projectId, erasure);
     } catch (error) {
       this.track(this.complete(projectId, begun, resync));
       throw error;
@@ -130,7 +138,7 @@ export class RoundWriter {
       this.track(this.complete(projectId, begun, resync));
       return { lost };
     }
-    const queued = this.track(this.queueResync(projectId, resync, recorded));
+    const queued = this.track(this.queueResync(projectId, resync, begun.recorded));
     if (!stores.membership.writesBehind) await queued;
     return { lost };
   }
@@ -210,7 +218,26 @@ export class RoundWriter {
 
   /** Membership completed in the background, then the resync: a failed round's profiles may be written or not. */
   private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[]) {
-    return this.completion.start(begun.membership, () => this.queueResync(projectId, resync, begun.recorded));
+    const work = this.completion.start(begun.membership, () => this.queueResync(projectId, resync, begun.recorded));
+    const running = this.completing.get(projectId) ?? new Set();
+    this.completing.set(projectId, running.add(work));
+    const done = () => void (running.delete(work) && running.size === 0 && this.completing.delete(projectId));
+    work.then(done, done);
+    return work;
+  }
+
+  /**
+   * Waits for the completions of the project's failed rounds, up to `limitMs`: a retry of an erasure whose profiles
+   * were written before a failure finds nothing left to move, so it answers only once that erasure's membership is
+   * complete. Unavailable when they outlast the limit (the database is still away).
+   */
+  async completedFor(projectId: string, limitMs: number | undefined): Promise<void> {
+    const running = [...(this.completing.get(projectId) ?? [])];
+    if (running.length === 0) return;
+    const all = Promise.all(running).then(() => true);
+    const limit = limitMs === undefined ? [] : [delay(limitMs, false, { ref: false })];
+    if (!(await Promise.race([all, ...limit])))
+      throw new UnavailableError("an earlier change of this project is still being completed; try again");
   }
 
   /**
