@@ -89,6 +89,7 @@ export class ChangedPlayers {
       ...erased.map((identityKey) => ({ identityKey, into: null, stamp, at, erasedAt })),
     ];
     await this.serialised(projectId, async () => {
+      if (players.length === 0) return;
       if (!this.memory) return this.write(this.shardStatements(projectId, players, change.tags));
       const project = await this.remembered(projectId);
       // An erasure not taken out yet stays marked under a later change (elsewhere the stored mark is kept, see below).
