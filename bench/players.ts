@@ -170,6 +170,7 @@ export default async function playersBenchmark() {
       searchTagB: TAG_B,
       tagPool: OTHER_TAGS.slice(0, 200),
       largeTags: [TAG_A, TAG_B],
+      databasePid: bench.databasePid(),
     });
     writes.stop();
     const playerChanges = await changeRecord();
