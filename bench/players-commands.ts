@@ -45,35 +45,39 @@ export function countWrites(bench: BenchService) {
 }
 
 /**
- * What each `update player_changes` of a project costs the engine: FerretDB replaces a whole document for any
- * update, so the bytes it rewrites are the sizes of the documents a command touches, read right after it (by a
- * client of its own) beside the bytes the driver sent. Per project: `small` (the writer's) and `large`.
+ * What each `update` of the record of changed players and of tag membership costs the engine, per collection and
+ * project (`small`, the writer's, and `large`): FerretDB replaces a whole document for any update, so the bytes it
+ * rewrites are the sizes of the documents a command touches, read right after it (by a client of its own), beside
+ * the bytes the driver sent.
  */
-export function changeRecordWrites(bench: BenchService, projects: Record<string, string>) {
+export function rewrittenByUpdates(bench: BenchService, projects: Record<string, string>) {
   const reader = new MongoClient(bench.databaseUri);
-  const docs = reader.db(bench.database.db.databaseName).collection<{ _id: string }>("player_changes");
-  const sent = new Map<number, { ids: string[]; bytes: number }>();
+  const db = reader.db(bench.database.db.databaseName);
+  const sent = new Map<number, { collection: string; ids: string[]; bytes: number }>();
   const figures = new Map<string, { calls: number; sent: number; rewritten: number; maxRewritten: number }>();
   const reads: Promise<void>[] = [];
   const started = (event: CommandStartedEvent) => {
-    if (event.commandName !== "update" || event.command.update !== "player_changes") return;
-    const ids = event.command.updates.map((statement: { q: { _id: string } }) => statement.q._id);
-    sent.set(event.requestId, { ids, bytes: BSON.calculateObjectSize(event.command) });
+    const collection = String(event.command.update);
+    if (event.commandName !== "update" || !REWRITTEN.has(collection)) return;
+    const ids = event.command.updates.map((statement: { q: { _id: string } }) => String(statement.q._id));
+    sent.set(event.requestId, { collection, ids, bytes: BSON.calculateObjectSize(event.command) });
   };
   const succeeded = (event: CommandSucceededEvent) => {
     const command = sent.get(event.requestId);
     if (!command) return;
     sent.delete(event.requestId);
-    const project = projects[command.ids[0].slice(0, command.ids[0].lastIndexOf("/"))];
+    const project = projects[command.ids[0].slice(0, command.ids[0].indexOf("/"))];
     if (!project) return;
+    const key = `${command.collection} ${project}`;
     reads.push(
-      docs
+      db
+        .collection<{ _id: string }>(command.collection)
         .find({ _id: { $in: command.ids } })
         .toArray()
         .then((found) => {
           const rewritten = found.reduce((bytes, doc) => bytes + BSON.calculateObjectSize(doc), 0);
-          const known = figures.get(project) ?? { calls: 0, sent: 0, rewritten: 0, maxRewritten: 0 };
-          figures.set(project, {
+          const known = figures.get(key) ?? { calls: 0, sent: 0, rewritten: 0, maxRewritten: 0 };
+          figures.set(key, {
             calls: known.calls + 1,
             sent: known.sent + command.bytes,
             rewritten: known.rewritten + rewritten,
@@ -89,8 +93,8 @@ export function changeRecordWrites(bench: BenchService, projects: Record<string,
     await Promise.all(reads);
     await reader.close();
     return Object.fromEntries(
-      [...figures].map(([project, { calls, sent, rewritten, maxRewritten }]) => [
-        project,
+      [...figures].sort().map(([key, { calls, sent, rewritten, maxRewritten }]) => [
+        key,
         {
           commands: calls,
           sent_bytes_per_command: Math.round(sent / calls),
@@ -101,3 +105,5 @@ export function changeRecordWrites(bench: BenchService, projects: Record<string,
     );
   };
 }
+
+const REWRITTEN = new Set(["player_changes", "player_tag_members"]);

@@ -10,7 +10,7 @@ import { profileDocument, type ProfileDoc } from "../src/players/storage/profile
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../src/players/storage/stores.js";
 import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/storage/tag-store.js";
-import { changeRecordWrites, countWrites } from "./players-commands.js";
+import { countWrites, rewrittenByUpdates } from "./players-commands.js";
 import { round, runLoadProcess, startBenchService, type BenchService } from "./support.js";
 
 /**
@@ -156,7 +156,7 @@ export default async function playersBenchmark() {
     const generated = await generate(bench, reader.projectId);
     process.stderr.write(`players bench: generated ${JSON.stringify(generated)}; running the load\n`);
     const writes = countWrites(bench);
-    const changeRecord = changeRecordWrites(bench, { [writer.projectId]: "small", [reader.projectId]: "large" });
+    const rewritten = rewrittenByUpdates(bench, { [writer.projectId]: "small", [reader.projectId]: "large" });
     const result = await load({
       baseUrl: bench.baseUrl,
       mongodbUri: bench.databaseUri,
@@ -173,7 +173,7 @@ export default async function playersBenchmark() {
       databasePid: bench.databasePid(),
     });
     writes.stop();
-    const playerChanges = await changeRecord();
+    const rewrittenBytes = await rewritten();
     const memory = await memoryOf(bench);
     const bareNew = result.bare_upserts.fresh.ops_per_sec;
     const bareExisting = result.bare_upserts.existing.ops_per_sec;
@@ -204,7 +204,7 @@ export default async function playersBenchmark() {
         write_statements_per_update_entry: round(writes.counts.statements / entries, 2),
         find_commands: writes.counts.reads,
         commands: writes.byCommand,
-        update_player_changes: playerChanges,
+        rewritten_by_updates: rewrittenBytes,
       },
     };
   } finally {
