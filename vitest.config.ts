@@ -35,6 +35,8 @@ const EMBEDDED_ONLY = [
   // Membership pages: only the embedded engine keeps them (MongoDB's profile tag index is the membership; it writes
   // the counts alone), and seeding a 20,000-member tag through the API on mongo-java-server passed its deadline.
   "test/players/players-write-growth.test.ts",
+  // The owner's pages of the record of changed players (elsewhere 16 shards written field by field).
+  "test/players/players-changes-growth.test.ts",
   // FerretDB's limit of statements a command, and its query plans.
   "test/db/batched-write.test.ts",
   "test/db/ferretdb-plans.test.ts",

@@ -2,7 +2,7 @@
 // service's. It reads its task from argv[2] (JSON), drives the service over HTTP and the database with a driver
 // of its own for the baselines, and prints its figures as JSON on stdout.
 import { MongoClient } from "mongodb";
-import { measure, round } from "./support.js";
+import { measure, processCpuMs, round } from "./support.js";
 
 interface Task {
   baseUrl: string;
@@ -20,6 +20,8 @@ interface Task {
   /** Tags the update load gives (200, registered in the generated project), and one of the large tags each. */
   tagPool: string[];
   largeTags: string[];
+  /** The embedded engine's process, whose CPU a pass of updates costs (absent with MONGODB_URI). */
+  databasePid?: number;
 }
 
 const ENTRIES_PER_CALL = 100;
@@ -82,8 +84,17 @@ async function updates(publicKey: string) {
       if (body.updated.length !== ENTRIES_PER_CALL) throw new Error(`update: ${JSON.stringify(body.rejected[0])}`);
     });
   const pass = async () => {
+    const engineBefore = processCpuMs(task.databasePid);
     const measured = await measure({ concurrency: 8, total: task.updateCalls, run });
-    return { ...measured, entries_per_sec: round(measured.ops_per_sec * ENTRIES_PER_CALL), ...(await drained()) };
+    const engineAfter = processCpuMs(task.databasePid);
+    const engine = engineBefore === null || engineAfter === null ? null : engineAfter - engineBefore;
+    return {
+      ...measured,
+      entries_per_sec: round(measured.ops_per_sec * ENTRIES_PER_CALL),
+      // The engine's CPU while the calls ran (what they wrote, and the owner's writes behind them), per entry.
+      engine_cpu_ms_per_entry: engine === null ? null : round(engine / (task.updateCalls * ENTRIES_PER_CALL), 3),
+      ...(await drained()),
+    };
   };
   await drained();
   return { fresh: await pass(), existing: await pass() };

@@ -1,7 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
-import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { batchedWrite } from "../src/db/batched-write.js";
 import { sortKeys } from "../src/players/rules/key-order.js";
 import { bucketId, bucketOf, pageId } from "../src/players/membership/membership-buckets.js";
@@ -11,6 +10,7 @@ import { profileDocument, type ProfileDoc } from "../src/players/storage/profile
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../src/players/storage/stores.js";
 import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/storage/tag-store.js";
+import { countWrites, rewrittenByUpdates } from "./players-commands.js";
 import { round, runLoadProcess, startBenchService, type BenchService } from "./support.js";
 
 /**
@@ -136,41 +136,6 @@ export async function generate(bench: BenchService, projectId: string, profiles 
 /** Runs the load generator (players-load.ts) to its end: what it printed. */
 const load = (task: object): Promise<any> => runLoadProcess(LOAD, task);
 
-/**
- * What the service sends while the load runs: write commands and statements (what an update costs the
- * database), finds, and per command name the slowest reply and the failures (what a 503 came from).
- */
-function countWrites(bench: BenchService) {
-  const counts = { commands: 0, statements: 0, reads: 0 };
-  const byCommand: Record<string, { count: number; max_ms: number; failed: number; max_statements: number }> = {};
-  const statementsOf = new Map<number, number>();
-  const entry = (name: string) => (byCommand[name] ??= { count: 0, max_ms: 0, failed: 0, max_statements: 0 });
-  const started = (event: CommandStartedEvent) => {
-    const list = event.command.updates ?? event.command.documents ?? event.command.deletes;
-    if (Array.isArray(list)) {
-      counts.commands++;
-      counts.statements += list.length;
-      statementsOf.set(event.requestId, list.length);
-    } else if (event.commandName === "find") counts.reads++;
-  };
-  const ended = (failed: boolean) => (event: CommandSucceededEvent | CommandFailedEvent) => {
-    const stats = entry(event.commandName);
-    stats.count++;
-    stats.max_ms = Math.max(stats.max_ms, round(event.duration));
-    stats.max_statements = Math.max(stats.max_statements, statementsOf.get(event.requestId) ?? 0);
-    statementsOf.delete(event.requestId);
-    if (failed) stats.failed++;
-  };
-  const [succeeded, failed] = [ended(false), ended(true)];
-  const { client } = bench.database;
-  client.on("commandStarted", started).on("commandSucceeded", succeeded).on("commandFailed", failed);
-  return {
-    counts,
-    byCommand,
-    stop: () => client.off("commandStarted", started).off("commandSucceeded", succeeded).off("commandFailed", failed),
-  };
-}
-
 /** The service's memory once the load is over (it runs in this process): what the owner keeps, and the whole process. */
 async function memoryOf(bench: BenchService) {
   global.gc?.();
@@ -191,6 +156,7 @@ export default async function playersBenchmark() {
     const generated = await generate(bench, reader.projectId);
     process.stderr.write(`players bench: generated ${JSON.stringify(generated)}; running the load\n`);
     const writes = countWrites(bench);
+    const rewritten = rewrittenByUpdates(bench, { [writer.projectId]: "small", [reader.projectId]: "large" });
     const result = await load({
       baseUrl: bench.baseUrl,
       mongodbUri: bench.databaseUri,
@@ -204,8 +170,10 @@ export default async function playersBenchmark() {
       searchTagB: TAG_B,
       tagPool: OTHER_TAGS.slice(0, 200),
       largeTags: [TAG_A, TAG_B],
+      databasePid: bench.databasePid(),
     });
     writes.stop();
+    const rewrittenBytes = await rewritten();
     const memory = await memoryOf(bench);
     const bareNew = result.bare_upserts.fresh.ops_per_sec;
     const bareExisting = result.bare_upserts.existing.ops_per_sec;
@@ -236,6 +204,7 @@ export default async function playersBenchmark() {
         write_statements_per_update_entry: round(writes.counts.statements / entries, 2),
         find_commands: writes.counts.reads,
         commands: writes.byCommand,
+        rewritten_by_updates: rewrittenBytes,
       },
     };
   } finally {

@@ -1,7 +1,8 @@
 import { createHash, randomUUID } from "node:crypto";
 
-// The stored shape of the record of changed players (changed-players.ts): its shard documents, their entries, and
-// the owner's copy of a project's record.
+// The stored shape of the record of changed players (changed-players.ts): its documents, their entries, and the
+// owner's copy of a project's record. A document is a hash shard (`<project>/<n>`, where instances without the
+// owner's memory write) or an owner's page (`<project>/r<n>`, changed-player-pages.ts); every reader reads both.
 
 /** A player changed since the rollups last followed it: its latest change only. */
 export interface ChangedPlayer {
@@ -18,11 +19,11 @@ export interface ChangedPlayer {
   erasedAt: number | null;
 }
 
-/** Documents a project's record is spread over: a round's statements fit one command of the embedded engine (25). */
+/** Shard documents a project's record is spread over without the owner: a round's statements fit one command of the embedded engine (25). */
 export const SHARDS = 16;
 
-/** One shard of a project's record: entries by a hash of the identity key, the tags moved by a hash of the tag. */
-export interface ShardDoc {
+/** One document of a project's record: entries by a hash of the identity key, the tags moved by a hash of the tag. */
+export interface RecordDoc {
   _id: string;
   p?: Record<string, StoredEntry>;
   t?: Record<string, string>;
@@ -30,11 +31,26 @@ export interface ShardDoc {
 
 export type StoredEntry = { k: string; s: string; a: Date; i?: string; e?: number };
 
-/** The owner's copy of a project's record: entries by identity key, tags by shard, settled fields still stored. */
+/** One document of a project's record as the owner knows it. */
+export interface RecordPage {
+  /** The players whose entry it holds. None: a page free for the next record (blanked, or to blank). */
+  live: Set<string>;
+  /** The tags the rounds of its entries moved (and of the pages whose entries these superseded). */
+  tags: Set<string>;
+  /** Fields it still stores whose entry is not live there (settled, or superseded by a later page). */
+  stale: Set<string>;
+}
+
+/** The owner's copy of a project's record. */
 export interface RememberedProject {
   entries: Map<string, ChangedPlayer>;
-  tags: Map<string, Set<string>>;
-  settled: Map<string, Set<string>>;
+  /** The document holding each player's entry. */
+  placed: Map<string, string>;
+  docs: Map<string, RecordPage>;
+  /** Every tag the project's rounds moved since it was read: what the repairs re-derive. */
+  moved: Set<string>;
+  /** The number of the project's next new page. */
+  nextPage: number;
 }
 
 export const newStamp = () => randomUUID().replaceAll("-", "");
@@ -42,16 +58,19 @@ export const newStamp = () => randomUUID().replaceAll("-", "");
 /** A short hash of `text`, safe as a field name (no `.` or `$`). */
 export const hashOf = (text: string): string => createHash("sha1").update(text).digest("base64url").slice(0, 16);
 
+/** A player's field in any document of the record. */
+export const fieldOf = (identityKey: string): string => hashOf(identityKey);
+
 /** The shard document of a player (`<project>/<n>`) and its field there. */
 export function placeOf(projectId: string, identityKey: string): { shard: string; field: string } {
   const digest = createHash("sha1").update(identityKey).digest();
   return { shard: `${projectId}/${digest[0] % SHARDS}`, field: digest.toString("base64url").slice(0, 16) };
 }
 
-export const projectOf = (shardId: string): string => shardId.slice(0, shardId.lastIndexOf("/"));
+/** The `_id`s of a project's documents: "0" follows "/", so every one of the project and nothing else. */
+export const projectRange = (projectId: string) => ({ $gte: `${projectId}/`, $lt: `${projectId}0` });
 
-export const addTo = (map: Map<string, Set<string>>, key: string, value: string) =>
-  void map.set(key, (map.get(key) ?? new Set()).add(value));
+export const projectOf = (docId: string): string => docId.slice(0, docId.lastIndexOf("/"));
 
 export const storedOf = ({ identityKey, into, stamp, at, erasedAt }: ChangedPlayer): StoredEntry => ({
   k: identityKey,
@@ -61,28 +80,56 @@ export const storedOf = ({ identityKey, into, stamp, at, erasedAt }: ChangedPlay
   ...(erasedAt !== null && { e: erasedAt }),
 });
 
-export const entriesOf = (doc: ShardDoc): ChangedPlayer[] =>
-  Object.values(doc.p ?? {}).map(({ k, s, a, i, e }) => ({
-    identityKey: k,
-    into: i ?? null,
-    stamp: s,
-    at: a,
-    erasedAt: e ?? null,
-  }));
+const entryOf = ({ k, s, a, i, e }: StoredEntry): ChangedPlayer => ({
+  identityKey: k,
+  into: i ?? null,
+  stamp: s,
+  at: a,
+  erasedAt: e ?? null,
+});
 
-/** Shard documents by project. */
-export function byProject(docs: readonly ShardDoc[]): Map<string, ShardDoc[]> {
-  const projects = new Map<string, ShardDoc[]>();
+/** Documents by project. */
+export function byProject(docs: readonly RecordDoc[]): Map<string, RecordDoc[]> {
+  const projects = new Map<string, RecordDoc[]>();
   for (const doc of docs) projects.set(projectOf(doc._id), [...(projects.get(projectOf(doc._id)) ?? []), doc]);
   return projects;
 }
 
-/** A project's record as its shard documents hold it (nothing settled in memory). */
-export function recordOf(docs: readonly ShardDoc[]): RememberedProject {
-  const project: RememberedProject = { entries: new Map(), tags: new Map(), settled: new Map() };
+/**
+ * A project's record as its documents hold it. A player stored twice (a page not yet rewritten after a crash, or a
+ * shard beside an owner's page) is its latest entry, by time then stamp, with the latest erasure mark of either.
+ */
+export function recordOf(docs: readonly RecordDoc[]): RememberedProject {
+  const project: RememberedProject = {
+    entries: new Map(),
+    placed: new Map(),
+    docs: new Map(),
+    moved: new Set(),
+    nextPage: 0,
+  };
   for (const doc of docs) {
-    for (const player of entriesOf(doc)) project.entries.set(player.identityKey, player);
-    project.tags.set(doc._id, new Set(Object.values(doc.t ?? {})));
+    const page: RecordPage = { live: new Set(), tags: new Set(Object.values(doc.t ?? {})), stale: new Set() };
+    project.docs.set(doc._id, page);
+    for (const tag of page.tags) project.moved.add(tag);
+    const number = /\/r(\d+)$/.exec(doc._id);
+    if (number) project.nextPage = Math.max(project.nextPage, Number(number[1]) + 1);
+    for (const [field, stored] of Object.entries(doc.p ?? {})) {
+      page.stale.add(field);
+      const player = entryOf(stored);
+      const known = project.entries.get(player.identityKey);
+      const erasedAt = Math.max(known?.erasedAt ?? -1, player.erasedAt ?? -1);
+      const latest = !known || player.at > known.at || (+player.at === +known.at && player.stamp > known.stamp);
+      if (latest) {
+        project.entries.set(player.identityKey, player);
+        project.placed.set(player.identityKey, doc._id);
+      }
+      project.entries.get(player.identityKey)!.erasedAt = erasedAt < 0 ? null : erasedAt;
+    }
+  }
+  for (const [identityKey, docId] of project.placed) {
+    const page = project.docs.get(docId)!;
+    page.live.add(identityKey);
+    page.stale.delete(fieldOf(identityKey));
   }
   return project;
 }

@@ -2,18 +2,18 @@ import type { AnyBulkWriteOperation, Collection, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { isDuplicateKeyCode, unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
+import { cleanStopWrite, leave, pageWrite } from "./changed-player-pages.js";
 import {
-  addTo,
   byProject,
-  entriesOf,
   hashOf,
   newStamp,
   placeOf,
+  projectRange,
   recordOf,
   storedOf,
   type ChangedPlayer,
+  type RecordDoc,
   type RememberedProject,
-  type ShardDoc,
 } from "./changed-player-shards.js";
 
 export type { ChangedPlayer } from "./changed-player-shards.js";
@@ -42,24 +42,30 @@ export interface StaleChanges {
  * The record of changed players (collection `player_changes`): the one way
  * the rest of the service follows the players' writes. A round records, before
  * it writes a profile, one entry per player it changes (its latest stamp,
- * overwriting an earlier one) and the tags it moves; the resync it queues
+ * superseding an earlier one) and the tags it moves; the resync it queues
  * after its membership carries the stamp and settles those entries once the
  * apply worker has moved their event histories. So the record holds at most
- * one entry per player of the project, whatever the rounds or the event
- * backlog, spread over SHARDS documents by `_id` (`<project>/<shard>`):
- * the as-of-now correction of charts reads one entry per changed player,
- * and the repairs after a crash (membership, and the resync queued again)
- * read what is older than a grace.
+ * one live entry per player of the project, whatever the rounds or the event
+ * backlog: the as-of-now correction of charts reads one entry per changed
+ * player, and the repairs after a crash (membership, and the resync queued
+ * again) read what is older than a grace.
  *
  * The owner of an embedded database keeps the project's record in memory once
- * read: charts read it there, and a settled entry leaves the database with the
- * project's next record (the same command), or at a clean stop.
+ * read (charts read it there) and writes each record into a page of its own
+ * (changed-player-pages.ts): what a call writes is bounded by its change, not
+ * by the players waiting. Elsewhere a record is spread over SHARDS documents
+ * by `_id` (`<project>/<shard>`), field by field.
  */
 export class ChangedPlayers {
-  private readonly docs: Collection<ShardDoc>;
+  private readonly docs: Collection<RecordDoc>;
   /** One writer of a project's documents at a time where the engine does not isolate updates (FerretDB's one owner). */
   private readonly locks: KeyedLock | null;
   private readonly memory: Map<string, RememberedProject> | null;
+  /**
+   * Without the owner's memory on a database an owner may have written (its pages), an entry is found in any
+   * document of the project (a scan there either way: FerretDB scans for an `_id` filter with more in it).
+   */
+  private readonly anyDocument: boolean;
   /** The owner read every project's record once (the repairs' scan). */
   private allRemembered = false;
 
@@ -67,12 +73,13 @@ export class ChangedPlayers {
     db: Db,
     private readonly engine: Engine,
   ) {
-    this.docs = db.collection<ShardDoc>("player_changes");
+    this.docs = db.collection<RecordDoc>("player_changes");
     this.locks = engine.isolatesUpdates ? null : new KeyedLock(unavailableOf);
     this.memory = engine.ownerMemory ? new Map() : null;
+    this.anyDocument = !this.memory && engine.soleWriter;
   }
 
-  /** Records a change before it is made (with the owner's settled entries removed in the same command); its stamp. */
+  /** Records a change before it is made; its stamp. */
   async record(projectId: string, change: PlayerChange, at: Date): Promise<string> {
     const stamp = newStamp();
     const { identityKeys: erased = [], seq: erasedAt = null } = change.erasure ?? {};
@@ -82,57 +89,43 @@ export class ChangedPlayers {
       ...erased.map((identityKey) => ({ identityKey, into: null, stamp, at, erasedAt })),
     ];
     await this.serialised(projectId, async () => {
-      const project = this.memory && (await this.remembered(projectId));
-      // An erasure not taken out yet stays marked under a later change (MongoDB: the stored mark is kept, see below).
-      for (const player of players) player.erasedAt ??= project?.entries.get(player.identityKey)?.erasedAt ?? null;
-      const sets = new Map<string, Record<string, unknown>>();
-      for (const player of players) {
-        const { shard, field } = placeOf(projectId, player.identityKey);
-        const set = sets.get(shard) ?? {};
-        // Field by field: a stored erasure mark (`e`) stays under a later change; a fold's target does not.
-        for (const [name, value] of Object.entries(storedOf(player))) set[`p.${field}.${name}`] = value;
-        if (player.into === null) set[`p.${field}.i`] = UNSET;
-        for (const tag of change.tags) set[`t.${hashOf(tag)}`] = tag;
-        sets.set(shard, set);
-      }
-      await this.write(this.statements(projectId, sets, project));
-      if (!project) return;
-      project.settled.clear();
-      for (const [shard, set] of sets) {
-        for (const [path, value] of Object.entries(set))
-          if (path.startsWith("t.")) addTo(project.tags, shard, value as string);
-      }
-      for (const player of players) project.entries.set(player.identityKey, player);
+      if (players.length === 0) return;
+      if (!this.memory) return this.write(this.shardStatements(projectId, players, change.tags));
+      const project = await this.remembered(projectId);
+      // An erasure not taken out yet stays marked under a later change (elsewhere the stored mark is kept, see below).
+      for (const player of players) player.erasedAt ??= project.entries.get(player.identityKey)?.erasedAt ?? null;
+      const { statements, apply } = pageWrite(projectId, project, players, change.tags);
+      await this.write(statements);
+      apply();
     });
     return stamp;
   }
 
   /** The project's changed players, one entry each. */
   async waiting(projectId: string): Promise<ChangedPlayer[]> {
-    if (this.memory) return [...(await this.remembered(projectId)).entries.values()];
-    return (await this.readProject(projectId)).flatMap(entriesOf);
+    const { entries } = this.memory ? await this.remembered(projectId) : recordOf(await this.readProject(projectId));
+    return [...entries.values()];
   }
 
   /** A resync carrying `stamp` is applied for `identityKeys`: the entries it covers are settled. */
   async settle(projectId: string, stamp: string, identityKeys: readonly string[]): Promise<void> {
     await this.serialised(projectId, async () => {
       if (this.memory) {
+        // In memory: the page keeps the field until a record rewrites or blanks it, or a clean stop.
         const project = await this.remembered(projectId);
         for (const key of identityKeys) {
           if (project.entries.get(key)?.stamp !== stamp) continue;
           project.entries.delete(key);
-          const { shard, field } = placeOf(projectId, key);
-          addTo(project.settled, shard, field);
+          leave(project, key);
         }
         return;
       }
       // Guarded by the stamp: a later change of the player recorded meanwhile stays.
       await this.write(
         identityKeys.map((key) => {
-          const { shard, field } = placeOf(projectId, key);
-          return {
-            updateOne: { filter: { _id: shard, [`p.${field}.s`]: stamp }, update: { $unset: { [`p.${field}`]: "" } } },
-          };
+          const { field } = placeOf(projectId, key);
+          const filter = { _id: this.holderOf(projectId, key), [`p.${field}.s`]: stamp };
+          return { updateOne: { filter, update: { $unset: { [`p.${field}`]: "" } } } };
         }),
       );
     });
@@ -142,18 +135,24 @@ export class ChangedPlayers {
   async restamp(projectId: string, players: readonly ChangedPlayer[], at: Date): Promise<string> {
     const stamp = newStamp();
     await this.serialised(projectId, async () => {
-      const project = this.memory && (await this.remembered(projectId));
+      if (this.memory) {
+        const project = await this.remembered(projectId);
+        const known = players.map((player) => project.entries.get(player.identityKey));
+        const moved = known.filter((entry, i) => entry?.stamp === players[i].stamp) as ChangedPlayer[];
+        if (moved.length === 0) return;
+        const restamped = moved.map((entry) => ({ ...entry, stamp, at }));
+        const { statements, apply } = pageWrite(projectId, project, restamped, []);
+        await this.write(statements);
+        apply();
+        return;
+      }
       await this.write(
         players.map((player) => {
-          const { shard, field } = placeOf(projectId, player.identityKey);
-          const filter = { _id: shard, [`p.${field}.s`]: player.stamp };
+          const { field } = placeOf(projectId, player.identityKey);
+          const filter = { _id: this.holderOf(projectId, player.identityKey), [`p.${field}.s`]: player.stamp };
           return { updateOne: { filter, update: { $set: { [`p.${field}.s`]: stamp, [`p.${field}.a`]: at } } } };
         }),
       );
-      for (const player of players) {
-        const known = project?.entries.get(player.identityKey);
-        if (known?.stamp === player.stamp) Object.assign(known, { stamp, at });
-      }
     });
     return stamp;
   }
@@ -165,9 +164,8 @@ export class ChangedPlayers {
       this.memory ??
       new Map([...byProject(await this.docs.find({}).toArray())].map(([id, docs]) => [id, recordOf(docs)]));
     const stale: StaleChanges[] = [];
-    for (const [projectId, { entries, tags }] of projects) {
+    for (const [projectId, { entries, moved }] of projects) {
       const players = [...entries.values()].filter((player) => player.at < before);
-      const moved = new Set([...tags.values()].flatMap((set) => [...set]));
       if (players.length > 0) stale.push({ projectId, players, tags: [...moved] });
     }
     return stale;
@@ -184,40 +182,43 @@ export class ChangedPlayers {
   /** Removes from the database what the owner settled (a clean stop). */
   async writeSettled(): Promise<void> {
     for (const [projectId, project] of this.memory ?? []) {
-      if (project.settled.size === 0) continue;
       await this.serialised(projectId, async () => {
-        await this.write(this.statements(projectId, new Map(), project));
-        project.settled.clear();
+        const { statements, apply } = cleanStopWrite(project);
+        await this.write(statements);
+        apply();
       });
     }
   }
 
-  /**
-   * A statement per shard: its new entries and tags, and the owner's settled fields unset (with the shard's tags
-   * once nothing of it is left).
-   */
-  private statements(
+  /** Without the owner: a statement per shard the players fall in, their entries set field by field, and the tags. */
+  private shardStatements(
     projectId: string,
-    sets: ReadonlyMap<string, Record<string, unknown>>,
-    project: RememberedProject | null,
-  ): AnyBulkWriteOperation<ShardDoc>[] {
-    const shards = new Set([...sets.keys(), ...(project?.settled.keys() ?? [])]);
-    const occupied = new Set([...(project?.entries.keys() ?? [])].map((key) => placeOf(projectId, key).shard));
-    return [...shards].map((shard) => {
-      const set = sets.get(shard);
-      const unset: Record<string, ""> = {};
-      for (const [path, value] of Object.entries(set ?? {})) if (value === UNSET) unset[path] = "";
-      const setNow = Object.fromEntries(Object.entries(set ?? {}).filter(([, value]) => value !== UNSET));
-      for (const field of project?.settled.get(shard) ?? []) if (!set?.[`p.${field}.k`]) unset[`p.${field}`] = "";
-      // Nothing of the shard is left: neither are the tags its rounds moved (the owner's copy keeps them till a start).
-      if (!set && !occupied.has(shard)) unset.t = "";
-      const update = { ...(set && { $set: setNow }), ...(Object.keys(unset).length > 0 && { $unset: unset }) };
-      return { updateOne: { filter: { _id: shard }, update, upsert: set !== undefined } };
+    players: readonly ChangedPlayer[],
+    tags: readonly string[],
+  ): AnyBulkWriteOperation<RecordDoc>[] {
+    const sets = new Map<string, { $set: Record<string, unknown>; $unset: Record<string, ""> }>();
+    for (const player of players) {
+      const { shard, field } = placeOf(projectId, player.identityKey);
+      const update = sets.get(shard) ?? { $set: {}, $unset: {} };
+      // Field by field: a stored erasure mark (`e`) stays under a later change; a fold's target does not.
+      for (const [name, value] of Object.entries(storedOf(player))) update.$set[`p.${field}.${name}`] = value;
+      if (player.into === null) update.$unset[`p.${field}.i`] = "";
+      for (const tag of tags) update.$set[`t.${hashOf(tag)}`] = tag;
+      sets.set(shard, update);
+    }
+    return [...sets].map(([shard, { $set, $unset }]) => {
+      const update = { $set, ...(Object.keys($unset).length > 0 && { $unset }) };
+      return { updateOne: { filter: { _id: shard }, update, upsert: true } };
     });
   }
 
+  /** Where a player's entry is looked for without the owner: its shard, or any document of the project. */
+  private holderOf(projectId: string, identityKey: string) {
+    return this.anyDocument ? projectRange(projectId) : placeOf(projectId, identityKey).shard;
+  }
+
   /** Writes `statements` in one command where they fit; a statement refused fails the write. */
-  private async write(statements: AnyBulkWriteOperation<ShardDoc>[]): Promise<void> {
+  private async write(statements: AnyBulkWriteOperation<RecordDoc>[]): Promise<void> {
     if (statements.length === 0) return;
     const failures = await this.engine.writeAll(this.docs, statements);
     // Two first upserts of one shard side by side (MongoDB): the loser's statement runs again on the document there.
@@ -231,9 +232,9 @@ export class ChangedPlayers {
     return this.locks ? this.locks.run([projectId], write) : write();
   }
 
-  private readProject(projectId: string): Promise<ShardDoc[]> {
-    // "0" follows "/": every shard of the project and nothing else, one read (by the `_id` index on MongoDB).
-    return this.docs.find({ _id: { $gte: `${projectId}/`, $lt: `${projectId}0` } }).toArray();
+  private readProject(projectId: string): Promise<RecordDoc[]> {
+    // One read (by the `_id` index on MongoDB).
+    return this.docs.find({ _id: projectRange(projectId) }).toArray();
   }
 
   /** The owner's copy of the project's record, read once. */
@@ -254,6 +255,3 @@ export class ChangedPlayers {
     this.allRemembered = true;
   }
 }
-
-/** A field `record` removes rather than sets. */
-const UNSET = Symbol("unset");

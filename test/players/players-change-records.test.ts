@@ -61,6 +61,27 @@ describe("the record of changed players", () => {
     }
   });
 
+  it("written in an owner's page, is settled by an instance without the owner's memory on the same database", async () => {
+    if (!needsOwner(svc.database)) return;
+    // The owner records and stops with the resync still queued (its worker off): the entry stays in its page.
+    const own = await startTestService({ EVENT_WORKER: "off" });
+    const { projectId, publicKey } = await own.createProject();
+    await own.postOk("/v1/players/update", { players: [{ partner_user_id: "eve", tags_add: ["teal"] }] }, publicKey);
+    await own.service.close(1_000);
+    await own.database.close();
+    const bare = await startTestService({ DB_NAME: own.config.dbName, OWNER_MEMORY_MB: "0" });
+    try {
+      expect((await storedChangedPlayers(bare, projectId)).keys).toEqual(["u:eve"]);
+      // Its worker applies the resync, and the settle finds the entry in the page (well before any repair's grace).
+      await waitFor(
+        () => storedChangedPlayers(bare, projectId),
+        ({ keys }) => keys.length === 0,
+      );
+    } finally {
+      await bare.stop();
+    }
+  });
+
   it("is settled by a resync queued only once the round's membership is in the database", async () => {
     const { projectId } = await svc.createProject();
     // Players of their own, kept in an owner's memory where the engine has one, telling when the resync is queued.
