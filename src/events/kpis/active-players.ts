@@ -104,12 +104,13 @@ export function activePoints(activity: CohortActivity, spec: ActiveSpec): Active
   addGroups(groups, groupNew, length, newPlayers);
   addGroups(groups, groupWeekly, length + 1, weekly);
   addGroups(groups, groupMonthly, length + 1, monthly);
+  const dates = Array.from({ length }, (_, i) => dayOfNumber(spec.from + i));
   return Array.from({ length: activity.cohorts }, (_, cohort) => {
     const dau = running(daily.subarray(cohort * (length + 1), (cohort + 1) * (length + 1)));
     const wau = running(weekly.subarray(cohort * (length + 1), (cohort + 1) * (length + 1)));
     const mau = running(monthly.subarray(cohort * (length + 1), (cohort + 1) * (length + 1)));
     return Array.from({ length }, (_, i) => ({
-      date: dayOfNumber(spec.from + i),
+      date: dates[i],
       dau: dau[i],
       wau: wau[i],
       mau: mau[i],

@@ -145,13 +145,16 @@ export function retentionTables(activity: CohortActivity, spec: RetentionSpec): 
       }
     }
   });
+  const dates = Array.from({ length: cohortCount }, (_, i) =>
+    dayOfNumber(Math.max(spec.from, periodStart(fromPeriod + i, interval))),
+  );
   return Array.from({ length: activity.cohorts }, (_, c) =>
     Array.from({ length: cohortCount }, (_, i) => {
       const period = fromPeriod + i;
       const begun = Math.min(periods, todayPeriod - period);
       const row = (c * cohortCount + i) * width;
       return {
-        date: dayOfNumber(Math.max(spec.from, periodStart(period, interval))),
+        date: dates[i],
         players: players[c * cohortCount + i],
         returned: Array.from({ length: Math.max(0, begun + 1) }, (_, k) => returned[row + k]),
       };
