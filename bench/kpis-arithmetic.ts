@@ -15,8 +15,8 @@ import type { CohortFilter } from "../src/events/reads/query.js";
  * `npm run bench -- kpis-arithmetic`: the KPIs' read model and arithmetic alone, in this process, on the kpis
  * bench's shape (BENCH_EVENTS_PLAYERS players, default 20,000, of 50 events of 5 names over 30 days, 10 tags
  * as the events bench gives them): the owner's memory of histories filled, the members as the directory answers
- * them, then per read the CPU time of PlayerActivity.of and the arithmetic of retention, active players and week
- * and month buckets, split by the 10 tags. No service, no database: what the reads cost beyond their commands.
+ * them, then per read the CPU time of PlayerActivity.of (its lists unchanged: the model reused; and new lists: the
+ * model made again) and the arithmetic of retention, active players and week and month buckets, split by the 10 tags. No service, no database: what the reads cost beyond their commands.
  */
 const PLAYERS = Number(process.env.BENCH_EVENTS_PLAYERS ?? 20_000);
 const RUNS = Number(process.env.BENCH_KPIS_RUNS ?? 30);
@@ -74,8 +74,14 @@ export default async function kpisArithmeticBench() {
       read: (f: CohortFilter, e: Set<string>) => Promise<Base>,
     ) => ({ bases: await Promise.all(filters.map((filter) => read(filter, new Set()))), changed: [] }),
   } as unknown as AsOfNow;
+  // Each member list the same array from read to read, as the membership buckets are while unchanged; or a copy, as
+  // after a tag change (the read model made again).
+  let copies = false;
   const directory = {
-    members: async (_: string, filter: CohortFilter) => [members.get(filter.tags[0])!],
+    members: async (_: string, filter: CohortFilter) => {
+      const list = members.get(filter.tags[0])!;
+      return [copies ? [...list] : list];
+    },
   } as unknown as PlayerDirectory;
   const playerRollups = {
     slotted: async (projectId: string, keys: readonly (readonly string[])[] | null) => memory.slotted(projectId, keys)!,
@@ -91,6 +97,10 @@ export default async function kpisArithmeticBench() {
     players: PLAYERS,
     runs: RUNS,
     read_model_split_10_tags: await cpu(read),
+    read_model_new_lists_split_10_tags: await cpu(() => {
+      copies = true;
+      return read().finally(() => (copies = false));
+    }),
     retention_30x30_split_10_tags: await cpu(() => retentionTables(model, retention)),
     active_30_days_split_10_tags: await cpu(() => activePoints(model, { from, to, firstDay })),
     week_buckets_split_10_tags: await cpu(() => bucketCounts(model, days, "week", dayOfNumber(firstDay))),

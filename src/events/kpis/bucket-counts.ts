@@ -1,5 +1,6 @@
 import type { CohortDays } from "../rollups/cohort-rollup-store.js";
-import { cohortsOf, type CohortActivity } from "./player-activity.js";
+import { addGroups } from "./cohort-groups.js";
+import type { CohortActivity } from "./player-activity.js";
 import { bucketsOf, type Interval } from "./periods.js";
 
 /** Per cohort, per bucket (its date) and name field: its counts; and each day's bucket date. */
@@ -12,7 +13,7 @@ export interface Buckets {
 /**
  * Per cohort of `activity`, per bucket (its date) and name field: events, and distinct players with one in the
  * bucket (not a sum of days). Days out of `days` or before `firstDay` (the retention window) count nothing. Each
- * player is read once, its cells then added to every cohort it is in.
+ * player is read once, its cells added to its group's, and each group's to its cohorts'.
  */
 export function bucketCounts(
   activity: CohortActivity,
@@ -36,17 +37,19 @@ export function bucketCounts(
   });
   const cells = dates.length * fields.length;
   const stamp = new Int32Array(cells).fill(-1);
-  // A player's cells (each once) with its events in each, and its cohorts: reused for every player.
+  // A player's cells (each once) with its events in each: reused for every player.
   const touched = new Int32Array(cells);
   const playerEvents = new Float64Array(cells);
-  const cohorts = new Int32Array(activity.cohorts);
-  const events = new Float64Array(activity.cohorts * cells);
-  const players = new Float64Array(activity.cohorts * cells);
-  // Plain loops, no closures: a player's figures stay in registers (this runs once per player of a read).
-  for (let player = 0; player < activity.players.length; player++) {
-    const { slots, counts: slotEvents } = activity.players[player];
+  const { groups, groupOf, ranges } = activity;
+  const { slots, counts: slotEvents } = activity.columns;
+  // Per group of players of the same cohorts, then added to each of them.
+  const groupEvents = new Float64Array(groups.length * cells);
+  const groupPlayers = new Float64Array(groups.length * cells);
+  // Plain loops over the packed columns: a player's figures stay in registers (this runs once per player).
+  for (let player = 0; player < activity.rows; player++) {
+    const slotEnd = ranges[4 * player + 3];
     let count = 0;
-    for (let i = 0; i < slots.length; i++) {
+    for (let i = ranges[4 * player + 2]; i < slotEnd; i++) {
       const bucket = slotBucket[slots[i]];
       if (bucket < 0) continue;
       const cell = bucket * fields.length + slotCell[slots[i]];
@@ -57,15 +60,16 @@ export function bucketCounts(
       }
       playerEvents[cell] += slotEvents[i];
     }
-    const inCohorts = cohortsOf(activity, player, cohorts);
-    for (let c = 0; c < inCohorts; c++) {
-      const at = cohorts[c] * cells;
-      for (let i = 0; i < count; i++) {
-        events[at + touched[i]] += playerEvents[touched[i]];
-        players[at + touched[i]]++;
-      }
+    const at = groupOf[player] * cells;
+    for (let i = 0; i < count; i++) {
+      groupEvents[at + touched[i]] += playerEvents[touched[i]];
+      groupPlayers[at + touched[i]]++;
     }
   }
+  const events = new Float64Array(activity.cohorts * cells);
+  const players = new Float64Array(activity.cohorts * cells);
+  addGroups(groups, groupEvents, cells, events);
+  addGroups(groups, groupPlayers, cells, players);
   const counts = Array.from({ length: activity.cohorts }, (_, c) => {
     const cohort: CohortDays = {};
     dates.forEach((date, bucket) => {

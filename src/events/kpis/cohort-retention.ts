@@ -1,5 +1,6 @@
 import { nameField } from "../names.js";
-import { cohortsOf, type CohortActivity } from "./player-activity.js";
+import { addGroups } from "./cohort-groups.js";
+import type { CohortActivity } from "./player-activity.js";
 import { dayOfNumber, periodOf, periodStart } from "./periods.js";
 
 export type RetentionMode = "n_day" | "unbounded";
@@ -34,7 +35,7 @@ const NEVER = 2 ** 30 - 1;
  * The retention table of each cohort of `activity`: per start period from `from` to `to`, the players whose first
  * event (of `startName`) falls in it, and per period k after it those with an event (of `returnName`) in period
  * start+k (n_day) or in it or any later one (unbounded), for each k up to `periods` that has begun. Each player is
- * read once, its start and returns then added to every cohort it is in.
+ * read once, its start and returns added to its group's table, and each group's table to its cohorts'.
  */
 export function retentionTables(activity: CohortActivity, spec: RetentionSpec): RetentionCohort[][] {
   const { interval, periods } = spec;
@@ -43,78 +44,119 @@ export function retentionTables(activity: CohortActivity, spec: RetentionSpec): 
   const returnField = spec.returnName === undefined ? null : nameField(spec.returnName);
   const { firstDay } = spec;
   const slotPeriod = Int32Array.from(activity.slotDays, (day) => (day >= firstDay ? periodOf(day, interval) : NONE));
+  // Each day's period from the window's first day to the last day with an event: a lookup, not a division.
+  let lastDay = firstDay;
+  for (const day of activity.slotDays) if (day > lastDay) lastDay = day;
+  const periodAt = Int32Array.from({ length: lastDay - firstDay + 1 }, (_, i) => periodOf(firstDay + i, interval));
   const isStart = Uint8Array.from(activity.pairs, ({ field }) => (startField === null || field === startField ? 1 : 0));
   const isReturn = Uint8Array.from(activity.pairs, ({ field }) =>
     returnField === null || field === returnField ? 1 : 0,
   );
   const cohortCount = toPeriod - fromPeriod + 1;
   const width = periods + 1;
-  const players = new Int32Array(activity.cohorts * cohortCount);
-  const returned = new Int32Array(activity.cohorts * cohortCount * width);
+  const { groups, groupOf, ranges } = activity;
+  const { runs, slots } = activity.columns;
+  // Per group of players of the same cohorts, then added to each of them; returns as differences (+1 where a run
+  // of consecutive periods begins, -1 past its end: a player active every day adds 2, not 30), a row of `span`.
+  const span = width + 1;
+  const groupPlayers = new Int32Array(groups.length * cohortCount);
+  const groupRuns = new Int32Array(groups.length * cohortCount * span);
   const seen = new Int32Array(width).fill(-1);
-  // A player's returns (periods after its start, each once) and cohorts: reused for every player.
-  const returns = new Int32Array(width);
-  const cohorts = new Int32Array(activity.cohorts);
   const unbounded = spec.mode === "unbounded";
-  // Plain loops, no closures, small integers only (no Infinity: a double): this runs once per player of a read.
-  for (let player = 0; player < activity.players.length; player++) {
-    const { slots, days } = activity.players[player];
+  // Plain loops over the packed columns, small integers only (no Infinity: a double): this runs once per player.
+  for (let player = 0; player < activity.rows; player++) {
+    const runEnd = ranges[4 * player + 1];
+    const slotAt = ranges[4 * player + 2];
+    const slotEnd = ranges[4 * player + 3];
     let start = NEVER;
+    // Its runs of days ascend: the first reaching into the window.
+    let first = ranges[4 * player];
+    while (first < runEnd && runs[first + 1] < firstDay) first += 2;
     if (startField === null) {
-      // Its days ascend: the first inside the window.
-      for (let i = 0; i < days.length && start === NEVER; i++)
-        if (days[i] >= firstDay) start = periodOf(days[i], interval);
+      if (first < runEnd) start = periodAt[Math.max(runs[first], firstDay) - firstDay];
     } else {
-      for (let i = 0; i < slots.length; i++) {
+      for (let i = slotAt; i < slotEnd; i++) {
         const period = slotPeriod[slots[i]];
         if (isStart[slots[i]] === 1 && period !== NONE && period < start) start = period;
       }
     }
     if (start < fromPeriod || start > toPeriod) continue;
-    // Its returns: each period (after the start) with an event that returns, from its days or its slots.
-    let count = 0;
+    const cell = groupOf[player] * cohortCount + start - fromPeriod;
+    groupPlayers[cell]++;
+    const row = cell * span;
+    // Its returns: each period (after the start) with an event that returns, from its runs of days or its slots.
     let last = -1;
-    if (returnField === null) {
-      // Ascending days: a period's days come together, so a period is a new one when it differs from the last.
-      for (let i = days.length - 1; i >= 0 && unbounded && last < 0; i--)
-        if (days[i] >= firstDay) last = periodOf(days[i], interval) - start;
-      for (let i = 0; i < days.length && !unbounded; i++) {
-        if (days[i] < firstDay) continue;
-        const k = periodOf(days[i], interval) - start;
-        if (k > periods) break;
-        if (k < 0 || k === last) continue;
-        last = k;
-        returns[count++] = k;
+    if (returnField === null && unbounded) {
+      last = first < runEnd ? periodAt[runs[runEnd - 1] - firstDay] - start : -1;
+    } else if (returnField === null) {
+      // A run of days is a run of periods [low, high]; ascending, so one that touches the last extends it.
+      let low = -1;
+      for (let i = first; i < runEnd; i += 2) {
+        const high = Math.min(periodAt[runs[i + 1] - firstDay] - start, periods);
+        if (high < 0) continue;
+        const from = Math.max(periodAt[Math.max(runs[i], firstDay) - firstDay] - start, 0);
+        if (from > periods) break;
+        if (low >= 0 && from <= last + 1) {
+          if (high > last) last = high;
+          continue;
+        }
+        if (low >= 0) {
+          groupRuns[row + low]++;
+          groupRuns[row + last + 1]--;
+        }
+        low = from;
+        last = high;
+      }
+      if (low >= 0) {
+        groupRuns[row + low]++;
+        groupRuns[row + last + 1]--;
       }
     } else {
-      for (let i = 0; i < slots.length; i++) {
+      for (let i = slotAt; i < slotEnd; i++) {
         const period = isReturn[slots[i]] === 1 ? slotPeriod[slots[i]] : NONE;
         if (period === NONE || period < start) continue;
         const k = period - start;
         if (k > last) last = k;
         if (unbounded || k > periods || seen[k] === player) continue;
         seen[k] = player;
-        returns[count++] = k;
+        groupRuns[row + k]++;
+        groupRuns[row + k + 1]--;
       }
     }
-    if (unbounded) for (let k = 0; k <= Math.min(last, periods); k++) returns[count++] = k;
-    const inCohorts = cohortsOf(activity, player, cohorts);
-    for (let c = 0; c < inCohorts; c++) {
-      const cell = cohorts[c] * cohortCount + start - fromPeriod;
-      players[cell]++;
-      const row = cell * width;
-      for (let i = 0; i < count; i++) returned[row + returns[i]]++;
+    // Unbounded: every period up to the last with a return.
+    if (unbounded && last >= 0) {
+      groupRuns[row]++;
+      groupRuns[row + Math.min(last, periods) + 1]--;
     }
   }
+  const players = new Int32Array(activity.cohorts * cohortCount);
+  const returned = new Int32Array(activity.cohorts * cohortCount * width);
+  addGroups(groups, groupPlayers, cohortCount, players);
+  // Row by row, a start period without players (no returns either) left out: most of a group's rows, often.
+  const counts = new Int32Array(width);
+  groups.forEach((cohorts, group) => {
+    for (let i = 0; i < cohortCount; i++) {
+      if (groupPlayers[group * cohortCount + i] === 0) continue;
+      const from = (group * cohortCount + i) * span;
+      for (let k = 0, total = 0; k < width; k++) counts[k] = total += groupRuns[from + k];
+      for (const cohort of cohorts) {
+        const to = (cohort * cohortCount + i) * width;
+        for (let k = 0; k < width; k++) returned[to + k] += counts[k];
+      }
+    }
+  });
+  const dates = Array.from({ length: cohortCount }, (_, i) =>
+    dayOfNumber(Math.max(spec.from, periodStart(fromPeriod + i, interval))),
+  );
   return Array.from({ length: activity.cohorts }, (_, c) =>
     Array.from({ length: cohortCount }, (_, i) => {
       const period = fromPeriod + i;
       const begun = Math.min(periods, todayPeriod - period);
       const row = (c * cohortCount + i) * width;
       return {
-        date: dayOfNumber(Math.max(spec.from, periodStart(period, interval))),
+        date: dates[i],
         players: players[c * cohortCount + i],
-        returned: Array.from(returned.subarray(row, row + Math.max(0, begun + 1))),
+        returned: Array.from({ length: Math.max(0, begun + 1) }, (_, k) => returned[row + k]),
       };
     }),
   );

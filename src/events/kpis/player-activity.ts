@@ -1,13 +1,15 @@
-import { matchesNow, mergedDays, type AsOfNow } from "../reads/as-of-now.js";
-import { slotsOf, type HistorySlots } from "../rollups/history-slots.js";
+import { matchesNow, mergedDays, type AsOfNow, type PlayerAsOfNow } from "../reads/as-of-now.js";
+import { slotsOf, type HistorySlots, type SlottedHistories } from "../rollups/history-slots.js";
 import type { PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { CohortFilter } from "../reads/query.js";
+import { ActivityColumns, type ColumnArrays } from "./activity-columns.js";
+import { groupsOf } from "./cohort-groups.js";
 
 /**
  * The players of any of the filters as of now, each once (a folded device's days in its player's), their histories
- * as slots of one numbering of (day, name field) pairs, and which filters each is in: so the arithmetic reads a
- * player once however many cohorts of a split it is in.
+ * packed in `columns` as slots of one numbering of (day, name field) pairs, and grouped by the set of filters they
+ * are in: so the arithmetic reads a player once, adds it to its group, and adds each group to its cohorts.
  */
 export interface CohortActivity {
   pairs: readonly { day: string; field: string }[];
@@ -15,24 +17,15 @@ export interface CohortActivity {
   slotDays: readonly number[];
   /** How many filters, in order. */
   cohorts: number;
-  players: HistorySlots[];
-  /** Per player, `words` 32-bit words: bit i of the filters it is in. */
-  masks: Uint32Array;
-  words: number;
-}
-
-/** Writes the filters `player` is in to `into` (as long as the filters), in order; answers how many. */
-export function cohortsOf(activity: CohortActivity, player: number, into: Int32Array): number {
-  let count = 0;
-  for (let word = 0; word < activity.words; word++) {
-    let bits = activity.masks[player * activity.words + word];
-    while (bits !== 0) {
-      const low = bits & -bits;
-      into[count++] = word * 32 + 31 - Math.clz32(low);
-      bits ^= low;
-    }
-  }
-  return count;
+  columns: ColumnArrays;
+  /** How many players. */
+  rows: number;
+  /** Per player (row r at 4r): where its runs of days (runAt, runEnd) and its slots (slotAt, slotEnd) are in `columns`. */
+  ranges: Int32Array;
+  /** Per player, its group. */
+  groupOf: Int32Array;
+  /** Per group, the filters its players are in (in order). */
+  groups: Int32Array[];
 }
 
 /** A filter's players: its members (lists of keys) but `excluded`, or every player with a history but these. */
@@ -58,6 +51,13 @@ export class PlayerActivity {
    * history new to memory since, reads these instead of looking each key up.
    */
   private readonly resolved = new WeakMap<readonly string[], { ordinals: number; of: Int32Array }>();
+  /** Per project (its memory's histories by ordinal), their columns. */
+  private readonly columns = new WeakMap<readonly (HistorySlots | undefined)[], ActivityColumns>();
+  /** Per project, the last model read of member lists alone, with what it stands on. */
+  private readonly last = new WeakMap<
+    readonly (HistorySlots | undefined)[],
+    { lists: MemberLists; ordinals: number; version: number; model: CohortActivity }
+  >();
 
   constructor(private readonly options: PlayerActivityOptions) {}
 
@@ -68,27 +68,42 @@ export class PlayerActivity {
     );
     const everyone = bases.some((base) => "allBut" in base);
     const keys = everyone ? null : bases.flatMap((base) => ("lists" in base ? withoutExcluded(base) : []));
-    const { numbers, players, ordinals, byOrdinal } = await playerRollups.slotted(projectId, keys);
-    const changedSlots = changed.map((player, j) => slotsOf(mergedDays(player), numbers, ordinals + j));
+    const slotted = await playerRollups.slotted(projectId, keys);
+    const { ordinals, byOrdinal } = slotted;
+    const columns = this.columnsOf(byOrdinal, slotted.players);
+    // Every filter its member lists and no player changed: the last read's model while nothing it placed moved.
+    const lists = changed.length > 0 ? null : listsOf(bases);
+    const last = byOrdinal && lists && this.last.get(byOrdinal);
+    if (last && last.ordinals === ordinals && last.version === columns.version && sameLists(last.lists, lists!)) {
+      return last.model;
+    }
+    const model = this.placed(filters, bases, changed, slotted, columns);
+    if (byOrdinal && lists) this.last.set(byOrdinal, { lists, ordinals, version: columns.version, model });
+    return model;
+  }
+
+  /** Each player of any filter placed once, with its range in the columns and its group of cohorts. */
+  private placed(
+    filters: readonly CohortFilter[],
+    bases: readonly Candidates[],
+    changed: readonly PlayerAsOfNow[],
+    { numbers, players, ordinals, byOrdinal }: SlottedHistories,
+    columns: ActivityColumns,
+  ): CohortActivity {
     const words = Math.ceil(filters.length / 32);
     const masks = new Uint32Array((players.size + changed.length) * words);
-    const found: HistorySlots[] = [];
-    // Each history's place in `found` by its ordinal (-1: not yet), so a player of two filters is read once.
-    const placeOf = new Int32Array(ordinals + changed.length).fill(-1);
-    const mark = (history: HistorySlots, filter: number) => {
-      let player = placeOf[history.ordinal];
-      if (player < 0) placeOf[history.ordinal] = player = found.push(history) - 1;
-      masks[player * words + (filter >>> 5)] |= 1 << (filter & 31);
-    };
-    // By ordinal: the history itself (far in memory) is touched only when its player is first placed.
-    const markOrdinal = (ordinal: number, filter: number) => {
-      let player = placeOf[ordinal];
-      if (player < 0) {
-        const history = byOrdinal![ordinal];
-        if (!history) return;
-        placeOf[ordinal] = player = found.push(history) - 1;
+    // Per player placed, its ordinal (a changed player's: `ordinals` + its index in `changed`).
+    const placed = new Int32Array(players.size + changed.length);
+    let rows = 0;
+    // Each ordinal's row (-1: not yet), so a player of two filters is read once.
+    const rowOf = new Int32Array(ordinals + changed.length).fill(-1);
+    const mark = (ordinal: number, filter: number) => {
+      let row = rowOf[ordinal];
+      if (row < 0) {
+        if (ordinal < ordinals && !columns.has(ordinal)) return;
+        placed[(rowOf[ordinal] = row = rows++)] = ordinal;
       }
-      masks[player * words + (filter >>> 5)] |= 1 << (filter & 31);
+      masks[row * words + (filter >>> 5)] |= 1 << (filter & 31);
     };
     let left: Uint8Array | undefined;
     bases.forEach((base, i) => {
@@ -96,35 +111,67 @@ export class PlayerActivity {
         // The same players are excluded from every filter.
         left ??= leftOut(base.excluded, players, ordinals);
         for (const list of base.lists) {
-          if (!byOrdinal) {
-            for (const key of list) if (!base.excluded.has(key)) markKey(players.get(key), i);
-            continue;
-          }
-          const of = this.ordinalsOf(list, players, ordinals);
-          for (let k = 0; k < of.length; k++) if (of[k] >= 0 && left[of[k]] === 0) markOrdinal(of[k], i);
+          const of = this.ordinalsOf(list, players, ordinals, byOrdinal !== undefined);
+          for (let k = 0; k < of.length; k++) if (of[k] >= 0 && left[of[k]] === 0) mark(of[k], i);
         }
-      } else for (const [key, history] of players) if (!base.allBut.has(key)) mark(history, i);
-      changed.forEach((player, j) => !player.erased && matchesNow(filters[i], player.now) && mark(changedSlots[j], i));
+      } else for (const [key, history] of players) if (!base.allBut.has(key)) mark(history.ordinal, i);
+      changed.forEach((player, j) => !player.erased && matchesNow(filters[i], player.now) && mark(ordinals + j, i));
     });
-    function markKey(history: HistorySlots | undefined, filter: number) {
-      if (history) mark(history, filter);
+    // The changed players' histories as of now, packed for this read only.
+    const loose = changed.map((player) => columns.appendLoose(slotsOf(mergedDays(player), numbers, -1)));
+    const ranges = new Int32Array(4 * rows);
+    for (let row = 0; row < rows; row++) {
+      const ordinal = placed[row];
+      if (ordinal < ordinals) columns.copyRange(ordinal, ranges, 4 * row);
+      else {
+        const { runAt, runEnd, slotAt, slotEnd } = loose[ordinal - ordinals];
+        ranges.set([runAt, runEnd, slotAt, slotEnd], 4 * row);
+      }
     }
     return {
       pairs: numbers.pairs,
       slotDays: numbers.dayNumbers,
       cohorts: filters.length,
-      players: found,
-      masks: masks.subarray(0, found.length * words),
-      words,
+      columns: columns.current,
+      rows,
+      ranges,
+      ...groupsOf(masks, words, rows),
     };
   }
 
+  /**
+   * The histories packed: the memory's (by ordinal) in columns kept from read to read and brought up to date, or
+   * those read (from the database) in columns of this read.
+   */
+  private columnsOf(
+    byOrdinal: readonly (HistorySlots | undefined)[] | undefined,
+    players: ReadonlyMap<string, HistorySlots>,
+  ): ActivityColumns {
+    let columns = byOrdinal && this.columns.get(byOrdinal);
+    if (!columns) {
+      columns = new ActivityColumns();
+      if (byOrdinal) this.columns.set(byOrdinal, columns);
+    }
+    if (byOrdinal) columns.sync(byOrdinal);
+    else {
+      const read: HistorySlots[] = [];
+      for (const history of players.values()) read[history.ordinal] = history;
+      columns.sync(read);
+    }
+    return columns;
+  }
+
   /** The history ordinals of a member list's keys (-1: none), found once while no history is new to memory. */
-  private ordinalsOf(list: readonly string[], players: ReadonlyMap<string, HistorySlots>, ordinals: number) {
-    const known = this.resolved.get(list);
+  private ordinalsOf(
+    list: readonly string[],
+    players: ReadonlyMap<string, HistorySlots>,
+    ordinals: number,
+    remembered: boolean,
+  ) {
+    const known = remembered ? this.resolved.get(list) : undefined;
     if (known?.ordinals === ordinals) return known.of;
     const of = Int32Array.from(list, (key) => players.get(key)?.ordinal ?? -1);
-    this.resolved.set(list, { ordinals, of });
+    if (remembered) this.resolved.set(list, { ordinals, of });
     return of;
   }
 
@@ -146,6 +193,27 @@ export class PlayerActivity {
           ).flat();
     return { allBut: new Set([...excluded, ...carriers]) };
   }
+}
+
+/** Per filter, its member lists. */
+type MemberLists = readonly (readonly (readonly string[])[])[];
+
+/** The filters' member lists, when each filter is its members with none excluded; else null. */
+function listsOf(bases: readonly Candidates[]): MemberLists | null {
+  const lists = [];
+  for (const base of bases) {
+    if (!("lists" in base) || base.excluded.size > 0) return null;
+    lists.push(base.lists);
+  }
+  return lists;
+}
+
+/** The same lists (the same arrays: a membership bucket is a new one when its members change), in order. */
+function sameLists(a: MemberLists, b: MemberLists): boolean {
+  return (
+    a.length === b.length &&
+    a.every((lists, i) => lists.length === b[i].length && lists.every((list, j) => list === b[i][j]))
+  );
 }
 
 /** A filter's members but the excluded ones, as lists. */
