@@ -118,6 +118,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     names,
     summed,
     sumBackfillStep: options.sumBackfillStep,
+    steps: options.steps,
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });

@@ -28,6 +28,7 @@ import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
 import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
+import { notTimed, stepsOf, type Step, type StepTimer } from "../steps.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
 export type { ErasureOutcome } from "./rounds/erasure-round.js";
@@ -67,6 +68,8 @@ export interface PlayersOptions {
   maxChangedPlayers?: number;
   /** Whether segments (the resyncs among them) wait behind the event queue's apply cursor. */
   queueBehind?: () => Promise<boolean>;
+  /** Where players/update's steps are timed (`platform_step_seconds{path="update"}`); untimed without. */
+  steps?: StepTimer;
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */
@@ -92,15 +95,18 @@ export class Players {
   private readonly log: Logger | undefined;
   private readonly registration: Registration;
   private readonly changesLimit: ChangesLimit;
+  private readonly step: Step;
 
   constructor({
     stores,
     clock,
     maxChangedPlayers = Infinity,
     queueBehind = async () => true,
+    steps = notTimed,
     ...options
   }: PlayersOptions) {
     this.stores = stores;
+    this.step = stepsOf("update", steps);
     this.changesLimit = new ChangesLimit({ changes: stores.changes, clock, max: maxChangedPlayers, queueBehind });
     this.log = options.log;
     this.clock = clock;
@@ -112,13 +118,13 @@ export class Players {
   }
 
   /**
-   * Applies entries; each applies whole or is rejected whole. Entries about
-   * one player apply in request order. With `requestId` (players/update's
-   * request_id), the profiles written carry it for a day: a retry after a
-   * failure leaves the entries an earlier attempt applied to them as they are.
+   * players/update: applies entries; each applies whole or is rejected whole. Entries about one player apply in
+   * request order. With `requestId` (players/update's request_id), the profiles written carry it for a day: a retry
+   * after a failure leaves the entries an earlier attempt applied to them as they are. Its steps: `admit` (the record
+   * of changed players has room), then the write path's rounds (WritePath.apply).
    */
   async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<EntryOutcome[]> {
-    await this.changesLimit.admit(projectId);
+    await this.step("admit", () => this.changesLimit.admit(projectId));
     const finals = await this.writes.apply(
       projectId,
       entries.map((entry, index) => ({
@@ -131,6 +137,7 @@ export class Players {
         createsProfile: true,
         requestId: requestId ?? null,
       })),
+      this.step,
     );
     return entries.map((_, index) => {
       const final = finals.get(index)!;

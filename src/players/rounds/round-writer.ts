@@ -53,23 +53,23 @@ export class RoundWriter {
   }
 
   /**
-   * Writes a round: its changed players recorded (when it moves any cohort or folds)
-   * beside the device links (before any fold, see foldLateLinks), the
-   * tombstones of folded profiles (each keeping the data its fold merges),
-   * then the profiles; then membership and counts, then the players' event
-   * histories' resync (whose apply settles the record, so it is queued only
-   * once membership is written). Once the profiles are written the round is
-   * done: a failure after that is left to the background completion of its
-   * membership. Returns the identity keys whose write lost to another
-   * process, or was not made because a profile folded into it changed after it was read here.
+   * Writes a round up to its commit point: its changed players recorded (when it moves any cohort or folds) beside
+   * the device links (before any fold, see foldLateLinks), the tombstones of folded profiles (each keeping the data
+   * its fold merges), then the profiles. Returns the identity keys whose write lost to another process, or was not
+   * made because a profile folded into it changed after it was read here, and what `follow` writes after it (null:
+   * the round wrote nothing). A failure before the commit point leaves its membership to the background completion.
    */
-  async write(projectId: string, plan: RoundPlan, now: Date): Promise<{ lost: Set<string> }> {
+  async commit(
+    projectId: string,
+    plan: RoundPlan,
+    now: Date,
+  ): Promise<{ lost: Set<string>; committed: CommittedRound | null }> {
     const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
       identityKey,
       read,
       next,
     }));
-    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
+    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>(), committed: null };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const begun = await this.beginRound(projectId, { moves, writes, plan, now });
     let lost: Set<string>, written: Set<string>;
@@ -88,8 +88,7 @@ export class RoundWriter {
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
-    await this.afterCommit(projectId, { moves, writes, written, plan, now, begun });
-    return { lost };
+    return { lost, committed: { projectId, moves, writes, written, plan, now, begun } };
   }
 
   /**
@@ -174,12 +173,12 @@ export class RoundWriter {
   }
 
   /**
-   * After the commit point: membership and counts, then the event histories'
-   * resync; where membership is written behind (the owner), the call does not
-   * wait for the resync, which waits for the membership.
+   * After the commit point: membership and counts, then the event histories' resync (whose apply settles the record,
+   * so it is queued only once membership is written); where membership is written behind (the owner), the call does
+   * not wait for the resync, which waits for the membership. A failure is left to the background completion.
    */
-  private async afterCommit(projectId: string, round: CommittedRound) {
-    const { moves, writes, written, plan, now, begun } = round;
+  async follow(round: CommittedRound): Promise<void> {
+    const { projectId, moves, writes, written, plan, now, begun } = round;
     const resync = writtenProfiles(writes, written, plan.links);
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
     try {
@@ -239,7 +238,8 @@ export class RoundWriter {
 }
 
 /** A round whose profile writes are acknowledged: what is left to write after its commit point. */
-interface CommittedRound {
+export interface CommittedRound {
+  projectId: string;
   moves: readonly TagMove[];
   writes: readonly PlannedWrite[];
   written: ReadonlySet<string>;

@@ -68,6 +68,7 @@ export async function createCapabilities({
     log,
     histories: eventQueue.histories,
     maxChangedPlayers: config.playerChangesMax,
+    steps,
     queueBehind: async () => {
       const { reserved, applied } = await eventQueue.queue.read();
       return reserved > applied;
