@@ -9,7 +9,7 @@ import { CohortRollupStore } from "./rollups/cohort-rollup-store.js";
 import { EventIdStore } from "./queue/event-id-store.js";
 import { EventNameStore } from "./rollups/event-name-store.js";
 import { Events } from "./events.js";
-import { PlanStore } from "./apply/plan-store.js";
+import { PlanStore } from "./rollups/plan-store.js";
 import { PlayerHistoryQueue } from "./apply/player-history-queue.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { ChangedPlayers } from "../players/changed-players.js";

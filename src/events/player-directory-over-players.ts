@@ -1,5 +1,5 @@
 import { deviceKey, partnerKey } from "../players/rules/identity-key.js";
-import type { ProfileQuery } from "../players/storage/profile-store.js";
+import type { ProfileQuery } from "../players/rules/profile-match.js";
 import type { Players } from "../players/players.js";
 import type { PlayerCohorts, PlayerDirectory } from "./player-directory.js";
 import type { CohortFilter } from "./reads/query.js";

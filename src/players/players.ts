@@ -15,7 +15,7 @@ import {
   type DroppedItem,
   type EntryInput,
 } from "./rules/operations.js";
-import type { ProfileQuery } from "./storage/profile-store.js";
+import type { ProfileQuery } from "./rules/profile-match.js";
 import type { ProfileRecord } from "./rules/profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./rounds/registration.js";
 import { exportProfiles } from "./export.js";
@@ -265,7 +265,7 @@ export class Players {
 
   /** Every player matching `query`, by identity key, as disjoint lists (read only): a cohort's members for the event charts. */
   members(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
-    return this.reads.memberKeys(projectId, query);
+    return this.stores.cohorts.memberKeys(projectId, query);
   }
 
   async hasTraitKey(projectId: string, key: string): Promise<boolean> {

@@ -10,7 +10,7 @@ import type { Step } from "../../steps.js";
 import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
 import type { QueueStateStore } from "../queue/queue-state-store.js";
 import { Planner, type Plan, type SumBackfillStep } from "./plan.js";
-import type { PlanStore } from "./plan-store.js";
+import type { PlanStore } from "../rollups/plan-store.js";
 import type { Retention } from "./retention.js";
 import type { PlayerCohorts, PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";

@@ -129,8 +129,7 @@ export class RoundWriter {
       this.track(this.complete(projectId, begun, resync));
       return { lost };
     }
-    const queued = this.track(this.queueResync(projectId, resync, recorded));
-    if (!stores.membership.writesBehind) await queued;
+    await stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, recorded)));
     return { lost };
   }
 
@@ -191,8 +190,7 @@ export class RoundWriter {
       this.track(this.complete(projectId, begun, resync));
       return;
     }
-    const queued = this.track(this.queueResync(projectId, resync, begun.recorded));
-    if (!this.options.stores.membership.writesBehind) await queued;
+    await this.options.stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
   }
 
   /** Waits for what runs behind the rounds: resyncs waiting for their membership, and completions (a clean stop). */
