@@ -67,7 +67,7 @@ export interface CreateEventsOptions {
   maxQueueEvents: number;
   /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
   dbTimeoutMs: number;
-  /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
+  /** The players side: profiles, device links, cohort members (players/directory.ts). */
   directory: PlayerDirectory;
   /** The players' changed players: charts correct for them, the worker settles them. */
   changes: ChangedPlayers;

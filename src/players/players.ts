@@ -20,6 +20,7 @@ import type { ProfileRecord } from "./rules/profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./rounds/registration.js";
 import { exportProfiles } from "./export.js";
 import { Search, type TagRecord } from "./search.js";
+import { StoredPlayerDirectory } from "./directory.js";
 import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./storage/stores.js";
 import type { TagMetadata } from "./storage/tag-store.js";
@@ -89,6 +90,8 @@ export class Players {
   private readonly reads: Search;
   /** players/update calls with a request_id: each answered once, its retries with the same answer. */
   readonly replays: UpdateReplays;
+  /** The players as the events side reads them. */
+  readonly directory: StoredPlayerDirectory;
   /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
   readonly changes: ChangedPlayers;
 
@@ -114,6 +117,7 @@ export class Players {
     this.registration = new Registration(stores);
     this.writes = new WritePath({ stores, registration: this.registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);
+    this.directory = new StoredPlayerDirectory(stores, this.reads);
     this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
   }
 
@@ -240,36 +244,6 @@ export class Players {
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */
   get contention() {
     return this.writes.contention;
-  }
-
-  /**
-   * The live profiles of `identityKeys` that exist (folded ones are left out). The owner fills its memory of the
-   * project first: the apply worker asks for every player an event names, most of them with no profile at all.
-   */
-  async profilesOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileRecord>> {
-    const slots = await this.stores.profiles.readSlots(projectId, identityKeys, { fillMemory: true });
-    return new Map([...slots].flatMap(([key, slot]) => (slot.profile ? [[key, slot.profile] as const] : [])));
-  }
-
-  /** Where each folded profile among `identityKeys` went (its tombstone's target), by identity key. */
-  async foldTargets(projectId: string, identityKeys: readonly string[]): Promise<Map<string, string>> {
-    const slots = await this.stores.profiles.readSlots(projectId, identityKeys);
-    return new Map([...slots].flatMap(([key, slot]) => (slot.foldedInto ? [[key, slot.foldedInto] as const] : [])));
-  }
-
-  /** The partner id each linked device among `deviceIds` belongs to. */
-  async deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
-    const links = await this.stores.devices.findMany(projectId, deviceIds);
-    return new Map([...links].flatMap(([device, link]) => (link ? [[device, link.partnerUserId] as const] : [])));
-  }
-
-  /** Every player matching `query`, by identity key, as disjoint lists (read only): a cohort's members for the event charts. */
-  members(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
-    return this.stores.cohorts.memberKeys(projectId, query);
-  }
-
-  async hasTraitKey(projectId: string, key: string): Promise<boolean> {
-    return (await this.stores.traitKeys.findRegistered(projectId, [key])).has(key);
   }
 
   /** One page of the project's trait keys in code point order, and how many there are. */

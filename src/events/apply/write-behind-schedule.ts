@@ -1,4 +1,4 @@
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 import { HistoryWriteFailed, type PendingSelection } from "../rollups/history-write-behind.js";
 import type { PlanStore } from "../rollups/plan-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";

@@ -2,7 +2,7 @@ import type { AnyBulkWriteOperation, Db, Filter } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { throwIfRefused } from "../../db/batched-write.js";
 import { scanProject } from "../../db/project-scan.js";
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 import type { Logger } from "../../log.js";
 import {
   bucketId,
@@ -13,8 +13,6 @@ import {
   parsePageId,
   type BucketChange,
   type MembershipChange,
-} from "./membership-buckets.js";
-import {
   countsChanged,
   countsStatement,
   pageStatement,

@@ -3,9 +3,9 @@ import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
 import type { Erasure } from "../rules/erasure.js";
 import { partnerOf } from "../rules/identity-key.js";
-import { movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
+import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
+import { membersLock, statsLock } from "./round-locks.js";
 import type { RoundMembership } from "../membership/membership-repair.js";
-import { MembershipWriter } from "../membership/membership-writer.js";
 import type { ProfileSlot, SlotContent } from "../rules/profile.js";
 import type { Registration } from "./registration.js";
 import { RoundCompletion } from "./round-completion.js";
@@ -42,14 +42,12 @@ interface Begun {
  */
 export class RoundWriter {
   private readonly completion: RoundCompletion;
-  private readonly membership: MembershipWriter;
   /** Resyncs waiting for their membership to be written behind (the owner), and completions running. */
   private readonly background = new Set<Promise<void>>();
 
   constructor(private readonly options: RoundWriterOptions) {
-    const { stores, locks, log, registration } = options;
+    const { stores, locks, log } = options;
     this.completion = new RoundCompletion({ stores, locks, log });
-    this.membership = new MembershipWriter({ stores, registration, locks });
   }
 
   /**
@@ -123,7 +121,7 @@ export class RoundWriter {
     }
     const writtenMoves = moves.filter((move) => !lost.has(move.identityKey));
     try {
-      await this.membership.write(projectId, writtenMoves, new Set(), now);
+      await this.writeMembership(projectId, writtenMoves, new Set(), now);
     } catch (error) {
       this.options.log?.warn({ projectId, error: (error as Error)?.message }, "erasure: membership completed later");
       this.track(this.complete(projectId, begun, resync));
@@ -181,7 +179,7 @@ export class RoundWriter {
     const resync = writtenProfiles(writes, written, plan.links);
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
     try {
-      await this.membership.write(projectId, writtenMoves, plan.given, now);
+      await this.writeMembership(projectId, writtenMoves, plan.given, now);
     } catch (error) {
       this.options.log?.warn(
         { projectId, error: (error as Error)?.message },
@@ -224,6 +222,24 @@ export class RoundWriter {
         "players round: profiles written, their event histories not queued; the recorded players are queued later",
       );
     }
+  }
+
+  /**
+   * Membership and the tag counts of `moves`, and the last-given time of the `given` tags, in one write (the owner:
+   * in its memory, written behind).
+   */
+  private async writeMembership(projectId: string, moves: readonly TagMove[], given: ReadonlySet<string>, now: Date) {
+    const { stores, locks, registration } = this.options;
+    const changes = membershipChanges(moves);
+    const deltas = countDeltas(changes);
+    const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
+    const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
+    const docLocks = stores.membership.bucketIds(projectId, changes).map(membersLock);
+    const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
+    // Under both locks together, so a completion's recount never falls between.
+    await locks.run([...docLocks, statsLock(projectId)], () =>
+      stores.membership.apply(projectId, changes, { deltas: idDeltas, given: byId(given), now }),
+    );
   }
 
   private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
