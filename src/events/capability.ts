@@ -3,14 +3,13 @@ import { KeptEvents } from "./kept-events.js";
 import type { Database } from "../db/database.js";
 import { AsOfNow } from "./reads/as-of-now.js";
 import { Backpressure } from "./queue/backpressure.js";
-import { ChangeRepair } from "./apply/change-repair.js";
 import type { Engine } from "../db/engine.js";
 import { CohortRollupStore } from "./rollups/cohort-rollup-store.js";
 import { EventIdStore } from "./queue/event-id-store.js";
 import { EventNameStore } from "./rollups/event-name-store.js";
 import { Events } from "./events.js";
 import { PlanStore } from "./rollups/plan-store.js";
-import { PlayerHistoryQueue } from "./apply/player-history-queue.js";
+import { Resyncs } from "./apply/resyncs.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { ChangedPlayers } from "../players/changed-players.js";
 import { PlayerRollupStore } from "./rollups/player-rollup-store.js";
@@ -42,7 +41,7 @@ export interface EventQueue {
   segments: SegmentStore;
   writer: QueueWriter;
   /** The players write path's HistoryFollower. */
-  histories: PlayerHistoryQueue;
+  histories: Resyncs;
 }
 
 export async function createEventQueue({ database, clock }: { database: Database; clock: Clock }): Promise<EventQueue> {
@@ -50,7 +49,7 @@ export async function createEventQueue({ database, clock }: { database: Database
   await queue.ensure();
   const segments = new SegmentStore(database.db);
   const writer = new QueueWriter({ queue, segments, clock });
-  return { queue, segments, writer, histories: new PlayerHistoryQueue({ writer }) };
+  return { queue, segments, writer, histories: new Resyncs({ writer }) };
 }
 
 export interface CreateEventsOptions {
@@ -92,7 +91,6 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const traitKeys = new EventTraitKeyStore(db);
   const summed = new SummedPropertyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
-  const changeRepair = new ChangeRepair({ changes, directory, writer });
   const names = new EventNameStore(db, {
     limit: options.nameLimit,
     waitLimitMs: options.dbTimeoutMs,
@@ -106,7 +104,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     plans: new PlanStore(db, options.engine),
     cohortRollups,
     changes,
-    changeRepair,
+    resyncs: options.eventQueue.histories,
     playerRollups,
     eventIds,
     directory,

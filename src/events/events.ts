@@ -96,7 +96,7 @@ export interface EventsOptions {
 /**
  * The events of every project: ingestion onto the queue (applied later by
  * the ApplyWorker) and charts from the rollups. Player changes move histories
- * between cohorts through PlayerHistoryQueue.
+ * between cohorts through Resyncs (apply/resyncs.ts).
  */
 export class Events {
   constructor(private readonly options: EventsOptions) {}

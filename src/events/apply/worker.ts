@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import { applySegment, type ApplyDeps } from "./apply.js";
-import type { ChangeRepair } from "./change-repair.js";
+import type { Resyncs } from "./resyncs.js";
 import type { QueueState } from "../queue/queue-state-store.js";
 import { QueueLagMeter, type Lag } from "../queue/queue-lag.js";
 import { QueueLease } from "../queue/queue-lease.js";
@@ -16,7 +16,8 @@ const LOOKAHEAD = 256;
 const APPLIED_POLL_MS = 20;
 
 export interface WorkerOptions extends ApplyDeps {
-  changeRepair: ChangeRepair;
+  /** Resyncs queued again for changes left unsettled (the repair). */
+  resyncs: Resyncs;
   /** Where the apply's steps are timed (`platform_step_seconds{path="apply"}`). */
   steps?: StepTimer;
   /**
@@ -153,7 +154,7 @@ export class ApplyWorker {
     if (await this.histories.catchUp()) return true;
     this.markCaughtUp();
     await this.options.retention.sweepIfDue(now);
-    await this.options.changeRepair.checkIfDue(now);
+    await this.options.resyncs.repairIfDue(now, this.options);
     const state = await queue.read();
     const seq = state.applied + 1;
     if (seq > state.reserved) return this.histories.idle(now);
