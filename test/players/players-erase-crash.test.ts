@@ -1,9 +1,6 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { bruteForce, byName } from "../support/events.js";
-import { spawnMain, waitFor, type MainProcess } from "../support/main-process.js";
+import { postTo, suiteProcesses, waitFor, type MainProcess } from "../support/main-process.js";
 import { ADMIN_KEY } from "../support/service.js";
 
 // An erasure acknowledged, then `kill -9` before the owner wrote behind what follows it (membership and counts, the
@@ -12,33 +9,15 @@ const DAY_MS = 86_400_000;
 const PLAYERS = ["ann", "ben", "gone1", "gone2"];
 const tagsOf = (player: string) => (player.startsWith("gone") ? ["red", "vip"] : ["red"]);
 
-let dataDir: string;
-const started: MainProcess[] = [];
-beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-erase-"));
-});
-afterAll(async () => {
-  await Promise.all(started.map((p) => p.stop()));
-  await rm(dataDir, { recursive: true, force: true });
-});
+const processes = suiteProcesses("erase");
 
 async function start(env: Record<string, string> = {}): Promise<MainProcess> {
-  const main = await spawnMain({ DB_NAME: "erase", PLATFORM_ADMIN_KEY: ADMIN_KEY, DATA_DIR: dataDir, ...env });
-  started.push(main);
+  const main = await processes.start({ DATA_DIR: processes.dataDir, ...env });
   expect(await main.outcome).toBe("serving");
   return main;
 }
 
-async function post(main: MainProcess, path: string, body: object, key: string): Promise<any> {
-  const res = await fetch(main.baseUrl + path, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const answer = await res.json();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
-  return answer;
-}
+const post = postTo;
 
 async function metric(main: MainProcess, name: string): Promise<number> {
   const text = await (await fetch(`${main.baseUrl}/metrics`)).text();
