@@ -24,10 +24,13 @@ import { CohortReader } from "./reads/trends.js";
 import { PlayerActivity } from "./kpis/player-activity.js";
 import type { StepTimer } from "../steps.js";
 import { ApplyWorker, type WorkerOptions } from "./apply/worker.js";
+import { QueueLagMeter } from "./queue/queue-lag.js";
 
 export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
+  /** The queue's lag, measured from the database: right whichever instance applies. */
+  lag: QueueLagMeter;
   backpressure: Backpressure;
   /** One player's raw events still kept, a bounded batch at a time (players/data). */
   keptEvents: KeptEvents;
@@ -121,8 +124,9 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });
   const activity = new PlayerActivity({ asOfNow, playerRollups, directory });
+  const lag = new QueueLagMeter(queue, segments, clock);
   const backpressure = new Backpressure({
-    measureLag: () => worker.measureLag(),
+    lag,
     clock,
     maxLagSeconds: options.maxLagSeconds,
     maxQueueEvents: options.maxQueueEvents,
@@ -130,6 +134,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const events = new Events({
     writer,
     worker,
+    lag,
     reader,
     activity,
     directory,
@@ -147,5 +152,5 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     const { written, applied } = await queue.read();
     await Promise.all([written < applied ? undefined : playerRollups.fillMemory(projectId), names.current(projectId)]);
   };
-  return { events, worker, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
+  return { events, worker, lag, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
 }

@@ -4,7 +4,6 @@ import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import { applySegment, type ApplyDeps } from "./apply.js";
 import type { Resyncs } from "./resyncs.js";
 import type { QueueState } from "../queue/queue-state-store.js";
-import { QueueLagMeter, type Lag } from "../queue/queue-lag.js";
 import { QueueLease } from "../queue/queue-lease.js";
 import type { Segment } from "../queue/segment-store.js";
 import { SetAsideProjects } from "../queue/set-aside.js";
@@ -58,7 +57,6 @@ export class ApplyWorker {
    * same (a stalled worker's), settling answers it.
    */
   private planLeftBehind = true;
-  private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
   private readonly histories: WriteBehindSchedule;
   /** Resolves once the history changes a previous worker left unwritten are in the database (or the worker stopped). */
@@ -70,7 +68,6 @@ export class ApplyWorker {
     this.step = stepsOf("apply", options.steps ?? notTimed);
     this.pollMs = options.pollMs ?? 250;
     this.gapGraceMs = options.gapGraceMs ?? 30_000;
-    this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
     this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
     options.writer.onQueued(() => this.wake());
     this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
@@ -120,11 +117,6 @@ export class ApplyWorker {
     while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
       await delay(APPLIED_POLL_MS, undefined, { signal });
     }
-  }
-
-  /** The queue's lag now (QueueLagMeter.measure). */
-  measureLag(): Promise<Lag> {
-    return this.lag.measure();
   }
 
   private async loop(): Promise<void> {
