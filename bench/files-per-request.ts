@@ -80,12 +80,14 @@ export default async function filesPerRequestBench() {
       });
       await coverage("  what follows: membership written behind, the resync queued and applied");
       await worker.hold();
+      await session.post("Profiler.takePreciseCoverage"); // the held worker's last pass is not the call's
       await ingest(player);
       await coverage("POST /v1/events, to its answer");
       worker.release();
       await drained();
       await coverage("  the apply of its segment");
       await worker.hold();
+      await session.post("Profiler.takePreciseCoverage");
       await trends();
       await coverage("trends filtered by a tag");
       worker.release();

@@ -13,8 +13,14 @@ export interface StepTimer {
 /** Runs one named step of a request path and times it; the step's failure goes on to the caller unchanged. */
 export type Step = <T>(name: string, run: () => T | Promise<T>) => Promise<T>;
 
+/** Where no step is timed: a path's steps when no metrics are kept. */
+export const notTimed: StepTimer = { recordStep: () => undefined };
+
+/** Runs a step untimed: a path's steps when they run inside another call's (a fold inside a verify's follow-up). */
+export const untimed: Step = async (_name, run) => run();
+
 /**
- * The steps of one call of a request path (`ingest`, `trends`), as PostHog's ingestion runner runs its step list:
+ * The steps of one call of a request path (`ingest`, `update`, `apply`, `trends`), as PostHog's ingestion runner runs its step list:
  * the path's function reads as its named steps in order, each timed into one histogram, and a failure labelled
  * in one place with the code the caller will see.
  */

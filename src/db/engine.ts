@@ -2,7 +2,7 @@ import type { AnyBulkWriteOperation, Collection, Document, Filter, WithId } from
 import { batchedWrite, bulkWrite, type StatementFailure } from "./batched-write.js";
 import type { Database } from "./database.js";
 import { OwnerMemory } from "./owner-memory.js";
-import { sideBySide } from "./side-by-side.js";
+import { sideBySide } from "./gate.js";
 
 /** `_id`s a MongoDB `$in` read carries per command. */
 const IDS_PER_COMMAND = 1000;

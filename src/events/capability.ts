@@ -3,14 +3,13 @@ import { KeptEvents } from "./kept-events.js";
 import type { Database } from "../db/database.js";
 import { AsOfNow } from "./reads/as-of-now.js";
 import { Backpressure } from "./queue/backpressure.js";
-import { ChangeRepair } from "./apply/change-repair.js";
 import type { Engine } from "../db/engine.js";
 import { CohortRollupStore } from "./rollups/cohort-rollup-store.js";
 import { EventIdStore } from "./queue/event-id-store.js";
 import { EventNameStore } from "./rollups/event-name-store.js";
 import { Events } from "./events.js";
-import { PlanStore } from "./apply/plan-store.js";
-import { PlayerHistoryQueue } from "./apply/player-history-queue.js";
+import { PlanStore } from "./rollups/plan-store.js";
+import { Resyncs } from "./apply/resyncs.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { ChangedPlayers } from "../players/changed-players.js";
 import { PlayerRollupStore } from "./rollups/player-rollup-store.js";
@@ -25,10 +24,13 @@ import { CohortReader } from "./reads/trends.js";
 import { PlayerActivity } from "./kpis/player-activity.js";
 import type { StepTimer } from "../steps.js";
 import { ApplyWorker, type WorkerOptions } from "./apply/worker.js";
+import { QueueLagMeter } from "./queue/queue-lag.js";
 
 export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
+  /** The queue's lag, measured from the database: right whichever instance applies. */
+  lag: QueueLagMeter;
   backpressure: Backpressure;
   /** One player's raw events still kept, a bounded batch at a time (players/data). */
   keptEvents: KeptEvents;
@@ -42,7 +44,7 @@ export interface EventQueue {
   segments: SegmentStore;
   writer: QueueWriter;
   /** The players write path's HistoryFollower. */
-  histories: PlayerHistoryQueue;
+  histories: Resyncs;
 }
 
 export async function createEventQueue({ database, clock }: { database: Database; clock: Clock }): Promise<EventQueue> {
@@ -50,7 +52,7 @@ export async function createEventQueue({ database, clock }: { database: Database
   await queue.ensure();
   const segments = new SegmentStore(database.db);
   const writer = new QueueWriter({ queue, segments, clock });
-  return { queue, segments, writer, histories: new PlayerHistoryQueue({ writer }) };
+  return { queue, segments, writer, histories: new Resyncs({ writer }) };
 }
 
 export interface CreateEventsOptions {
@@ -67,7 +69,7 @@ export interface CreateEventsOptions {
   maxQueueEvents: number;
   /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
   dbTimeoutMs: number;
-  /** The players side: profiles, device links, cohort members (see PlayerDirectoryOverPlayers). */
+  /** The players side: profiles, device links, cohort members (players/directory.ts). */
   directory: PlayerDirectory;
   /** The players' changed players: charts correct for them, the worker settles them. */
   changes: ChangedPlayers;
@@ -92,7 +94,6 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const traitKeys = new EventTraitKeyStore(db);
   const summed = new SummedPropertyStore(db);
   const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
-  const changeRepair = new ChangeRepair({ changes, directory, writer });
   const names = new EventNameStore(db, {
     limit: options.nameLimit,
     waitLimitMs: options.dbTimeoutMs,
@@ -106,7 +107,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     plans: new PlanStore(db, options.engine),
     cohortRollups,
     changes,
-    changeRepair,
+    resyncs: options.eventQueue.histories,
     playerRollups,
     eventIds,
     directory,
@@ -118,12 +119,14 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     names,
     summed,
     sumBackfillStep: options.sumBackfillStep,
+    steps: options.steps,
   });
   const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
   const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });
   const activity = new PlayerActivity({ asOfNow, playerRollups, directory });
+  const lag = new QueueLagMeter(queue, segments, clock);
   const backpressure = new Backpressure({
-    measureLag: () => worker.measureLag(),
+    lag,
     clock,
     maxLagSeconds: options.maxLagSeconds,
     maxQueueEvents: options.maxQueueEvents,
@@ -131,6 +134,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
   const events = new Events({
     writer,
     worker,
+    lag,
     reader,
     activity,
     directory,
@@ -147,5 +151,5 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     // worker's catch-up, before the instance is ready, forgets those it writes and fills their projects again.
     await Promise.all([playerRollups.fillMemory(projectId), names.current(projectId)]);
   };
-  return { events, worker, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
+  return { events, worker, lag, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
 }

@@ -8,7 +8,7 @@ import { stepsOf, type StepTimer } from "../steps.js";
 import type { Retention } from "./apply/retention.js";
 import type { QueueWriter } from "./queue/queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
-import type { Lag } from "./queue/queue-lag.js";
+import type { Lag, QueueLagMeter } from "./queue/queue-lag.js";
 import { dayOf } from "./days.js";
 import type { ApplyWorker } from "./apply/worker.js";
 import type { CohortFilter, EventQuery } from "./reads/query.js";
@@ -80,6 +80,8 @@ export interface Freshness {
 export interface EventsOptions {
   writer: QueueWriter;
   worker: ApplyWorker;
+  /** The queue's lag (freshness, `/readyz`). */
+  lag: QueueLagMeter;
   reader: CohortReader;
   /** The KPIs' read model: which players were active on which days. */
   activity: PlayerActivity;
@@ -96,7 +98,7 @@ export interface EventsOptions {
 /**
  * The events of every project: ingestion onto the queue (applied later by
  * the ApplyWorker) and charts from the rollups. Player changes move histories
- * between cohorts through PlayerHistoryQueue.
+ * between cohorts through Resyncs (apply/resyncs.ts).
  */
 export class Events {
   constructor(private readonly options: EventsOptions) {}
@@ -266,11 +268,11 @@ export class Events {
   /** Measured before the counts are read, so every event it calls counted was applied when they were. */
   private async freshness(): Promise<Freshness> {
     const readAt = this.options.clock.now().getTime();
-    const { seconds } = await this.options.worker.measureLag();
+    const { seconds } = await this.options.lag.measure();
     return { completeThrough: new Date(readAt - seconds * 1000), lagSeconds: seconds };
   }
 
   lag(): Promise<Lag> {
-    return this.options.worker.measureLag();
+    return this.options.lag.measure();
   }
 }

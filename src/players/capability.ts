@@ -32,6 +32,7 @@ export async function createPlayers({
   histories,
   maxChangedPlayers,
   queueBehind,
+  steps,
 }: {
   database: Database;
   engine: Engine;
@@ -40,6 +41,7 @@ export async function createPlayers({
   histories?: PlayersOptions["histories"];
   maxChangedPlayers?: number;
   queueBehind?: PlayersOptions["queueBehind"];
+  steps?: PlayersOptions["steps"];
 }): Promise<Players> {
   const stores = createPlayerStores(database.db, engine, log);
   await createPlayerIndexes(stores);
@@ -52,6 +54,7 @@ export async function createPlayers({
     histories,
     maxChangedPlayers,
     queueBehind,
+    steps,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,
   });

@@ -1,7 +1,6 @@
 import { compareKeys } from "./rules/key-order.js";
 import type { ProfileRecord } from "./rules/profile.js";
-import { profileMatcher } from "./search.js";
-import type { ProfileQuery } from "./storage/profile-store.js";
+import { profileMatcher, type ProfileQuery } from "./rules/profile-match.js";
 import type { PlayerStores } from "./storage/stores.js";
 
 /** Profiles a `getMore` of an export brings: at most this many are held at once on the database's path. */

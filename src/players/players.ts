@@ -15,11 +15,12 @@ import {
   type DroppedItem,
   type EntryInput,
 } from "./rules/operations.js";
-import type { ProfileQuery } from "./storage/profile-store.js";
+import type { ProfileQuery } from "./rules/profile-match.js";
 import type { ProfileRecord } from "./rules/profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./rounds/registration.js";
 import { exportProfiles } from "./export.js";
 import { Search, type TagRecord } from "./search.js";
+import { StoredPlayerDirectory } from "./directory.js";
 import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./storage/stores.js";
 import type { TagMetadata } from "./storage/tag-store.js";
@@ -28,6 +29,7 @@ import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
 import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
+import { notTimed, stepsOf, type Step, type StepTimer } from "../steps.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
 export type { ErasureOutcome } from "./rounds/erasure-round.js";
@@ -67,6 +69,8 @@ export interface PlayersOptions {
   maxChangedPlayers?: number;
   /** Whether segments (the resyncs among them) wait behind the event queue's apply cursor. */
   queueBehind?: () => Promise<boolean>;
+  /** Where players/update's steps are timed (`platform_step_seconds{path="update"}`); untimed without. */
+  steps?: StepTimer;
 }
 
 /** Tombstones followed from a folded profile to the live one before a read gives up. */
@@ -86,21 +90,26 @@ export class Players {
   private readonly reads: Search;
   /** players/update calls with a request_id: each answered once, its retries with the same answer. */
   readonly replays: UpdateReplays;
+  /** The players as the events side reads them. */
+  readonly directory: StoredPlayerDirectory;
   /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
   readonly changes: ChangedPlayers;
 
   private readonly log: Logger | undefined;
   private readonly registration: Registration;
   private readonly changesLimit: ChangesLimit;
+  private readonly step: Step;
 
   constructor({
     stores,
     clock,
     maxChangedPlayers = Infinity,
     queueBehind = async () => true,
+    steps = notTimed,
     ...options
   }: PlayersOptions) {
     this.stores = stores;
+    this.step = stepsOf("update", steps);
     this.changesLimit = new ChangesLimit({ changes: stores.changes, clock, max: maxChangedPlayers, queueBehind });
     this.log = options.log;
     this.clock = clock;
@@ -108,17 +117,18 @@ export class Players {
     this.registration = new Registration(stores);
     this.writes = new WritePath({ stores, registration: this.registration, locks: this.locks, clock, ...options });
     this.reads = new Search(stores);
+    this.directory = new StoredPlayerDirectory(stores, this.reads);
     this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
   }
 
   /**
-   * Applies entries; each applies whole or is rejected whole. Entries about
-   * one player apply in request order. With `requestId` (players/update's
-   * request_id), the profiles written carry it for a day: a retry after a
-   * failure leaves the entries an earlier attempt applied to them as they are.
+   * players/update: applies entries; each applies whole or is rejected whole. Entries about one player apply in
+   * request order. With `requestId` (players/update's request_id), the profiles written carry it for a day: a retry
+   * after a failure leaves the entries an earlier attempt applied to them as they are. Its steps: `admit` (the record
+   * of changed players has room), then the write path's rounds (WritePath.apply).
    */
   async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<EntryOutcome[]> {
-    await this.changesLimit.admit(projectId);
+    await this.step("admit", () => this.changesLimit.admit(projectId));
     const finals = await this.writes.apply(
       projectId,
       entries.map((entry, index) => ({
@@ -131,6 +141,7 @@ export class Players {
         createsProfile: true,
         requestId: requestId ?? null,
       })),
+      this.step,
     );
     return entries.map((_, index) => {
       const final = finals.get(index)!;
@@ -233,36 +244,6 @@ export class Players {
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */
   get contention() {
     return this.writes.contention;
-  }
-
-  /**
-   * The live profiles of `identityKeys` that exist (folded ones are left out). The owner fills its memory of the
-   * project first: the apply worker asks for every player an event names, most of them with no profile at all.
-   */
-  async profilesOf(projectId: string, identityKeys: readonly string[]): Promise<Map<string, ProfileRecord>> {
-    const slots = await this.stores.profiles.readSlots(projectId, identityKeys, { fillMemory: true });
-    return new Map([...slots].flatMap(([key, slot]) => (slot.profile ? [[key, slot.profile] as const] : [])));
-  }
-
-  /** Where each folded profile among `identityKeys` went (its tombstone's target), by identity key. */
-  async foldTargets(projectId: string, identityKeys: readonly string[]): Promise<Map<string, string>> {
-    const slots = await this.stores.profiles.readSlots(projectId, identityKeys);
-    return new Map([...slots].flatMap(([key, slot]) => (slot.foldedInto ? [[key, slot.foldedInto] as const] : [])));
-  }
-
-  /** The partner id each linked device among `deviceIds` belongs to. */
-  async deviceOwners(projectId: string, deviceIds: readonly string[]): Promise<Map<string, string>> {
-    const links = await this.stores.devices.findMany(projectId, deviceIds);
-    return new Map([...links].flatMap(([device, link]) => (link ? [[device, link.partnerUserId] as const] : [])));
-  }
-
-  /** Every player matching `query`, by identity key, as disjoint lists (read only): a cohort's members for the event charts. */
-  members(projectId: string, query: ProfileQuery): Promise<(readonly string[])[]> {
-    return this.reads.memberKeys(projectId, query);
-  }
-
-  async hasTraitKey(projectId: string, key: string): Promise<boolean> {
-    return (await this.stores.traitKeys.findRegistered(projectId, [key])).has(key);
   }
 
   /** One page of the project's trait keys in code point order, and how many there are. */

@@ -47,16 +47,16 @@ export async function startService({
   for (const service of SERVICES) service.methods.forEach(requiredScope);
   const metrics = new Metrics();
   const capabilities = await createCapabilities({ config, database, log, clock, steps: metrics });
-  const { worker } = capabilities.events;
+  const { worker, lag } = capabilities.events;
   metrics.gauge(
     "platform_event_lag_seconds",
     "Age of the oldest accepted event not yet applied.",
-    async () => (await worker.measureLag()).seconds,
+    async () => (await lag.measure()).seconds,
   );
   metrics.gauge(
     "platform_event_queue_depth",
     "Events accepted and not yet applied.",
-    async () => (await worker.measureLag()).depth,
+    async () => (await lag.measure()).depth,
   );
   const { backpressure } = capabilities.events;
   metrics.labelledGauge(
@@ -65,7 +65,7 @@ export async function startService({
     "limit",
     INGEST_LIMITS,
     async () => {
-      const reached = backpressure.limitsReached(await worker.measureLag());
+      const reached = backpressure.limitsReached(await lag.measure());
       return Object.fromEntries(INGEST_LIMITS.map((limit) => [limit, reached.includes(limit) ? 1 : 0]));
     },
   );

@@ -4,7 +4,7 @@ import { engineOf } from "../../src/db/engine.js";
 import { countsChange } from "../../src/events/rollups/cohort-rollup-store.js";
 import type { QueuedEvent } from "../../src/events/queue/entries.js";
 import type { Plan } from "../../src/events/apply/plan.js";
-import { PlanStore } from "../../src/events/apply/plan-store.js";
+import { PlanStore } from "../../src/events/rollups/plan-store.js";
 import { SegmentStore, sequenceId } from "../../src/events/queue/segment-store.js";
 import { scratchDatabase } from "../support/scratch-database.js";
 

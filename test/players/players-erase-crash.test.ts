@@ -4,7 +4,7 @@ import { connectDatabase, type Database } from "../../src/db/database.js";
 import { workOf, type StoredWork } from "../../src/events/queue/segment-store.js";
 import { DbProxy } from "../support/db-proxy.js";
 import { bruteForce, byName } from "../support/events.js";
-import { spawnMain, waitFor, type MainProcess } from "../support/main-process.js";
+import { postTo, spawnMain, waitFor, type MainProcess } from "../support/main-process.js";
 import { ADMIN_KEY } from "../support/service.js";
 
 // An erasure acknowledged, then `kill -9` at a known point behind its answer, held there by a proxy between the service
@@ -41,17 +41,6 @@ async function start(dbName: string, env: Record<string, string> = {}): Promise<
   started.push(main);
   expect(await main.outcome).toBe("serving");
   return main;
-}
-
-async function post(main: MainProcess, path: string, body: object, key: string): Promise<any> {
-  const res = await fetch(main.baseUrl + path, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const answer = await res.json();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
-  return answer;
 }
 
 async function metric(main: MainProcess, name: string): Promise<number> {
@@ -161,11 +150,11 @@ describe.each(
       project: { project_id: projectId },
       public_key: publicKey,
       private_key: privateKey,
-    } = await post(first, "/v1/admin/projects", { name: "Erase", game_id: 5_002 }, ADMIN_KEY);
+    } = await postTo(first, "/v1/admin/projects", { name: "Erase", game_id: 5_002 }, ADMIN_KEY);
     const last = Date.now() - 60_000;
     const times = [last - DAY_MS, last].map((ms) => new Date(ms).toISOString());
     const days = times.map((time) => time.slice(0, 10));
-    await post(
+    await postTo(
       first,
       "/v1/players/update",
       { players: PLAYERS.map((p) => ({ partner_user_id: p, tags: tagsOf(p) })) },
@@ -174,12 +163,12 @@ describe.each(
     const events = PLAYERS.flatMap((player, i) =>
       times.slice(i % 2).map((timestamp) => ({ name: "play", partner_user_id: player, timestamp })),
     );
-    await post(first, "/v1/events", { events }, publicKey);
+    await postTo(first, "/v1/events", { events }, publicKey);
     await drained(first);
     await settled(first);
 
     // One erasure settled (only the next record takes it out of the database), then a clean stop.
-    expect(await post(first, "/v1/players/delete", { partner_user_id: "gone1" }, privateKey)).toEqual({
+    expect(await postTo(first, "/v1/players/delete", { partner_user_id: "gone1" }, privateKey)).toEqual({
       deleted: true,
       identity_key: "u:gone1",
     });
@@ -189,7 +178,7 @@ describe.each(
     // The next erasure, held at the kill point: once the service is ready (its start reads that collection too).
     const second = await start(dbName, point.env);
     proxy.failCommandsHolding(point.refused);
-    expect(await post(second, "/v1/players/delete", { partner_user_id: "gone2" }, privateKey)).toEqual({
+    expect(await postTo(second, "/v1/players/delete", { partner_user_id: "gone2" }, privateKey)).toEqual({
       deleted: true,
       identity_key: "u:gone2",
     });
@@ -202,7 +191,7 @@ describe.each(
 
     const next = await start(dbName, env);
     await drained(next);
-    const read = (path: string, body: object) => post(next, path, body, privateKey);
+    const read = (path: string, body: object) => postTo(next, path, body, privateKey);
     for (const gone of ["gone1", "gone2"]) {
       expect((await read("/v1/players/get", { partner_user_id: gone })).found).toBe(false);
     }

@@ -1,6 +1,6 @@
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { READS_IN_FLIGHT } from "../../src/db/side-by-side.js";
+import { READS_IN_FLIGHT } from "../../src/db/gate.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let svc: TestService;

@@ -1,4 +1,4 @@
-import { eventTimes } from "../support/events.js";
+import { eventTimes, waitFor } from "../support/events.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { Metrics } from "../../src/server/calls/metrics.js";
@@ -124,20 +124,33 @@ describe("GET /metrics", () => {
     expect(valueOf(samples, "platform_db_command_errors_total", { command: "find" })).toBeUndefined();
   });
 
-  it("times each named step of an ingest and of a trends read", async () => {
+  it("times each named step of an update, an ingest, the apply of their segments and a trends read", async () => {
     const project = await test.createProject("steps");
     const [{ timestamp, day }] = eventTimes(test, 1);
+    const update = { players: [{ partner_user_id: "stepper", tags_add: ["vip"] }] };
+    await test.postOk("/v1/players/update", update, project.publicKey);
     const event = { name: "level_up", partner_user_id: "stepper", timestamp };
     expect(await test.postOk("/v1/events", { events: [event] }, project.publicKey)).toMatchObject({ accepted: 1 });
     await test.postOk("/v1/events/trends", { from: day, to: day, tags: ["vip"] }, project.privateKey);
-    const samples = await scrape();
-    const steps = (path: string) =>
+    const steps = (samples: Sample[], path: string) =>
       samples
         .filter((s) => s.name === "platform_step_seconds_count" && s.labels.path === path && s.value > 0)
         .map((s) => `${s.labels.step} ${s.labels.outcome}`)
         .sort();
-    expect(steps("ingest")).toEqual(["admit ok", "check ok", "enqueue ok", "names ok"]);
-    expect(steps("trends")).toEqual(["counts ok", "freshness ok", "series ok", "split ok"]);
+    // The update's resync segment settles its changed player once applied: the apply's last step to appear.
+    const samples = await waitFor(scrape, (samples) => steps(samples, "apply").includes("settle ok"));
+    expect(steps(samples, "update")).toEqual([
+      "admit ok",
+      "commit ok",
+      "decide ok",
+      "fold ok",
+      "follow ok",
+      "links ok",
+      "read ok",
+    ]);
+    expect(steps(samples, "ingest")).toEqual(["admit ok", "check ok", "enqueue ok", "names ok"]);
+    expect(steps(samples, "trends")).toEqual(["counts ok", "freshness ok", "series ok", "split ok"]);
+    expect(steps(samples, "apply")).toEqual(["advance ok", "cohorts ok", "histories ok", "plan ok", "settle ok"]);
   });
 
   it("includes the process metrics", async () => {
@@ -167,7 +180,8 @@ describe("GET /metrics", () => {
       "result",
       "step",
     ]);
-    for (const s of ours.filter((s) => "path" in s.labels)) expect(["ingest", "trends"]).toContain(s.labels.path);
+    for (const s of ours.filter((s) => "path" in s.labels))
+      expect(["ingest", "update", "apply", "trends"]).toContain(s.labels.path);
     for (const s of ours.filter((s) => "limit" in s.labels)) expect(["lag", "queue_size"]).toContain(s.labels.limit);
     for (const s of ours.filter((s) => "method" in s.labels)) {
       expect(s.labels.method).toMatch(/^platformapi\.v1\.[A-Za-z]+Service\/[A-Za-z]+$/);

@@ -1,10 +1,7 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { DbProxy } from "../support/db-proxy.js";
 import { bruteForce, byName } from "../support/events.js";
-import { spawnMain, waitFor, type MainProcess } from "../support/main-process.js";
+import { postTo, suiteProcesses, waitFor } from "../support/main-process.js";
 import { ADMIN_KEY } from "../support/service.js";
 
 // `npm start` after the hostile run of a public key during an event backlog (at a size CI affords), and a start whose
@@ -15,36 +12,13 @@ const DAY_MS = 86_400_000;
 const players = Array.from({ length: PLAYERS }, (_, i) => `player-${i}-`.padEnd(256, "x"));
 const tagSet = (set: "a" | "b") => Array.from({ length: 45 }, (_, i) => `${set}${i}-`.padEnd(64, "t"));
 
-let dataDir: string;
-const started: MainProcess[] = [];
-beforeAll(async () => {
-  dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-backlog-"));
-});
-afterAll(async () => {
-  await Promise.all(started.map((p) => p.stop()));
-  await rm(dataDir, { recursive: true, force: true });
-});
-
-async function start(env: Record<string, string>): Promise<MainProcess> {
-  const main = await spawnMain({ DB_NAME: "backlog", PLATFORM_ADMIN_KEY: ADMIN_KEY, ...env });
-  started.push(main);
-  return main;
-}
-
-async function post(main: MainProcess, path: string, body: object, key: string): Promise<any> {
-  const res = await fetch(main.baseUrl + path, {
-    method: "POST",
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const answer = await res.json();
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
-  return answer;
-}
+const processes = suiteProcesses("backlog");
+const { start } = processes;
+const post = postTo;
 
 describe("a start after changes waited behind an event backlog", () => {
   it("after a kill -9: repairs the changed players in bounded steps, serves, and answers exactly", async () => {
-    const first = await start({ DATA_DIR: dataDir, EVENT_WORKER: "off" });
+    const first = await start({ DATA_DIR: processes.dataDir, EVENT_WORKER: "off" });
     await first.serving;
     const { public_key: publicKey, private_key: privateKey } = await post(
       first,
@@ -68,7 +42,7 @@ describe("a start after changes waited behind an event backlog", () => {
     first.child.kill("SIGKILL");
     await first.exited;
 
-    const next = await start({ DATA_DIR: dataDir });
+    const next = await start({ DATA_DIR: processes.dataDir });
     expect(await next.outcome).toBe("serving");
     // One step for the 20 players changed in 6 rounds, not one per round.
     const repair = next.logs.find((line) => line.msg === "tag membership repaired after a crash");

@@ -9,7 +9,6 @@ import { loadConfig } from "../../src/config.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
 import { createEventQueue, createEvents } from "../../src/events/capability.js";
-import { PlayerDirectoryOverPlayers } from "../../src/events/player-directory-over-players.js";
 import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/storage/stores.js";
 import { CohortRollupStore } from "../../src/events/rollups/cohort-rollup-store.js";
@@ -64,7 +63,7 @@ const { worker } = await createEvents({
   maxQueueEvents: 1_000_000,
   sumBackfillStep: loadConfig().eventSumBackfillStep,
   dbTimeoutMs: 2000,
-  directory: new PlayerDirectoryOverPlayers(players),
+  directory: players.directory,
   changes: players.changes,
   steps: { recordStep: () => undefined },
   worker: {

@@ -1,7 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
 import readline from "node:readline";
+import { afterAll, beforeAll } from "vitest";
 import { freePort } from "../../src/db/process.js";
+import { ADMIN_KEY } from "./service.js";
 
 // Runs `npm start`'s entry point as a process of its own, as an operator would: one node process with tsx's
 // loader (the tsx command would put a second process in between, which a SIGKILL would leave running).
@@ -74,4 +79,41 @@ export async function waitFor(condition: () => Promise<boolean>, timeoutMs: numb
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/**
+ * The service processes of one suite: each started on database `dbName` with the suites' admin key (and whatever
+ * `env` adds: `DATA_DIR: dataDir` for the suite's own folder, made before its tests); all stopped and the folder
+ * removed once the suite ends. Call it at the top of the suite file.
+ */
+export function suiteProcesses(dbName: string) {
+  const started: MainProcess[] = [];
+  const suite = {
+    dataDir: "",
+    async start(env: Record<string, string> = {}): Promise<MainProcess> {
+      const main = await spawnMain({ DB_NAME: dbName, PLATFORM_ADMIN_KEY: ADMIN_KEY, ...env });
+      started.push(main);
+      return main;
+    },
+  };
+  beforeAll(async () => {
+    suite.dataDir = await mkdtemp(path.join(os.tmpdir(), `platform-${dbName}-`));
+  });
+  afterAll(async () => {
+    await Promise.all(started.map((p) => p.stop()));
+    await rm(suite.dataDir, { recursive: true, force: true });
+  });
+  return suite;
+}
+
+/** POSTs `body` as JSON with API key `key` and answers the parsed body; any status but 200 throws, naming it. */
+export async function postTo(main: MainProcess, path: string, body: object, key: string): Promise<any> {
+  const res = await fetch(main.baseUrl + path, {
+    method: "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const answer = await res.json();
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(answer)}`);
+  return answer;
 }

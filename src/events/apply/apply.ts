@@ -4,7 +4,14 @@ import { deviceKey, partnerKey } from "../../players/rules/identity-key.js";
 import { tagCohort, traitCohort } from "../rollups/cohort-rollup-store.js";
 import type { QueuedEvent } from "../queue/entries.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
-import { Planner, type Plan } from "./plan.js";
+import type { Clock } from "../../clock.js";
+import type { ChangedPlayers } from "../../players/changed-players.js";
+import type { Step } from "../../steps.js";
+import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
+import type { QueueStateStore } from "../queue/queue-state-store.js";
+import { Planner, type Plan, type SumBackfillStep } from "./plan.js";
+import type { PlanStore } from "../rollups/plan-store.js";
+import type { Retention } from "./retention.js";
 import type { PlayerCohorts, PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { PlayerRollup } from "../rollups/player-rollup.js";
@@ -35,6 +42,116 @@ export interface PlanningDeps {
   summed: SummedPropertyStore;
   /** (player, day) totals a step of a sum's back-fill gathers (EVENT_SUM_BACKFILL_STEP). */
   sumBackfillStep: number;
+}
+
+/** What the apply of a segment reads and writes beyond what its planning reads. */
+export interface ApplyDeps extends PlanningDeps {
+  queue: QueueStateStore;
+  plans: PlanStore;
+  cohortRollups: CohortRollupStore;
+  /** The changed players recorded for the charts: a resync carrying their stamp settles them. */
+  changes: ChangedPlayers;
+  retention: Retention;
+  clock: Clock;
+}
+
+/** One segment to apply, and what the worker knows of it. */
+export interface SegmentToApply {
+  seq: number;
+  segment: Segment;
+  /**
+   * In order (the cursor moves past it next): only such a segment leaves its history changes to be written behind,
+   * since the cursor's record of what is written counts in order.
+   */
+  inOrder: boolean;
+  /**
+   * Whether a plan may be stored for it already: after the lease lapsed (another worker's) or an apply of this one's
+   * stopped midway. Otherwise the worker plans without looking; should a plan be stored all the same (a stalled
+   * worker's), settling answers it.
+   */
+  lookForPlan: boolean;
+  /** Whether this worker's lease still runs. */
+  leaseHolds: () => boolean;
+}
+
+/** Players a backfill resyncs per segment. */
+const BACKFILL_SLICE = 500;
+
+/**
+ * The apply of a segment, in its named steps: `plan` (the stored plan, or one decided and stored before anything is
+ * written), `erase` (an erasure's raw events), `histories` and `cohorts` (each rollup document absorbs the segment
+ * once: absorb.ts), `backfill` and `sum_backfill` (the follow-up segments they queue), `settle` (the changed players
+ * a resync carries). The worker then moves the cursor past it (`advance`). False when the plan it decided was stale.
+ */
+export async function applySegment(deps: ApplyDeps, step: Step, target: SegmentToApply): Promise<boolean> {
+  const { seq, segment, inOrder } = target;
+  const { projectId, work } = segment;
+  const planned = await step("plan", () => storedPlan(deps, target));
+  if (!planned) return false;
+  const { plan, fresh } = planned;
+  // An erasure's raw events go before its histories move: a failure here leaves reads as they were.
+  if (work?.kind === "resync" && work.erased?.length) {
+    await step("erase", () => deps.segments.deleteEvents(projectId!, seq, eventsOfPlayers(work.erased!)));
+  }
+  const writeBehind = inOrder ? deps.clock.now() : undefined;
+  await step("histories", () => deps.playerRollups.absorb(seq, plan.players, { fresh, writeBehind }));
+  await step("cohorts", () => deps.cohortRollups.absorb(seq, plan.cohorts, { fresh }));
+  if (plan.backfill) await step("backfill", () => backfill(deps, projectId!, seq, plan.backfill!));
+  if (plan.sumBackfill) await step("sum_backfill", () => sumBackfillStep(deps, projectId!, plan.sumBackfill!));
+  if (work?.kind === "resync" && work.change) {
+    const { change, identityKeys, folds = [] } = work;
+    await step("settle", () => deps.changes.settle(projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]));
+  }
+  return true;
+}
+
+/**
+ * The segment's plan, stored before anything is written (`fresh`: this worker decided it), or null when a plan it
+ * decided came after another worker finished the segment (and deleted its plan): stale, so dropped. None can have
+ * while this worker's lease runs.
+ */
+async function storedPlan(deps: ApplyDeps, { seq, segment, lookForPlan, leaseHolds }: SegmentToApply) {
+  const { plans, queue, retention, clock } = deps;
+  const found = lookForPlan ? await plans.find(seq) : null;
+  if (found) return { plan: found, fresh: false };
+  const settled = await plans.settle(seq, await planSegment(segment, retention.firstDay(clock.now()), deps));
+  if (settled.mine && !leaseHolds() && (await queue.read()).applied >= seq) {
+    await plans.delete(seq);
+    return null;
+  }
+  return { plan: settled.plan, fresh: settled.mine };
+}
+
+/**
+ * Queues resyncs of a key's holders (planned with the key materialised), then marks the key ready from the last of
+ * them. Run again after a crash, it queues them again: a resync is idempotent.
+ */
+async function backfill(
+  deps: ApplyDeps,
+  projectId: string,
+  seq: number,
+  { key, holders }: NonNullable<Plan["backfill"]>,
+) {
+  let last = seq;
+  for (let from = 0; from < holders.length; from += BACKFILL_SLICE) {
+    const identityKeys = holders.slice(from, from + BACKFILL_SLICE);
+    last = await deps.writer.enqueue(projectId, { kind: "resync", identityKeys }, 0, new Date(0));
+  }
+  await deps.traitKeys.ready(projectId, key, last);
+}
+
+/**
+ * A step of a sum's back-fill is written: records how far it counted, then marks the sum ready or queues the next
+ * step. Run again after a crash, it may queue the next step twice: the second plans nothing (sum-backfill.ts).
+ */
+async function sumBackfillStep(deps: ApplyDeps, projectId: string, { id, after, through, done }: SumBackfillStep) {
+  const pairs = await deps.summed.update(projectId, (pairs) =>
+    pairs.some((pair) => pair.id === id && (pair.counted ?? 0) === after && !pair.ready)
+      ? pairs.map((pair) => (pair.id === id ? { ...pair, counted: through, ready: done } : pair))
+      : null,
+  );
+  if (done || !pairs.some((pair) => pair.id === id && !pair.ready)) return;
+  await deps.writer.enqueue(projectId, { kind: "sum", id, after: through }, 0, new Date(0));
 }
 
 /** Cohort ids of a player as of now: every tag, and the value of each materialised trait key. */

@@ -1,4 +1,4 @@
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 import type { TraitValue } from "../../players/rules/normalise.js";
 import { traitIndexEntry } from "../../players/rules/normalise.js";
 import type { PlayerCohorts } from "../player-directory.js";

@@ -1,17 +1,11 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
-import type { Clock } from "../../clock.js";
-import { eventsOfPlayers, planSegment, type PlanningDeps } from "./apply.js";
-import type { ChangeRepair } from "./change-repair.js";
-import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
-import type { ChangedPlayers } from "../../players/changed-players.js";
-import type { SumBackfillStep } from "./plan.js";
-import type { PlanStore } from "./plan-store.js";
-import type { QueueState, QueueStateStore } from "../queue/queue-state-store.js";
-import type { Retention } from "./retention.js";
-import { QueueLagMeter, type Lag } from "../queue/queue-lag.js";
+import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
+import { applySegment, type ApplyDeps } from "./apply.js";
+import type { Resyncs } from "./resyncs.js";
+import type { QueueState } from "../queue/queue-state-store.js";
 import { QueueLease } from "../queue/queue-lease.js";
-import type { Segment, SegmentStore } from "../queue/segment-store.js";
+import type { Segment } from "../queue/segment-store.js";
 import { SetAsideProjects } from "../queue/set-aside.js";
 import { WriteBehindSchedule } from "./write-behind-schedule.js";
 
@@ -19,19 +13,12 @@ import { WriteBehindSchedule } from "./write-behind-schedule.js";
 const LOOKAHEAD = 256;
 /** How often a caller waiting for a segment to be applied looks at the queue's cursor. */
 const APPLIED_POLL_MS = 20;
-/** Players a backfill resyncs per segment. */
-const BACKFILL_SLICE = 500;
 
-export interface WorkerOptions extends PlanningDeps {
-  queue: QueueStateStore;
-  segments: SegmentStore;
-  plans: PlanStore;
-  cohortRollups: CohortRollupStore;
-  /** The changed players recorded for the charts: a resync carrying their stamp settles them. */
-  changes: ChangedPlayers;
-  changeRepair: ChangeRepair;
-  retention: Retention;
-  clock: Clock;
+export interface WorkerOptions extends ApplyDeps {
+  /** Resyncs queued again for changes left unsettled (the repair). */
+  resyncs: Resyncs;
+  /** Where the apply's steps are timed (`platform_step_seconds{path="apply"}`). */
+  steps?: StepTimer;
   /**
    * How long the lease on the queue lasts without renewal (renewed once half of it has run); another worker takes
    * over after that.
@@ -54,6 +41,10 @@ export interface WorkerOptions extends PlanningDeps {
  */
 export class ApplyWorker {
   private readonly lease: QueueLease;
+  /** The apply's steps (applySegment), timed. */
+  private readonly step: Step;
+  /** Whether this worker's lease still runs: a plan it settles after that may be stale. */
+  private readonly leaseHolds = () => this.lease.holds(this.options.clock.now());
   private readonly pollMs: number;
   private readonly gapGraceMs: number;
   private readonly stopping = new AbortController();
@@ -66,7 +57,6 @@ export class ApplyWorker {
    * same (a stalled worker's), settling answers it.
    */
   private planLeftBehind = true;
-  private readonly lag: QueueLagMeter;
   private readonly setAside = new SetAsideProjects();
   private readonly histories: WriteBehindSchedule;
   /** Resolves once the history changes a previous worker left unwritten are in the database (or the worker stopped). */
@@ -75,9 +65,9 @@ export class ApplyWorker {
 
   constructor(private readonly options: WorkerOptions) {
     this.lease = new QueueLease(options.queue, options.leaseMs ?? 10_000);
+    this.step = stepsOf("apply", options.steps ?? notTimed);
     this.pollMs = options.pollMs ?? 250;
     this.gapGraceMs = options.gapGraceMs ?? 30_000;
-    this.lag = new QueueLagMeter(options.queue, options.segments, options.clock);
     this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
     options.writer.onQueued(() => this.wake());
     this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
@@ -129,11 +119,6 @@ export class ApplyWorker {
     }
   }
 
-  /** The queue's lag now (QueueLagMeter.measure). */
-  measureLag(): Promise<Lag> {
-    return this.lag.measure();
-  }
-
   private async loop(): Promise<void> {
     while (!this.stopping.signal.aborted) {
       let worked = false;
@@ -161,7 +146,7 @@ export class ApplyWorker {
     if (await this.histories.catchUp()) return true;
     this.markCaughtUp();
     await this.options.retention.sweepIfDue(now);
-    await this.options.changeRepair.checkIfDue(now);
+    await this.options.resyncs.repairIfDue(now, this.options);
     const state = await queue.read();
     const seq = state.applied + 1;
     if (seq > state.reserved) return this.histories.idle(now);
@@ -186,7 +171,10 @@ export class ApplyWorker {
    */
   private async tryApply(seq: number, segment: Segment, now: Date, { inOrder = false } = {}): Promise<boolean> {
     try {
-      await this.apply(seq, segment, inOrder);
+      const lookForPlan = this.planLeftBehind;
+      this.planLeftBehind = true;
+      const target = { seq, segment, inOrder, lookForPlan, leaseHolds: this.leaseHolds };
+      this.planLeftBehind = !(await applySegment(this.options, this.step, target));
     } catch (error) {
       if (segment.projectId === null) throw error;
       this.setAside.failed(segment.projectId, now.getTime());
@@ -218,7 +206,7 @@ export class ApplyWorker {
       }
       const segment = await this.options.segments.find(next);
       if (segment && (await this.tryApply(next, segment, now))) {
-        await this.options.queue.markAhead(next);
+        await this.step("advance", () => this.options.queue.markAhead(next));
         return true;
       }
       held.add(head.projectId);
@@ -226,76 +214,13 @@ export class ApplyWorker {
     return false;
   }
 
-  /**
-   * Writes segment `seq`; the caller moves the cursor past it, or marks it applied ahead. Only a segment applied in
-   * order leaves its history changes to be written behind: the cursor's record of what is written counts in order.
-   */
-  private async apply(seq: number, segment: Segment, inOrder: boolean): Promise<void> {
-    const { queue, plans, playerRollups, cohortRollups, retention, clock } = this.options;
-    let plan = this.planLeftBehind ? await plans.find(seq) : null;
-    this.planLeftBehind = true;
-    let fresh = false;
-    if (!plan) {
-      const settled = await plans.settle(
-        seq,
-        await planSegment(segment, retention.firstDay(clock.now()), this.options),
-      );
-      // A plan decided after another worker finished this segment (and deleted its plan) is stale: drop it. None
-      // can have while this worker's lease runs.
-      if (settled.mine && !this.lease.holds(clock.now()) && (await queue.read()).applied >= seq) {
-        await plans.delete(seq);
-        return;
-      }
-      plan = settled.plan;
-      fresh = settled.mine;
-    }
-    // An erasure's raw events go before its histories move: a failure here leaves reads as they were.
-    if (segment.work?.kind === "resync" && segment.work.erased?.length) {
-      await this.options.segments.deleteEvents(segment.projectId!, seq, eventsOfPlayers(segment.work.erased));
-    }
-    await playerRollups.absorb(seq, plan.players, { fresh, writeBehind: inOrder ? clock.now() : undefined });
-    await cohortRollups.absorb(seq, plan.cohorts, { fresh });
-    if (plan.backfill) await this.backfill(segment.projectId!, seq, plan.backfill);
-    if (plan.sumBackfill) await this.sumBackfillStep(segment.projectId!, plan.sumBackfill);
-    if (segment.work?.kind === "resync" && segment.work.change) {
-      const { change, identityKeys, folds = [] } = segment.work;
-      await this.options.changes.settle(segment.projectId!, change, [...identityKeys, ...folds.map((f) => f.from)]);
-    }
-    this.planLeftBehind = false;
-  }
-
-  private async advance(seq: number, events: number, now: Date): Promise<void> {
-    const written = this.histories.writtenThrough(seq);
-    await this.options.queue.advance(seq, events, written);
-    await this.histories.advanced(seq, written, now);
-  }
-
-  /**
-   * Queues resyncs of a key's holders (planned with the key materialised),
-   * then marks the key ready from the last of them. Run again after a crash,
-   * it queues them again: a resync is idempotent.
-   */
-  private async backfill(projectId: string, seq: number, { key, holders }: { key: string; holders: string[] }) {
-    let last = seq;
-    for (let from = 0; from < holders.length; from += BACKFILL_SLICE) {
-      const identityKeys = holders.slice(from, from + BACKFILL_SLICE);
-      last = await this.options.writer.enqueue(projectId, { kind: "resync", identityKeys }, 0, new Date(0));
-    }
-    await this.options.traitKeys.ready(projectId, key, last);
-  }
-
-  /**
-   * A step of a sum's back-fill is written: records how far it counted, then marks the sum ready or queues the next
-   * step. Run again after a crash, it may queue the next step twice: the second plans nothing (sum-backfill.ts).
-   */
-  private async sumBackfillStep(projectId: string, { id, after, through, done }: SumBackfillStep): Promise<void> {
-    const pairs = await this.options.summed.update(projectId, (pairs) =>
-      pairs.some((pair) => pair.id === id && (pair.counted ?? 0) === after && !pair.ready)
-        ? pairs.map((pair) => (pair.id === id ? { ...pair, counted: through, ready: done } : pair))
-        : null,
-    );
-    if (done || !pairs.some((pair) => pair.id === id && !pair.ready)) return;
-    await this.options.writer.enqueue(projectId, { kind: "sum", id, after: through }, 0, new Date(0));
+  /** The cursor moved past segment `seq` (the apply's last step), and what the write-behind schedule keeps with it. */
+  private advance(seq: number, events: number, now: Date): Promise<void> {
+    return this.step("advance", async () => {
+      const written = this.histories.writtenThrough(seq);
+      await this.options.queue.advance(seq, events, written);
+      await this.histories.advanced(seq, written, now);
+    });
   }
 
   /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */

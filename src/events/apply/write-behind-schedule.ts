@@ -1,7 +1,7 @@
 import { projectOfId } from "../../db/ids.js";
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 import { HistoryWriteFailed, type PendingSelection } from "../rollups/history-write-behind.js";
-import type { PlanStore } from "./plan-store.js";
+import type { PlanStore } from "../rollups/plan-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { QueueStateStore } from "../queue/queue-state-store.js";
 import type { SetAsideProjects } from "../queue/set-aside.js";

@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import { QueueBehindError } from "../../errors.js";
-import type { Lag } from "./queue-lag.js";
+import type { Lag, QueueLagMeter } from "./queue-lag.js";
 
 /** How long a measured lag stands for the next ingest calls: one read of the queue a second, however many calls. */
 const MEASURED_LAG_REUSE_MS = 1_000;
@@ -14,8 +14,8 @@ export type IngestLimit = "lag" | "queue_size";
 export const INGEST_LIMITS: readonly IngestLimit[] = ["lag", "queue_size"];
 
 export interface BackpressureOptions {
-  /** Measures the queue's lag from the database (ApplyWorker.measureLag): right whichever instance applies. */
-  measureLag: () => Promise<Lag>;
+  /** The queue's lag, measured from the database: right whichever instance applies. */
+  lag: Pick<QueueLagMeter, "measure">;
   clock: Clock;
   /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses whole calls. */
   maxLagSeconds: number;
@@ -90,7 +90,7 @@ export class Backpressure {
   private async measure(nowMs: number): Promise<Lag> {
     // Events admitted while the measurement runs stay counted: the measurement may or may not hold them.
     const admittedBefore = this.admittedSinceMeasured;
-    const lag = await this.options.measureLag();
+    const lag = await this.options.lag.measure();
     this.admittedSinceMeasured -= admittedBefore;
     this.measured = { atMs: nowMs, lag };
     return lag;

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 import type { QueueStateStore } from "./queue-state-store.js";
 import type { SegmentHead, SegmentStore } from "./segment-store.js";
 

@@ -1,5 +1,5 @@
 import type { Logger } from "../../log.js";
-import type { MembershipChange } from "./membership-buckets.js";
+import type { MembershipChange } from "./membership-documents.js";
 import type { PlayerStores } from "../storage/stores.js";
 
 /** Players one step of the repair completes: a read of their profiles and a write of their membership. */

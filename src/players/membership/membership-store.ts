@@ -2,7 +2,7 @@ import type { AnyBulkWriteOperation, Db, Filter } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { throwIfRefused } from "../../db/batched-write.js";
 import { scanProject } from "../../db/project-scan.js";
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 import type { Logger } from "../../log.js";
 import {
   bucketId,
@@ -13,8 +13,6 @@ import {
   parsePageId,
   type BucketChange,
   type MembershipChange,
-} from "./membership-buckets.js";
-import {
   countsChanged,
   countsStatement,
   pageStatement,
@@ -172,9 +170,12 @@ export class MembershipStore {
     );
   }
 
-  /** Whether changes are made in the owner's memory and written behind (`written` tells when they are in the database). */
-  get writesBehind(): boolean {
-    return this.behind !== null;
+  /**
+   * What a call waits for of `work`, which follows the project's membership into the database (a round's resync):
+   * all of it where membership is written through; nothing where it is written behind, since `work` waits for that.
+   */
+  callWaitsFor(work: Promise<void>): Promise<void> {
+    return this.behind ? Promise.resolve() : work;
   }
 
   /** Resolves once every change of the project made before the call is in the database (at once unless written behind). */

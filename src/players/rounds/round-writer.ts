@@ -5,9 +5,9 @@ import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
 import type { Erasure } from "../rules/erasure.js";
 import { partnerOf } from "../rules/identity-key.js";
-import { movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
+import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
+import { membersLock, statsLock } from "./round-locks.js";
 import type { RoundMembership } from "../membership/membership-repair.js";
-import { MembershipWriter } from "../membership/membership-writer.js";
 import type { ProfileSlot, SlotContent } from "../rules/profile.js";
 import type { Registration } from "./registration.js";
 import { RoundCompletion } from "./round-completion.js";
@@ -44,36 +44,34 @@ interface Begun {
  */
 export class RoundWriter {
   private readonly completion: RoundCompletion;
-  private readonly membership: MembershipWriter;
   /** Resyncs waiting for their membership to be written behind (the owner), and completions running. */
   private readonly background = new Set<Promise<void>>();
   /** The completions of failed rounds running, by project: an erasure waits for its project's (completedFor). */
   private readonly completing = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly options: RoundWriterOptions) {
-    const { stores, locks, log, registration } = options;
+    const { stores, locks, log } = options;
     this.completion = new RoundCompletion({ stores, locks, log });
-    this.membership = new MembershipWriter({ stores, registration, locks });
   }
 
   /**
-   * Writes a round: its changed players recorded (when it moves any cohort or folds)
-   * beside the device links (before any fold, see foldLateLinks), the
-   * tombstones of folded profiles (each keeping the data its fold merges),
-   * then the profiles; then membership and counts, then the players' event
-   * histories' resync (whose apply settles the record, so it is queued only
-   * once membership is written). Once the profiles are written the round is
-   * done: a failure after that is left to the background completion of its
-   * membership. Returns the identity keys whose write lost to another
-   * process, or was not made because a profile folded into it changed after it was read here.
+   * Writes a round up to its commit point: its changed players recorded (when it moves any cohort or folds) beside
+   * the device links (before any fold, see foldLateLinks), the tombstones of folded profiles (each keeping the data
+   * its fold merges), then the profiles. Returns the identity keys whose write lost to another process, or was not
+   * made because a profile folded into it changed after it was read here, and what `follow` writes after it (null:
+   * the round wrote nothing). A failure before the commit point leaves its membership to the background completion.
    */
-  async write(projectId: string, plan: RoundPlan, now: Date): Promise<{ lost: Set<string> }> {
+  async commit(
+    projectId: string,
+    plan: RoundPlan,
+    now: Date,
+  ): Promise<{ lost: Set<string>; committed: CommittedRound | null }> {
     const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
       identityKey,
       read,
       next,
     }));
-    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>() };
+    if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>(), committed: null };
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const begun = await this.beginRound(projectId, { moves, writes, plan, now });
     let lost: Set<string>, written: Set<string>;
@@ -92,8 +90,7 @@ export class RoundWriter {
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
-    await this.afterCommit(projectId, { moves, writes, written, plan, now, begun });
-    return { lost };
+    return { lost, committed: { projectId, moves, writes, written, plan, now, begun } };
   }
 
   /**
@@ -132,14 +129,13 @@ export class RoundWriter {
     }
     const writtenMoves = moves.filter((move) => !lost.has(move.identityKey));
     try {
-      await this.membership.write(projectId, writtenMoves, new Set(), now);
+      await this.writeMembership(projectId, writtenMoves, new Set(), now);
     } catch (error) {
       this.options.log?.warn({ projectId, error: (error as Error)?.message }, "erasure: membership completed later");
       this.track(this.complete(projectId, begun, resync));
       return { lost };
     }
-    const queued = this.track(this.queueResync(projectId, resync, begun.recorded));
-    if (!stores.membership.writesBehind) await queued;
+    await stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
     return { lost };
   }
 
@@ -182,16 +178,16 @@ export class RoundWriter {
   }
 
   /**
-   * After the commit point: membership and counts, then the event histories'
-   * resync; where membership is written behind (the owner), the call does not
-   * wait for the resync, which waits for the membership.
+   * After the commit point: membership and counts, then the event histories' resync (whose apply settles the record,
+   * so it is queued only once membership is written); where membership is written behind (the owner), the call does
+   * not wait for the resync, which waits for the membership. A failure is left to the background completion.
    */
-  private async afterCommit(projectId: string, round: CommittedRound) {
-    const { moves, writes, written, plan, now, begun } = round;
+  async follow(round: CommittedRound): Promise<void> {
+    const { projectId, moves, writes, written, plan, now, begun } = round;
     const resync = writtenProfiles(writes, written, plan.links);
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
     try {
-      await this.membership.write(projectId, writtenMoves, plan.given, now);
+      await this.writeMembership(projectId, writtenMoves, plan.given, now);
     } catch (error) {
       this.options.log?.warn(
         { projectId, error: (error as Error)?.message },
@@ -200,8 +196,7 @@ export class RoundWriter {
       this.track(this.complete(projectId, begun, resync));
       return;
     }
-    const queued = this.track(this.queueResync(projectId, resync, begun.recorded));
-    if (!this.options.stores.membership.writesBehind) await queued;
+    await this.options.stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
   }
 
   /** Waits for what runs behind the rounds: resyncs waiting for their membership, and completions (a clean stop). */
@@ -256,6 +251,24 @@ export class RoundWriter {
     }
   }
 
+  /**
+   * Membership and the tag counts of `moves`, and the last-given time of the `given` tags, in one write (the owner:
+   * in its memory, written behind).
+   */
+  private async writeMembership(projectId: string, moves: readonly TagMove[], given: ReadonlySet<string>, now: Date) {
+    const { stores, locks, registration } = this.options;
+    const changes = membershipChanges(moves);
+    const deltas = countDeltas(changes);
+    const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
+    const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
+    const docLocks = stores.membership.bucketIds(projectId, changes).map(membersLock);
+    const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
+    // Under both locks together, so a completion's recount never falls between.
+    await locks.run([...docLocks, statsLock(projectId)], () =>
+      stores.membership.apply(projectId, changes, { deltas: idDeltas, given: byId(given), now }),
+    );
+  }
+
   private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
     const lost = await this.options.stores.profiles.writeSlots(
       projectId,
@@ -266,7 +279,8 @@ export class RoundWriter {
 }
 
 /** A round whose profile writes are acknowledged: what is left to write after its commit point. */
-interface CommittedRound {
+export interface CommittedRound {
+  projectId: string;
   moves: readonly TagMove[];
   writes: readonly PlannedWrite[];
   written: ReadonlySet<string>;

@@ -17,6 +17,7 @@ import type { ProfileSlot } from "../rules/profile.js";
 import { erase, type ErasureOutcome } from "./erasure-round.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundWriter, type RoundWriterOptions } from "./round-writer.js";
+import { untimed, type Step } from "../../steps.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
 const MAX_ROUNDS = 20;
@@ -63,7 +64,11 @@ export class WritePath {
     this.writer = new RoundWriter(options);
   }
 
-  async apply(projectId: string, entries: readonly RoundEntry[]): Promise<Map<number, Final>> {
+  /**
+   * The rounds of one call, each of steps `links`, `read`, `decide`, `commit` (the profiles written: the commit
+   * point), `follow` (membership and counts, the resync queued); then `fold`. `step` times them (players/update's).
+   */
+  async apply(projectId: string, entries: readonly RoundEntry[], step: Step = untimed): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
     const redirects = new Map<string, string>();
     /** Profiles this call wrote in its earlier rounds: a request_id they now carry is this attempt's own. */
@@ -74,7 +79,7 @@ export class WritePath {
         this.contention.exhausted++;
         throw new ContentionError("too many concurrent writers to one player; retry");
       }
-      const { plan, lost } = await this.round(projectId, pending, { redirects, written });
+      const { plan, lost } = await this.round(projectId, pending, { redirects, written }, step);
       for (const key of plan.writes.keys()) if (!lost.has(key)) written.add(key);
       this.contention.conflicts += lost.size;
       if (lost.size > 0) await delay(lostRoundBackoffMs(round));
@@ -90,7 +95,7 @@ export class WritePath {
       pending = retry;
     }
     // The entries are applied: a late fold that fails is left to the next write through the device.
-    await this.foldLateLinks(projectId, entries, finals).catch((error: unknown) =>
+    await step("fold", () => this.foldLateLinks(projectId, entries, finals)).catch((error: unknown) =>
       this.options.log?.warn({ projectId, error: (error as Error)?.message }, "players: late device fold failed"),
     );
     return finals;
@@ -131,17 +136,19 @@ export class WritePath {
   }
 
   /** One round, under its players' locks: read what its entries touch, decide them (registering new names), write. */
-  private async round(projectId: string, entries: readonly RoundEntry[], call: CallSoFar) {
+  private async round(projectId: string, entries: readonly RoundEntry[], call: CallSoFar, step: Step) {
     const { stores, locks, lockWaitLimitMs } = this.options;
     const devices = [...new Set(entries.flatMap((entry) => (entry.deviceId === null ? [] : [entry.deviceId])))];
-    const links = await stores.devices.findMany(projectId, devices);
+    const links = await step("links", () => stores.devices.findMany(projectId, devices));
     const keys = touchedKeys(entries, links, call.redirects);
     return locks.run(
       keys.map((key) => profileLock(projectId, key)),
       async () => {
-        const reads = await this.read(projectId, entries, keys, links, call);
-        const plan = await this.decide(reads, entries);
-        return { plan, ...(await this.writer.write(projectId, plan, reads.now)) };
+        const reads = await step("read", () => this.read(projectId, entries, keys, links, call));
+        const plan = await step("decide", () => this.decide(reads, entries));
+        const { lost, committed } = await step("commit", () => this.writer.commit(projectId, plan, reads.now));
+        if (committed) await step("follow", () => this.writer.follow(committed));
+        return { plan, lost };
       },
       { waitLimitMs: lockWaitLimitMs },
     );

@@ -1,4 +1,4 @@
-import type { MembershipChange } from "../membership/membership-buckets.js";
+import type { MembershipChange } from "../membership/membership-documents.js";
 import type { ProfileSlot, SlotContent } from "./profile.js";
 
 /** The tags a profile carries before and after one round: what its membership must follow. */

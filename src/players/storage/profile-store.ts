@@ -8,15 +8,7 @@ import type { Engine } from "../../db/engine.js";
 import { slotDocument, slotOf, toProfile, writtenSlot, type ProfileDoc } from "./profile-document.js";
 import type { ProfileRecord, ProfileSlot, SlotWrite } from "../rules/profile.js";
 import { ProfileMemory } from "./profile-memory.js";
-
-export interface ProfileQuery {
-  tagsAny?: string[];
-  tagsAll?: string[];
-  /** Tags none of which a match carries. */
-  tagsNone?: string[];
-  /** traitIndexEntry() of each trait that must match. */
-  traits?: string[];
-}
+import type { ProfileQuery } from "../rules/profile-match.js";
 
 export const PLAYER_PROFILES = "player_profiles";
 

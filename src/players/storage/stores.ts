@@ -2,6 +2,7 @@ import type { Db } from "mongodb";
 import { AccountLinkStore } from "./account-link-store.js";
 import { DeviceLinkStore } from "./device-link-store.js";
 import { MembershipStore } from "../membership/membership-store.js";
+import { BucketSearch, ProfileIndexSearch, type CohortSearch } from "../membership/cohort-search.js";
 import { PlatformUserStore } from "./platform-user-store.js";
 import { ChangedPlayers } from "../changed-players.js";
 import type { Engine } from "../../db/engine.js";
@@ -17,6 +18,8 @@ export interface PlayerStores {
   profiles: ProfileStore;
   tags: TagStore;
   membership: MembershipStore;
+  /** Who is in a cohort: the profiles' indexes where indexes answer queries, else membership's buckets. */
+  cohorts: CohortSearch;
   changes: ChangedPlayers;
   traitKeys: TraitKeyStore;
   counters: RegistryCounterStore;
@@ -28,10 +31,13 @@ export interface PlayerStores {
 
 /** `engine`: how the stores read and guard their writes, and the owner's memory where profiles are kept. */
 export function createPlayerStores(db: Db, engine: Engine, log?: Logger): PlayerStores {
+  const profiles = new ProfileStore(db, engine);
+  const membership = new MembershipStore(db, engine, log);
   return {
-    profiles: new ProfileStore(db, engine),
+    profiles,
     tags: new TagStore(db, engine),
-    membership: new MembershipStore(db, engine, log),
+    membership,
+    cohorts: engine.queryIndexes ? new ProfileIndexSearch(profiles) : new BucketSearch(profiles, membership),
     changes: new ChangedPlayers(db, engine),
     traitKeys: new TraitKeyStore(db, engine),
     counters: new RegistryCounterStore(db),

@@ -2,7 +2,7 @@ import type { Engine } from "../../db/engine.js";
 import type { Db } from "mongodb";
 import { projectScopedId } from "../../db/ids.js";
 import { insertAllNew } from "../../db/insert-all-new.js";
-import { sideBySide } from "../../db/side-by-side.js";
+import { sideBySide } from "../../db/gate.js";
 
 interface TraitKeyDoc {
   _id: string;

@@ -9,7 +9,6 @@ import type { Config } from "../../config.js";
 import type { Database } from "../../db/database.js";
 import { engineOf, type Engine } from "../../db/engine.js";
 import { createEventQueue, createEvents, type EventsCapability } from "../../events/capability.js";
-import { PlayerDirectoryOverPlayers } from "../../events/player-directory-over-players.js";
 import { createLaunch, type Launch } from "../../launch/capability.js";
 import type { Logger } from "../../log.js";
 import { createPlayers } from "../../players/capability.js";
@@ -68,6 +67,7 @@ export async function createCapabilities({
     log,
     histories: eventQueue.histories,
     maxChangedPlayers: config.playerChangesMax,
+    steps,
     queueBehind: async () => {
       const { reserved, applied } = await eventQueue.queue.read();
       return reserved > applied;
@@ -84,7 +84,7 @@ export async function createCapabilities({
     maxQueueEvents: config.eventMaxQueueEvents,
     sumBackfillStep: config.eventSumBackfillStep,
     dbTimeoutMs: config.dbTimeoutMs,
-    directory: new PlayerDirectoryOverPlayers(players),
+    directory: players.directory,
     changes: players.changes,
     steps,
     worker: {

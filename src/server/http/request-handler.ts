@@ -128,8 +128,8 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
           if (!r.ready) return sendError(res, 503, "unavailable", r.reason);
           // Detail for operators: how far the event apply worker is behind, and whether ingestion pushes back for it
           // (not a readiness condition: reads and player writes go on).
-          const { worker, backpressure } = capabilities.events;
-          const lag = await worker.measureLag().catch(() => undefined);
+          const { backpressure } = capabilities.events;
+          const lag = await capabilities.events.lag.measure().catch(() => undefined);
           const limits = lag ? backpressure.limitsReached(lag) : [];
           const events = lag && {
             lag_seconds: lag.seconds,

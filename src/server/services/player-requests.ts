@@ -12,7 +12,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import { filterTags } from "../../events/reads/query.js";
 import { escapeRegex, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../../players/rules/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
-import type { ProfileQuery } from "../../players/storage/profile-store.js";
+import type { ProfileQuery } from "../../players/rules/profile-match.js";
 import type { TagMetadata } from "../../players/storage/tag-store.js";
 import { withProtoKey } from "./proto-keys.js";
 

@@ -2,7 +2,7 @@ import { Long, type Db } from "mongodb";
 import type { Engine } from "../../db/engine.js";
 import { throwIfRefused } from "../../db/batched-write.js";
 import { isDuplicateKey } from "../../db/errors.js";
-import type { Plan } from "./plan.js";
+import type { Plan } from "../apply/plan.js";
 import { sequenceId } from "../queue/segment-store.js";
 
 /**

@@ -1,0 +1,39 @@
+import type { TraitValue } from "./normalise.js";
+import type { ProfileRecord } from "./profile.js";
+
+/** A cohort of players: the tags they carry (any, all, none of) and the traits they hold. */
+export interface ProfileQuery {
+  tagsAny?: string[];
+  tagsAll?: string[];
+  /** Tags none of which a match carries. */
+  tagsNone?: string[];
+  /** traitIndexEntry() of each trait that must match. */
+  traits?: string[];
+}
+
+/** Whether a profile is in the cohort of `query`: its tags and traits checked in memory. */
+export function profileMatcher(query: ProfileQuery): (profile: ProfileRecord) => boolean {
+  const wanted = traitPairs(query.traits ?? []);
+  return (profile) => hasTags(profile, query) && hasTraits(profile, wanted);
+}
+
+/** A player carries at most 50 tags: `includes` beats building a set per profile. */
+function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
+  // Plain loops: a search or chart without tags tests every profile of the project, once per cohort.
+  if (tagsAny) {
+    let any = false;
+    for (let i = 0; i < tagsAny.length && !any; i++) any = tags.includes(tagsAny[i]);
+    if (!any) return false;
+  }
+  for (let i = 0; tagsAll && i < tagsAll.length; i++) if (!tags.includes(tagsAll[i])) return false;
+  for (let i = 0; tagsNone && i < tagsNone.length; i++) if (tags.includes(tagsNone[i])) return false;
+  return true;
+}
+
+/** The query's traits (traitIndexEntry() of each) as key and value, compared with a profile's without encoding them. */
+export const traitPairs = (traits: readonly string[]) =>
+  traits.map((entry) => JSON.parse(entry) as [string, TraitValue]);
+
+export function hasTraits(profile: ProfileRecord, wanted: readonly [string, TraitValue][]): boolean {
+  return wanted.every(([key, value]) => profile.traits.get(key) === value);
+}
