@@ -4,7 +4,8 @@ import type { DocumentChange } from "../apply/absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { slotsOf, SlotNumbers, type HistorySlots, type SlottedRead } from "./history-slots.js";
 import type { PlayerRollup } from "./player-rollup.js";
-import { addSum, addToSlot, type SumDays } from "../reads/sums.js";
+import { addToSlot, type SumDays } from "../reads/sums.js";
+import { applied, newHistory } from "./history-changes.js";
 
 interface Remembered {
   projectId: string;
@@ -269,40 +270,6 @@ export class HistoryMemory {
     ofProject.set(rollup.identityKey, known);
     return true;
   }
-}
-
-/** A history the database has not stored yet, as a change's upsert starts it (`init`). */
-function newHistory(change: DocumentChange): PlayerRollup {
-  return { identityKey: String(change.init.identity_key), days: {}, sums: {}, cohorts: [], foldedInto: null, hw: -1 };
-}
-
-/** A history with segment `seq`'s planned change applied, as the database applies its `$inc`, `$set` and `$unset`. */
-function applied(rollup: PlayerRollup, change: DocumentChange, seq: number): PlayerRollup {
-  const days: PlayerRollup["days"] = Object.fromEntries(
-    Object.entries(rollup.days).map(([day, names]) => [day, { ...names }]),
-  );
-  const sums: SumDays = structuredClone(rollup.sums);
-  for (const path of change.unset ?? []) {
-    const [top, day] = path.split(".");
-    const of: Record<string, unknown> = top === "sums" ? sums : days;
-    if (day === undefined) for (const one of Object.keys(of)) delete of[one];
-    else delete of[day];
-  }
-  for (const [path, inc] of Object.entries(change.inc)) {
-    const [top, day, field, id] = path.split(".");
-    const by = typeof inc === "number" ? inc : inc.toNumber();
-    if (top === "sums") addSum(sums, day, field, id, by);
-    else (days[day] ??= {})[field] = (days[day]?.[field] ?? 0) + by;
-  }
-  const set = change.set ?? {};
-  return {
-    identityKey: rollup.identityKey,
-    days,
-    sums,
-    cohorts: "cohorts" in set ? (set.cohorts as string[]) : rollup.cohorts,
-    foldedInto: "folded_into" in set ? (set.folded_into as string | null) : rollup.foldedInto,
-    hw: seq,
-  };
 }
 
 /** Adds a history's sums of `sumIds` on `days` to the chart's slots (a player with a sum has events there). */

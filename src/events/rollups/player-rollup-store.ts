@@ -1,16 +1,15 @@
 import { deleteStep } from "../delete-step.js";
 import type { Db } from "mongodb";
-import { projectOfId, projectScopedId } from "../../db/ids.js";
+import { projectOfId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
 import type { Engine } from "../../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
-import type { DayCounts, PlayerRollup } from "./player-rollup.js";
-import { addToSlot, type SumDays } from "../reads/sums.js";
+import type { PlayerRollup } from "./player-rollup.js";
+import { addToSlot } from "../reads/sums.js";
 import { slotsOf, SlotNumbers, type SlottedHistories } from "./history-slots.js";
 
-/** Histories read from the database at once when summed, so memory stays bounded. */
-const READ_SLICE = 1000;
+import { playerRollupId, toRollup, type PlayerRollupDoc } from "./player-rollup-document.js";
 import {
   absorb,
   absorbEach,
@@ -21,21 +20,8 @@ import {
 } from "../apply/absorb.js";
 import { HistoryWriteBehind, HistoryWriteFailed, type PendingSelection } from "./history-write-behind.js";
 
-interface PlayerRollupDoc extends RollupDoc {
-  _id: string;
-  project_id: string;
-  identity_key: string;
-  days?: DayCounts;
-  sums?: SumDays;
-  cohorts?: string[];
-  /** The player's trait keys as of the last segment that touched it. */
-  trait_keys?: string[];
-  folded_into?: string | null;
-  hw: number;
-}
-
-export const playerRollupId = (projectId: string, identityKey: string): string =>
-  projectScopedId(projectId, identityKey);
+/** Histories read from the database at once when summed, so memory stays bounded. */
+const READ_SLICE = 1000;
 
 /**
  * The event_player_rollups collection: per player, daily event counts by name.
@@ -297,15 +283,4 @@ export class PlayerRollupStore {
       throw error;
     }
   }
-}
-
-function toRollup(doc: PlayerRollupDoc): PlayerRollup {
-  return {
-    identityKey: doc.identity_key,
-    days: doc.days ?? {},
-    sums: doc.sums ?? {},
-    cohorts: doc.cohorts ?? [],
-    foldedInto: doc.folded_into ?? null,
-    hw: doc.hw,
-  };
 }
