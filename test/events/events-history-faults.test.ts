@@ -1,6 +1,5 @@
-import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
+import { commandOn, serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
 import type { TestService } from "../support/service.js";
 import { needsOwner } from "../../src/db/engine.js";
 import { bruteForce, byName, queueOf, waitFor } from "../support/events.js";
@@ -14,10 +13,6 @@ beforeAll(async () => {
   ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
 });
 afterAll(() => stop());
-
-/** A command of `name` on `collection`. */
-const on = (name: string, collection: string) => (event: CommandStartedEvent) =>
-  event.commandName === name && event.command[name] === collection;
 
 describe("a history move cut off by a database failure", () => {
   it("the update answers 200 with the move recorded: charts count it at once, and the periodic check makes it", async () => {
@@ -37,7 +32,7 @@ describe("a history move cut off by a database failure", () => {
 
     // The database goes away once the profile and its membership are written: the queuing of the move fails (where
     // membership is written behind, after the call answered).
-    const cut = proxy.cutAt(svc.database.client, on("findAndModify", "event_queue"));
+    const cut = proxy.cutAt(svc.database.client, commandOn("findAndModify", "event_queue"));
     const updated = await post(
       "/v1/players/update",
       { players: [{ partner_user_id: "alice", tags_add: ["vip"] }] },
@@ -86,7 +81,7 @@ describe("a history move cut off by a database failure", () => {
       (queue) => queue.queue_depth === 0,
     );
 
-    proxy.cutAfter(svc.database.client, on("update", "player_profiles"));
+    proxy.cutAfter(svc.database.client, commandOn("update", "player_profiles"));
     const updated = await svc.postJson(
       "/v1/players/update",
       { players: [{ partner_user_id: "bob", tags_add: ["vip"] }] },

@@ -1,6 +1,5 @@
-import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
+import { commandOn, serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../support/events.js";
 import { ownerRoundsDone } from "../support/metrics.js";
 import type { TestService } from "../support/service.js";
@@ -14,10 +13,6 @@ beforeAll(async () => {
   ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
 });
 afterAll(() => stop());
-
-/** A command of `name` on `collection`. */
-const on = (name: string, collection: string) => (event: CommandStartedEvent) =>
-  event.commandName === name && event.command[name] === collection;
 
 /** A project with ann (red) and gone (red, vip, with a linked device gdev), events of each applied. */
 async function project() {
@@ -85,7 +80,7 @@ describe("players/delete cut off by a database failure", () => {
     const p = await project();
     await p.expectReads(["ann", "gone"]);
 
-    const cut = proxy.cutAt(svc.database.client, on("update", "player_profiles"));
+    const cut = proxy.cutAt(svc.database.client, commandOn("update", "player_profiles"));
     expect((await p.erase()).status).toBe(503);
     await cut;
     await proxy.restoreFor(svc.baseUrl);
@@ -103,7 +98,7 @@ describe("players/delete cut off by a database failure", () => {
 
   it("after its commit point: 503 with the profile erased; the retry answers deleted and finishes the erasure", async () => {
     const p = await project();
-    proxy.cutAfter(svc.database.client, on("update", "player_profiles"));
+    proxy.cutAfter(svc.database.client, commandOn("update", "player_profiles"));
     expect((await p.erase()).status).toBe(503);
     await proxy.restoreFor(svc.baseUrl);
     expect(await p.post("/v1/players/get", { partner_user_id: "gone" })).toMatchObject({ found: false });

@@ -142,6 +142,10 @@ export class DbProxy {
   }
 }
 
+/** Matches a driver command of `name` on `collection` (to cut the proxy at it). */
+export const commandOn = (name: string, collection: string) => (event: CommandStartedEvent) =>
+  event.commandName === name && event.command[name] === collection;
+
 /** A test service reaching the run's database through a proxy the test cuts; `stop` restores, stops and cuts. */
 export async function serviceBehindProxy(env: Record<string, string> = {}) {
   const proxy = await DbProxy.start(inject("mongodbUri"));
