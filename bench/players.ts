@@ -23,7 +23,7 @@ import { round, runLoadProcess, startBenchService, type BenchService } from "./s
  * service runs in this process; the load generator (bench/players-load.ts) in another.
  */
 const PROFILES = Number(process.env.BENCH_PLAYERS_PROFILES ?? 100_000);
-const UPDATE_CALLS = Number(process.env.BENCH_PLAYERS_UPDATE_CALLS ?? 40);
+const UPDATE_CALLS = Number(process.env.BENCH_PLAYERS_UPDATE_CALLS ?? 200);
 const QUERIES = 100;
 /** Tag A: every 10th profile; tag B: every 20th plus those at 11 mod 20; A and B share every 20th. */
 export const TAG_A = "cohort_a";
