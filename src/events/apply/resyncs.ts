@@ -48,7 +48,10 @@ export class Resyncs implements HistoryFollower {
    * under a new stamp (a resync is idempotent), so a history move lost between a round's writes and its queuing is
    * made anyway. Charts count the player as of now meanwhile.
    */
-  async repairIfDue(now: Date, { changes, directory }: { changes: ChangedPlayers; directory: PlayerDirectory }) {
+  async repairIfDue(
+    now: Date,
+    { changes, directory }: { changes: ChangedPlayers; directory: Pick<PlayerDirectory, "foldTargets"> },
+  ) {
     if (now.getTime() - this.lastRepair < REPAIR_EVERY_MS) return;
     this.lastRepair = now.getTime();
     for (const { projectId, players } of await changes.stale(new Date(now.getTime() - UNSETTLED_GRACE_MS))) {
