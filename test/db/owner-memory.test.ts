@@ -1,22 +1,15 @@
 import type { CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
-import type { TestService } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { suiteBehindProxy } from "../support/db-proxy.js";
 
-let proxy: DbProxy;
-let svc: TestService;
-let stop: () => Promise<void>;
-beforeAll(async () => {
-  ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
-});
-afterAll(() => stop());
+const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 
 describe("the owner's memory of profiles", () => {
   it("is not trusted after a profile write whose outcome is unknown: the next search reads what the database holds", async () => {
-    const { publicKey, privateKey } = await svc.createProject();
-    const update = (players: object[]) => svc.postJson("/v1/players/update", { players }, publicKey);
+    const { publicKey, privateKey } = await suite.svc.createProject();
+    const update = (players: object[]) => suite.svc.postJson("/v1/players/update", { players }, publicKey);
     const matching = async (filter: object) =>
-      (await svc.postJson("/v1/players/search", filter, privateKey)).body.players.map(
+      (await suite.svc.postJson("/v1/players/search", filter, privateKey)).body.players.map(
         (p: { identity_key: string }) => p.identity_key,
       );
     const golds = () => matching({ traits: { tier: "gold" } });
@@ -28,15 +21,15 @@ describe("the owner's memory of profiles", () => {
 
     // b's profile write reaches the database, its reply never comes back: the call fails, the write is there.
     const dropReply = (event: CommandStartedEvent) => {
-      if (event.commandName === "update" && event.command.update === "player_profiles") proxy.dropReplies();
+      if (event.commandName === "update" && event.command.update === "player_profiles") suite.proxy.dropReplies();
     };
-    svc.database.client.on("commandStarted", dropReply);
+    suite.svc.database.client.on("commandStarted", dropReply);
     try {
       expect((await update([{ partner_user_id: "b", traits: { tier: "gold" } }])).status).toBe(503);
     } finally {
-      svc.database.client.off("commandStarted", dropReply);
+      suite.svc.database.client.off("commandStarted", dropReply);
     }
-    await proxy.restoreFor(svc.baseUrl);
+    await suite.proxy.restoreFor(suite.svc.baseUrl);
     expect(await golds()).toEqual(["u:a", "u:b"]);
   });
 });

@@ -1,38 +1,31 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commandOn, serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
-import type { TestService } from "../support/service.js";
+import { describe, expect, it } from "vitest";
+import { commandOn, suiteBehindProxy } from "../support/db-proxy.js";
 import { needsOwner } from "../../src/db/engine.js";
 import { bruteForce, byName, queueOf, waitFor } from "../support/events.js";
 import { storedChangedPlayers } from "../support/changed-players.js";
 import { ownerRoundsDone } from "../support/metrics.js";
 
-let proxy: DbProxy;
-let svc: TestService;
-let stop: () => Promise<void>;
-beforeAll(async () => {
-  ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
-});
-afterAll(() => stop());
+const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 
 describe("a history move cut off by a database failure", () => {
   it("the update answers 200 with the move recorded: charts count it at once, and the periodic check makes it", async () => {
-    const { projectId, publicKey, privateKey } = await svc.createProject();
-    const at = new Date(svc.clock.now().getTime() - 2 * 86_400_000);
+    const { projectId, publicKey, privateKey } = await suite.svc.createProject();
+    const at = new Date(suite.svc.clock.now().getTime() - 2 * 86_400_000);
     const day = at.toISOString().slice(0, 10);
-    const post = (path: string, body: object, key = privateKey) => svc.postJson(path, body, key);
+    const post = (path: string, body: object, key = privateKey) => suite.svc.postJson(path, body, key);
     await post(
       "/v1/events",
       { events: [1, 2, 3].map(() => ({ name: "play", partner_user_id: "alice", timestamp: at.toISOString() })) },
       publicKey,
     );
     await waitFor(
-      () => queueOf(svc),
+      () => queueOf(suite.svc),
       (queue) => queue.queue_depth === 0,
     );
 
     // The database goes away once the profile and its membership are written: the queuing of the move fails (where
     // membership is written behind, after the call answered).
-    const cut = proxy.cutAt(svc.database.client, commandOn("findAndModify", "event_queue"));
+    const cut = suite.proxy.cutAt(suite.svc.database.client, commandOn("findAndModify", "event_queue"));
     const updated = await post(
       "/v1/players/update",
       { players: [{ partner_user_id: "alice", tags_add: ["vip"] }] },
@@ -40,7 +33,7 @@ describe("a history move cut off by a database failure", () => {
     );
     expect(updated.status).toBe(200);
     await cut;
-    await proxy.restoreFor(svc.baseUrl);
+    await suite.proxy.restoreFor(suite.svc.baseUrl);
 
     const alice = [1, 2, 3].map(() => ({ name: "play", player: "alice", day }));
     const trends = await post("/v1/events/trends", { from: day, to: day, tags: ["vip"] });
@@ -48,17 +41,17 @@ describe("a history move cut off by a database failure", () => {
 
     // No resync was queued: the stored history (written once the worker is idle) stays out of the tag until the check
     // queues the recorded change again.
-    const histories = svc.database.db.collection("event_player_rollups");
+    const histories = suite.svc.database.db.collection("event_player_rollups");
     const stored = async () => (await histories.findOne({ _id: `${projectId}/u:alice` as never }))?.cohorts;
     expect(await waitFor(stored, (cohorts) => cohorts !== undefined)).toEqual([]);
-    svc.clock.advance(6 * 60_000);
+    suite.svc.clock.advance(6 * 60_000);
     await waitFor(stored, (cohorts) => cohorts?.includes("t/vip") === true);
     // Settled: the owner knows it at once (its database keeps the change until the project's next one), elsewhere the
     // database does.
-    await ownerRoundsDone(svc);
-    if (!needsOwner(svc.database)) {
+    await ownerRoundsDone(suite.svc);
+    if (!needsOwner(suite.svc.database)) {
       await waitFor(
-        () => storedChangedPlayers(svc, projectId),
+        () => storedChangedPlayers(suite.svc, projectId),
         ({ keys }) => keys.length === 0,
       );
     }
@@ -68,36 +61,36 @@ describe("a history move cut off by a database failure", () => {
   });
 
   it("cut right after the profile: membership is completed once the database is back, and the move queued after it", async () => {
-    const { projectId, publicKey, privateKey } = await svc.createProject();
-    const at = new Date(svc.clock.now().getTime() - 2 * 86_400_000);
+    const { projectId, publicKey, privateKey } = await suite.svc.createProject();
+    const at = new Date(suite.svc.clock.now().getTime() - 2 * 86_400_000);
     const day = at.toISOString().slice(0, 10);
-    await svc.postJson(
+    await suite.svc.postJson(
       "/v1/events",
       { events: [1, 2].map(() => ({ name: "play", partner_user_id: "bob", timestamp: at.toISOString() })) },
       publicKey,
     );
     await waitFor(
-      () => queueOf(svc),
+      () => queueOf(suite.svc),
       (queue) => queue.queue_depth === 0,
     );
 
-    proxy.cutAfter(svc.database.client, commandOn("update", "player_profiles"));
-    const updated = await svc.postJson(
+    suite.proxy.cutAfter(suite.svc.database.client, commandOn("update", "player_profiles"));
+    const updated = await suite.svc.postJson(
       "/v1/players/update",
       { players: [{ partner_user_id: "bob", tags_add: ["vip"] }] },
       publicKey,
     );
     expect(updated.status).toBe(200);
-    await proxy.restoreFor(svc.baseUrl);
+    await suite.proxy.restoreFor(suite.svc.baseUrl);
 
     // No clock moved: the background completion writes the membership, then queues the move it held back.
-    const histories = svc.database.db.collection("event_player_rollups");
+    const histories = suite.svc.database.db.collection("event_player_rollups");
     const stored = async () => (await histories.findOne({ _id: `${projectId}/u:bob` as never }))?.cohorts;
     await waitFor(stored, (cohorts) => cohorts?.includes("t/vip") === true);
-    const search = await svc.postJson("/v1/players/search", { tags: ["vip"] }, privateKey);
+    const search = await suite.svc.postJson("/v1/players/search", { tags: ["vip"] }, privateKey);
     expect(search.body.players.map((p: { identity_key: string }) => p.identity_key)).toEqual(["u:bob"]);
     const bob = [1, 2].map(() => ({ name: "play", player: "bob", day }));
-    const trends = await svc.postJson("/v1/events/trends", { from: day, to: day, tags: ["vip"] }, privateKey);
+    const trends = await suite.svc.postJson("/v1/events/trends", { from: day, to: day, tags: ["vip"] }, privateKey);
     expect(byName(trends.body)).toEqual(bruteForce(bob, [day]));
   });
 });

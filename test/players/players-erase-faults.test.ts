@@ -1,24 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { commandOn, serviceBehindProxy, type DbProxy } from "../support/db-proxy.js";
+import { describe, expect, it } from "vitest";
+import { commandOn, suiteBehindProxy } from "../support/db-proxy.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../support/events.js";
 import { ownerRoundsDone } from "../support/metrics.js";
-import type { TestService } from "../support/service.js";
 
 // players/delete when the database fails: before its commit point (the write of the markers over the profiles) a 503
 // erased nothing, the worker's work included; after it, a 503 left the profiles erased and the retry finishes the rest.
-let proxy: DbProxy;
-let svc: TestService;
-let stop: () => Promise<void>;
-beforeAll(async () => {
-  ({ proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "1000" }));
-});
-afterAll(() => stop());
+const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 
 /** A project with ann (red) and gone (red, vip, with a linked device gdev), events of each applied. */
 async function project() {
-  const { publicKey, privateKey } = await svc.createProject();
-  const post = async (path: string, body: object) => (await svc.postJson(path, body, privateKey)).body;
-  const times = eventTimes(svc, 2);
+  const { publicKey, privateKey } = await suite.svc.createProject();
+  const post = async (path: string, body: object) => (await suite.svc.postJson(path, body, privateKey)).body;
+  const times = eventTimes(suite.svc, 2);
   const days = times.map((t) => t.day);
   await post("/v1/players/update", {
     players: [
@@ -35,16 +28,16 @@ async function project() {
       timestamp: times[i % 2].timestamp,
     }));
     for (const e of events) raw.push({ name: e.name, player, day: e.timestamp.slice(0, 10) });
-    expect((await svc.postOk("/v1/events", { events }, publicKey)).accepted).toBe(count);
+    expect((await suite.svc.postOk("/v1/events", { events }, publicKey)).accepted).toBe(count);
     await waitFor(
-      () => queueOf(svc),
+      () => queueOf(suite.svc),
       (queue) => queue.queue_depth === 0,
     );
   };
   await send({ partner_user_id: "ann" }, "ann", 2);
   await send({ partner_user_id: "gone" }, "gone", 3);
   await send({ device_id: "gdev" }, "gone", 2);
-  await ownerRoundsDone(svc);
+  await ownerRoundsDone(suite.svc);
 
   /** Search, tag counts and trends with exactly `players`, each against the brute force. */
   const expectReads = async (players: string[]) => {
@@ -71,7 +64,7 @@ async function project() {
     const byDevice = found ? { found, profile: { identity_key: "u:gone", tags: ["red", "vip"] } } : { found };
     expect(await post("/v1/players/get", { device_id: "gdev" })).toMatchObject(byDevice);
   };
-  const erase = () => svc.postJson("/v1/players/delete", { partner_user_id: "gone" }, privateKey);
+  const erase = () => suite.svc.postJson("/v1/players/delete", { partner_user_id: "gone" }, privateKey);
   return { post, send, expectReads, expectFound, erase };
 }
 
@@ -80,10 +73,10 @@ describe("players/delete cut off by a database failure", () => {
     const p = await project();
     await p.expectReads(["ann", "gone"]);
 
-    const cut = proxy.cutAt(svc.database.client, commandOn("update", "player_profiles"));
+    const cut = suite.proxy.cutAt(suite.svc.database.client, commandOn("update", "player_profiles"));
     expect((await p.erase()).status).toBe(503);
     await cut;
-    await proxy.restoreFor(svc.baseUrl);
+    await suite.proxy.restoreFor(suite.svc.baseUrl);
     // An event applied after the failure: whatever the failed call queued before it is applied too.
     await p.send({ partner_user_id: "ann" }, "ann", 1);
     await p.expectFound(true);
@@ -98,9 +91,9 @@ describe("players/delete cut off by a database failure", () => {
 
   it("after its commit point: 503 with the profile erased; the retry answers deleted and finishes the erasure", async () => {
     const p = await project();
-    proxy.cutAfter(svc.database.client, commandOn("update", "player_profiles"));
+    suite.proxy.cutAfter(suite.svc.database.client, commandOn("update", "player_profiles"));
     expect((await p.erase()).status).toBe(503);
-    await proxy.restoreFor(svc.baseUrl);
+    await suite.proxy.restoreFor(suite.svc.baseUrl);
     expect(await p.post("/v1/players/get", { partner_user_id: "gone" })).toMatchObject({ found: false });
 
     expect((await p.erase()).body).toEqual({ deleted: true, identity_key: "u:gone" });

@@ -1,9 +1,9 @@
 import { once } from "node:events";
 import net from "node:net";
 import type { CommandStartedEvent, MongoClient } from "mongodb";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { waitFor } from "./main-process.js";
-import { startTestService } from "./service.js";
+import { startTestService, type TestService } from "./service.js";
 
 /**
  * A TCP proxy in front of the database server: a test points the service at
@@ -156,4 +156,27 @@ export async function serviceBehindProxy(env: Record<string, string> = {}) {
     proxy.cut();
   };
   return { proxy, svc, stop };
+}
+
+/**
+ * serviceBehindProxy for a whole suite: started before its tests, stopped after them; `svc` and `proxy` are there
+ * once the tests run.
+ */
+export function suiteBehindProxy(env: Record<string, string> = {}): {
+  readonly svc: TestService;
+  readonly proxy: DbProxy;
+} {
+  let running: Awaited<ReturnType<typeof serviceBehindProxy>> | undefined;
+  beforeAll(async () => {
+    running = await serviceBehindProxy(env);
+  });
+  afterAll(() => running?.stop());
+  return {
+    get svc() {
+      return running!.svc;
+    },
+    get proxy() {
+      return running!.proxy;
+    },
+  };
 }
