@@ -230,9 +230,14 @@ export class RoundWriter {
     const running = [...(this.completing.get(projectId) ?? [])];
     if (running.length === 0) return;
     const all = Promise.all(running).then(() => true);
-    const limit = limitMs === undefined ? [] : [delay(limitMs, false, { ref: false })];
-    if (!(await Promise.race([all, ...limit])))
-      throw new UnavailableError("an earlier change of this project is still being completed; try again");
+    const limiting = new AbortController();
+    const limit = limitMs === undefined ? [] : [delay(limitMs, false, { signal: limiting.signal }).catch(() => false)];
+    try {
+      if (!(await Promise.race([all, ...limit])))
+        throw new UnavailableError("an earlier change of this project is still being completed; try again");
+    } finally {
+      limiting.abort();
+    }
   }
 
   /**
