@@ -34,7 +34,7 @@ describe("the owner's pages of the record of changed players", () => {
         identityKey,
         into: null,
         stamp,
-        at: new Date(1_000 + round),
+        at: new Date(Date.now() - 3_600_000 + round),
         erasedAt: null,
       }));
       const write = pageWrite("p", project, players, tags);

@@ -23,7 +23,8 @@ import { PlayerActivity } from "./player-activity.js";
 const PROJECT = "p1";
 const TAGS = ["a", "b", "c", "d"];
 const NAMES = ["play", "buy", "quit"];
-const TODAY = dayNumber("2026-11-28");
+// Today from the clock: the weeks the ranges cross move with it.
+const TODAY = dayNumber(new Date().toISOString().slice(0, 10));
 const FIRST_DAY = TODAY - 40;
 const FROM = TODAY - 30;
 const day = (offset: number) => dayOfNumber(FROM + offset);
