@@ -3,8 +3,13 @@ import { engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
 import { batchedWrite } from "../src/db/batched-write.js";
 import { sortKeys } from "../src/players/rules/key-order.js";
-import { bucketId, bucketOf, pageId } from "../src/players/membership/membership-documents.js";
-import { pageStatement, type MembersDoc } from "../src/players/membership/membership-documents.js";
+import {
+  bucketId,
+  bucketOf,
+  pageId,
+  pageStatement,
+  type MembersDoc,
+} from "../src/players/membership/membership-documents.js";
 import { splitPage } from "../src/players/membership/membership-pages.js";
 import { profileDocument, type ProfileDoc } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";

@@ -169,7 +169,7 @@ export function cohortIds(player: PlayerCohorts | undefined, materialised: Reado
  * the histories of the players it touches, their cohorts as of now, device
  * links, and which event_ids are repeats.
  */
-export async function planSegment(segment: Segment, firstDay: string, deps: PlanningDeps): Promise<Plan> {
+async function planSegment(segment: Segment, firstDay: string, deps: PlanningDeps): Promise<Plan> {
   const { projectId, work } = segment;
   if (projectId === null || work === null) return { players: [], cohorts: [] };
   if (work.kind === "materialise") {
