@@ -149,9 +149,14 @@ describe("platformctl", () => {
       projects_info: { total, pages: total, page: 2 },
     });
 
-    const keys = await list(["api-keys", "list", "--project", first.projectId]);
-    expect(keys.api_keys.map((k: { type: string }) => k.type)).toEqual(["private", "public"]);
-    expect(keys.api_keys[0]).toEqual({
+    // A project's two keys are made in the same instant: the list orders them by id then, so by type here.
+    const byType = async () => {
+      const { api_keys } = await list(["api-keys", "list", "--project", first.projectId]);
+      return Object.fromEntries(api_keys.map((k: { type: string }) => [k.type, k]));
+    };
+    const keys = await byType();
+    expect(Object.keys(keys).sort()).toEqual(["private", "public"]);
+    expect(keys.private).toEqual({
       key_id: expect.stringMatching(/^key_/),
       type: "private",
       scopes: ["launch:verify", "events:write", "events:read", "players:manage"],
@@ -160,9 +165,10 @@ describe("platformctl", () => {
       revoked_at: null,
     });
     expect(JSON.stringify(keys)).not.toContain(first.privateKey);
-    await platformctl(["api-keys", "revoke", keys.api_keys[1].key_id]);
-    const after = await list(["api-keys", "list", "--project", first.projectId]);
-    expect(after.api_keys[1].revoked_at).toEqual(expect.any(String));
+    await platformctl(["api-keys", "revoke", keys.public.key_id]);
+    const after = await byType();
+    expect(after.public.revoked_at).toEqual(expect.any(String));
+    expect(after.private.revoked_at).toBeNull();
 
     const user = "7f1c2a4e-0000-4000-8000-0000000000bb";
     for (const gameId of [second.gameId, first.gameId]) {
