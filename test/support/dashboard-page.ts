@@ -30,11 +30,12 @@ export const rowsOf = (page: Page, selector: string) =>
 export const BUSY_DONE = '.content[aria-busy="false"]';
 
 /** Clicks the page's Apply (the first filter form's) and waits for the answer to `route` to be drawn. */
-export async function apply(page: Page, route: string, form = "form.controls"): Promise<void> {
+export async function apply(page: Page, route: string, form = "form.controls"): Promise<Record<string, unknown>> {
   const answered = page.waitForResponse((res) => res.url().endsWith(`/v1/${route}`));
   await page.click(`${form} button[type="submit"]`);
-  await answered;
+  const response = await answered;
   await page.waitForSelector(BUSY_DONE, { state: "attached" });
+  return JSON.parse(response.request().postData() ?? "{}") as Record<string, unknown>;
 }
 
 /** The dates the page's range control stands for. */
