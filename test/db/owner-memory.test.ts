@@ -1,6 +1,6 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { suiteBehindProxy } from "../support/db-proxy.js";
+import { commandOn, suiteBehindProxy } from "../support/db-proxy.js";
 
 const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 
@@ -20,8 +20,9 @@ describe("the owner's memory of profiles", () => {
     expect(await golds()).toEqual(["u:a"]);
 
     // b's profile write reaches the database, its reply never comes back: the call fails, the write is there.
+    const updatesProfiles = commandOn("update", "player_profiles");
     const dropReply = (event: CommandStartedEvent) => {
-      if (event.commandName === "update" && event.command.update === "player_profiles") suite.proxy.dropReplies();
+      if (updatesProfiles(event)) suite.proxy.dropReplies();
     };
     suite.svc.database.client.on("commandStarted", dropReply);
     try {

@@ -1,6 +1,6 @@
 import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { DbProxy } from "../support/db-proxy.js";
+import { commandOn, DbProxy } from "../support/db-proxy.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 // The service reaches its database through a proxy cut at an exact step of a registration;
@@ -51,10 +51,7 @@ describe("a registration that fails after taking its slots", () => {
     const { projectId, publicKey } = await svc.createProject();
     // The tag insert fails (its connection is dropped as it starts); the proxy still takes connections, so the
     // database answers the give-back (a cut and restore raced the driver's reconnect on a loaded machine).
-    onCommand(
-      (event) => event.commandName === "insert" && event.command.insert === "player_tags",
-      () => proxy.dropConnections(),
-    );
+    onCommand(commandOn("insert", "player_tags"), () => proxy.dropConnections());
     const failed = await svc.postJson(
       "/v1/players/update",
       { players: [{ partner_user_id: "a", tags_add: ["x", "y"] }] },
@@ -72,9 +69,7 @@ describe("a registration that fails after taking its slots", () => {
   it("leaves the counter high when it cannot, and the next start sets it to the records", async () => {
     const { projectId, publicKey } = await svc.createProject();
     // The counter's $inc lands, then the database is gone for the rest of the call.
-    cutAfter(
-      (event) => event.commandName === "findAndModify" && event.command.findAndModify === "player_registry_counters",
-    );
+    cutAfter(commandOn("findAndModify", "player_registry_counters"));
     const failed = await svc.postJson(
       "/v1/players/update",
       { players: [{ partner_user_id: "a", tags_add: ["x", "y", "z"] }] },

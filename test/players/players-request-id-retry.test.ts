@@ -1,6 +1,6 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { serviceBehindProxy } from "../support/db-proxy.js";
+import { commandOn, serviceBehindProxy } from "../support/db-proxy.js";
 import { waitFor } from "../support/events.js";
 
 describe("players/update retried with its request_id after a 503", () => {
@@ -17,8 +17,9 @@ describe("players/update retried with its request_id after a 503", () => {
       (await svc.postJson("/v1/players/get", { partner_user_id: player }, privateKey)).body.profile?.traits.coins;
 
     // The profile write reaches the database, its reply never comes back: the call fails, the write is there.
+    const updatesProfiles = commandOn("update", "player_profiles");
     const dropReply = (event: CommandStartedEvent) => {
-      if (event.commandName === "update" && event.command.update === "player_profiles") proxy.dropReplies();
+      if (updatesProfiles(event)) proxy.dropReplies();
     };
     svc.database.client.on("commandStarted", dropReply);
     // Nor does the call's release of its id reach the database: the claim stays, as it did after a stall.
