@@ -1,8 +1,10 @@
 import { performance } from "node:perf_hooks";
 import type { CommandStartedEvent } from "mongodb";
+import { dayOf } from "../src/events/days.js";
 import { load } from "./events.js";
 import {
   createBenchProject,
+  measure,
   postJson,
   processCpuMs,
   queueOf,
@@ -29,39 +31,29 @@ function log(step: string): void {
   process.stderr.write(`reads bench: ${step}\n`);
 }
 
-const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
-
-async function inParallel(total: number, concurrency: number, call: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await call(next++);
-    }),
-  );
-}
-
 /** Every player's tags and trait (100 a call), then their events (1,000 a call), applied before it returns. */
 async function populate(bench: BenchService, publicKey: string): Promise<void> {
-  await inParallel(PLAYERS / 100, 4, async (call) => {
+  const updates = async (call: number) => {
     const players = Array.from({ length: 100 }, (_, k) => {
       const i = call * 100 + k;
       const tags = [`level_${i % 10}`, ...(i % 2 === 0 ? ["whale"] : [])];
       return { partner_user_id: `player_${i}`, tags_add: tags, traits: { region: ["eu", "us", "asia"][i % 3] } };
     });
     await postJson(bench, "/v1/players/update", publicKey, { players });
-  });
+  };
+  await measure({ concurrency: 4, total: PLAYERS / 100, run: updates });
   const now = Date.now();
-  const total = PLAYERS * EVENTS_PER_PLAYER;
-  await inParallel(total / 1000, 4, async (call) => {
-    const events = Array.from({ length: 1000 }, (_, k) => {
+  const events = async (call: number) => {
+    const batch = Array.from({ length: 1000 }, (_, k) => {
       const i = call * 1000 + k;
       const day = (i * 7) % DAYS;
-      const timestamp = `${dayOf(now - (DAYS - day) * 86_400_000)}T12:00:00Z`;
+      const timestamp = `${dayOf(new Date(now - (DAYS - day) * 86_400_000))}T12:00:00Z`;
       return { name: ["login", "match_end"][i % 2], partner_user_id: `player_${i % PLAYERS}`, timestamp };
     });
-    const body = await postJson(bench, "/v1/events", publicKey, { events });
-    if (body.accepted !== events.length) throw new Error(`accepted ${body.accepted} of ${events.length}`);
-  });
+    const body = await postJson(bench, "/v1/events", publicKey, { events: batch });
+    if (body.accepted !== batch.length) throw new Error(`accepted ${body.accepted} of ${batch.length}`);
+  };
+  await measure({ concurrency: 4, total: (PLAYERS * EVENTS_PER_PLAYER) / 1000, run: events });
   while ((await queueOf(bench)).queue_depth !== 0) await new Promise((resolve) => setTimeout(resolve, 200));
 }
 
@@ -114,7 +106,7 @@ export default async function readsBench() {
     log(`${PLAYERS} players, ${PLAYERS * EVENTS_PER_PLAYER} events`);
     const populated = await cpuOver(bench, () => populate(bench, publicKey));
     const now = Date.now();
-    const range = { from: dayOf(now - DAYS * 86_400_000), to: dayOf(now - 86_400_000) };
+    const range = { from: dayOf(new Date(now - DAYS * 86_400_000)), to: dayOf(new Date(now - 86_400_000)) };
     const levels = Array.from({ length: 10 }, (_, i) => `level_${i}`);
     const reads: Record<string, { path: string; body: object }> = {
       search_one_tag: { path: "/v1/players/search", body: { tags: ["whale"], page: 1 } },
