@@ -231,7 +231,8 @@ export class RoundWriter {
     if (running.length === 0) return;
     const all = Promise.all(running).then(() => true);
     const limiting = new AbortController();
-    const limit = limitMs === undefined ? [] : [delay(limitMs, false, { signal: limiting.signal }).catch(() => false)];
+    const limit =
+      limitMs === undefined ? [] : [delay(limitMs, false, { ref: false, signal: limiting.signal }).catch(() => false)];
     try {
       if (!(await Promise.race([all, ...limit])))
         throw new UnavailableError("an earlier change of this project is still being completed; try again");
