@@ -15,6 +15,7 @@ import type { ChangedPlayers } from "../players/changed-players.js";
 import { PlayerRollupStore } from "./rollups/player-rollup-store.js";
 import { QueueStateStore } from "./queue/queue-state-store.js";
 import { Retention } from "./apply/retention.js";
+import { RetentionWindow } from "./days.js";
 import { SegmentStore } from "./queue/segment-store.js";
 import { QueueWriter } from "./queue/queue-writer.js";
 import { TraitCohorts } from "./apply/trait-cohorts.js";
@@ -99,7 +100,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     waitLimitMs: options.dbTimeoutMs,
     soleWriter: options.engine.soleWriter,
   });
-  const retention = new Retention({ days: retentionDays, queue, segments, eventIds, playerRollups, cohortRollups });
+  const window = new RetentionWindow(retentionDays);
+  const retention = new Retention({ window, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({
     ...options.worker,
     queue,
@@ -112,6 +114,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     eventIds,
     directory,
     retention,
+    window,
     clock,
     traitKeys,
     traitCohorts,
@@ -139,7 +142,7 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     activity,
     directory,
     traitCohorts,
-    retention,
+    window,
     names,
     summed,
     backpressure,

@@ -22,7 +22,17 @@ export function daysBetween(from: Date, to: Date): string[] {
   return days;
 }
 
-/** The first day still inside a retention window of `retentionDays` ending today. */
-export function retentionStart(now: Date, retentionDays: number): Date {
-  return new Date(Date.parse(`${dayOf(now)}T00:00:00.000Z`) - (retentionDays - 1) * DAY_MS);
+/** EVENT_RETENTION_DAYS ending today: what ingestion accepts, what reads count, what the worker's sweep keeps. */
+export class RetentionWindow {
+  constructor(readonly days: number) {}
+
+  /** The oldest event time accepted now: the first day's midnight UTC. */
+  oldest(now: Date): Date {
+    return new Date(Date.parse(`${dayOf(now)}T00:00:00.000Z`) - (this.days - 1) * DAY_MS);
+  }
+
+  /** The first day inside the window. */
+  firstDay(now: Date): string {
+    return dayOf(this.oldest(now));
+  }
 }

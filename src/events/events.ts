@@ -5,11 +5,10 @@ import type { EventNameStore } from "./rollups/event-name-store.js";
 import type { IncomingEvent } from "./queue/entries.js";
 import { ingest, type IngestOutcome } from "./queue/ingest.js";
 import { stepsOf, type StepTimer } from "../steps.js";
-import type { Retention } from "./apply/retention.js";
 import type { QueueWriter } from "./queue/queue-writer.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
 import type { Lag, QueueLagMeter } from "./queue/queue-lag.js";
-import { dayOf } from "./days.js";
+import { dayOf, type RetentionWindow } from "./days.js";
 import type { ApplyWorker } from "./apply/worker.js";
 import type { CohortFilter, EventQuery } from "./reads/query.js";
 import { activePoints, type ActivePoint } from "./kpis/active-players.js";
@@ -87,7 +86,7 @@ export interface EventsOptions {
   activity: PlayerActivity;
   directory: PlayerDirectory;
   traitCohorts: TraitCohorts;
-  retention: Retention;
+  window: RetentionWindow;
   names: EventNameStore;
   summed: SummedPropertyStore;
   backpressure: Backpressure;
@@ -257,7 +256,7 @@ export class Events {
   }
 
   private firstDay(): string {
-    return this.options.retention.firstDay(this.options.clock.now());
+    return this.options.window.firstDay(this.options.clock.now());
   }
 
   async names(projectId: string, query: EventQuery) {

@@ -5,13 +5,13 @@ import { tagCohort, traitCohort } from "../rollups/cohort-rollup-store.js";
 import type { QueuedEvent } from "../queue/entries.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import type { Clock } from "../../clock.js";
+import type { RetentionWindow } from "../days.js";
 import type { ChangedPlayers } from "../../players/changed-players.js";
 import type { Step } from "../../steps.js";
 import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
 import type { QueueStateStore } from "../queue/queue-state-store.js";
 import { Planner, type Plan, type SumBackfillStep } from "./plan.js";
 import type { PlanStore } from "../rollups/plan-store.js";
-import type { Retention } from "./retention.js";
 import type { PlayerCohorts, PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { PlayerRollup } from "../rollups/player-rollup.js";
@@ -51,7 +51,7 @@ export interface ApplyDeps extends PlanningDeps {
   cohortRollups: CohortRollupStore;
   /** The changed players recorded for the charts: a resync carrying their stamp settles them. */
   changes: ChangedPlayers;
-  retention: Retention;
+  window: RetentionWindow;
   clock: Clock;
 }
 
@@ -111,10 +111,10 @@ export async function applySegment(deps: ApplyDeps, step: Step, target: SegmentT
  * while this worker's lease runs.
  */
 async function storedPlan(deps: ApplyDeps, { seq, segment, lookForPlan, leaseHolds }: SegmentToApply) {
-  const { plans, queue, retention, clock } = deps;
+  const { plans, queue, window, clock } = deps;
   const found = lookForPlan ? await plans.find(seq) : null;
   if (found) return { plan: found, fresh: false };
-  const settled = await plans.settle(seq, await planSegment(segment, retention.firstDay(clock.now()), deps));
+  const settled = await plans.settle(seq, await planSegment(segment, window.firstDay(clock.now()), deps));
   if (settled.mine && !leaseHolds() && (await queue.read()).applied >= seq) {
     await plans.delete(seq);
     return null;

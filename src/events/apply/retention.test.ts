@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { RetentionWindow } from "../days.js";
 import { Retention, SWEEP_STEP, type RetentionOptions } from "./retention.js";
 
 /** Stores that count sweep steps; the queue's read fails while `failing`; the event ids take `idSteps` full steps. */
@@ -13,7 +14,7 @@ function stores(idSteps = 0) {
     return state.idSteps-- > 0 ? SWEEP_STEP : 0;
   };
   const options = {
-    days: 400,
+    window: new RetentionWindow(400),
     queue: {
       read: async () => {
         if (state.failing) throw new Error("past its deadline");

@@ -1,5 +1,5 @@
 import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
-import { dayOf, monthOf, retentionStart } from "../days.js";
+import { monthOf, type RetentionWindow } from "../days.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { QueueStateStore } from "../queue/queue-state-store.js";
@@ -18,7 +18,7 @@ interface Sweep {
 }
 
 export interface RetentionOptions {
-  days: number;
+  window: RetentionWindow;
   queue: QueueStateStore;
   segments: SegmentStore;
   eventIds: EventIdStore;
@@ -40,16 +40,6 @@ export class Retention {
 
   constructor(private readonly options: RetentionOptions) {}
 
-  /** The first day inside the window. */
-  firstDay(now: Date): string {
-    return dayOf(retentionStart(now, this.options.days));
-  }
-
-  /** The oldest event time accepted now. */
-  oldest(now: Date): Date {
-    return retentionStart(now, this.options.days);
-  }
-
   /**
    * One step of the sweep under way, or of a new one when the last is an hour old (a minute after one failed); the
    * worker calls it between segments, holding the lease.
@@ -70,9 +60,9 @@ export class Retention {
   }
 
   private async begin(now: Date): Promise<Sweep> {
-    const { queue, segments, eventIds, playerRollups, cohortRollups } = this.options;
-    const oldest = this.oldest(now);
-    const firstDay = this.firstDay(now);
+    const { window, queue, segments, eventIds, playerRollups, cohortRollups } = this.options;
+    const oldest = window.oldest(now);
+    const firstDay = window.firstDay(now);
     const { applied } = await queue.read();
     return {
       startedMs: now.getTime(),

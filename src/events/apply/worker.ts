@@ -3,6 +3,7 @@ import { settledBy } from "../../deadline.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import { applySegment, type ApplyDeps } from "./apply.js";
 import type { Resyncs } from "./resyncs.js";
+import type { Retention } from "./retention.js";
 import type { QueueState } from "../queue/queue-state-store.js";
 import { QueueLease } from "../queue/queue-lease.js";
 import type { Segment } from "../queue/segment-store.js";
@@ -17,6 +18,8 @@ const APPLIED_POLL_MS = 20;
 export interface WorkerOptions extends ApplyDeps {
   /** Resyncs queued again for changes left unsettled (the repair). */
   resyncs: Resyncs;
+  /** The window's hourly sweep, a step between segments. */
+  retention: Retention;
   /** Where the apply's steps are timed (`platform_step_seconds{path="apply"}`). */
   steps?: StepTimer;
   /**

@@ -1,7 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Rejection } from "../../result.js";
 import { stepsOf, type StepTimer } from "../../steps.js";
-import type { Retention } from "../apply/retention.js";
+import type { RetentionWindow } from "../days.js";
 import type { EventNameStore } from "../rollups/event-name-store.js";
 import type { Backpressure } from "./backpressure.js";
 import { checkEvent, type EventRejectCode, type IncomingEvent, type QueuedEvent } from "./entries.js";
@@ -19,7 +19,7 @@ export interface IngestOutcome {
 export interface IngestDeps {
   backpressure: Backpressure;
   clock: Clock;
-  retention: Retention;
+  window: RetentionWindow;
   names: EventNameStore;
   writer: QueueWriter;
   steps: StepTimer;
@@ -42,7 +42,7 @@ export async function ingest(
   const step = stepsOf("ingest", deps.steps);
   const lag = await step("admit", () => deps.backpressure.admit(events.length));
   const now = deps.clock.now();
-  const checked = await step("check", () => checkEvents(events, now, deps.retention.oldest(now)));
+  const checked = await step("check", () => checkEvents(events, now, deps.window.oldest(now)));
   const accepted = await step("names", () => admitNames(deps.names, projectId, checked));
   if (accepted.length > 0) {
     const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
