@@ -1,16 +1,17 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { AlreadyExistsError, InvalidArgumentError, NotFoundError } from "../errors.js";
-import type { ApiKeyCache } from "./api-key-cache.js";
 import {
-  SCOPES_BY_TYPE,
+  type ApiKeyCache,
+  type ApiKeyStore,
+  type ApiKeyType,
   generateApiKey,
   hashApiKey,
   isProjectKeyType,
-  type ApiKeyType,
+  type ListedApiKey,
   type Scope,
+  SCOPES_BY_TYPE,
 } from "./api-keys.js";
-import type { ApiKeyStore, ListedApiKey } from "./api-key-store.js";
 import type { EntitlementRecord, EntitlementStore } from "./entitlement-store.js";
 import { DuplicateGameError, type ProjectRecord, type ProjectStore } from "./project-store.js";
 

@@ -1,5 +1,4 @@
-import { generateApiKey, hashApiKey } from "./api-keys.js";
-import type { ApiKeyStore } from "./api-key-store.js";
+import { type ApiKeyStore, generateApiKey, hashApiKey } from "./api-keys.js";
 
 /**
  * Makes sure an admin key exists. PLATFORM_ADMIN_KEY, when set, becomes the

@@ -1,7 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ApiKeyCache } from "../../src/admin/api-key-cache.js";
-import { generateApiKey, hashApiKey } from "../../src/admin/api-keys.js";
-import { ApiKeyStore } from "../../src/admin/api-key-store.js";
+import { ApiKeyCache, ApiKeyStore, generateApiKey, hashApiKey } from "../../src/admin/api-keys.js";
 import { startTestService, type TestService } from "../support/service.js";
 
 let test: TestService;

@@ -5,9 +5,13 @@ import { Health } from "../../../gen/grpc/health/v1/health_pb.js";
 import { ServerReflection as ServerReflectionV1 } from "../../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ServerReflectionV1alpha } from "../../../gen/grpc/reflection/v1alpha/reflection_pb.js";
 import { required_scope } from "../../../gen/platformapi/v1/options_pb.js";
-import { apiKeyHashesMatch, hashApiKey, type Scope } from "../../admin/api-keys.js";
-import type { ApiKeyCache } from "../../admin/api-key-cache.js";
-import type { ApiKeyRecord } from "../../admin/api-key-store.js";
+import {
+  type ApiKeyCache,
+  apiKeyHashesMatch,
+  type ApiKeyRecord,
+  hashApiKey,
+  type Scope,
+} from "../../admin/api-keys.js";
 import { callerKey, type Caller } from "./caller.js";
 import { clientAddressKey } from "../http/client-address.js";
 import type { FailedAuthLimit } from "./rate-limit.js";

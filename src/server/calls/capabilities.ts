@@ -1,7 +1,6 @@
 import { Admin } from "../../admin/admin.js";
-import { ApiKeyCache } from "../../admin/api-key-cache.js";
+import { ApiKeyCache, ApiKeyStore } from "../../admin/api-keys.js";
 import { ensureBootstrapAdminKey } from "../../admin/bootstrap.js";
-import { ApiKeyStore } from "../../admin/api-key-store.js";
 import { EntitlementStore } from "../../admin/entitlement-store.js";
 import { ProjectStore } from "../../admin/project-store.js";
 import type { Clock } from "../../clock.js";
