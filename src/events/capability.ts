@@ -13,11 +13,10 @@ import { Resyncs } from "./apply/resyncs.js";
 import type { PlayerDirectory } from "./player-directory.js";
 import type { ChangedPlayers } from "../players/changed-players.js";
 import { PlayerRollupStore } from "./rollups/player-rollup-store.js";
-import { QueueStateStore } from "./queue/queue-state-store.js";
+import { QueueLagMeter, QueueStateStore, QueueWriter } from "./queue/queue.js";
 import { Retention } from "./apply/retention.js";
 import { RetentionWindow } from "./days.js";
 import { SegmentStore } from "./queue/segment-store.js";
-import { QueueWriter } from "./queue/queue-writer.js";
 import { TraitCohorts } from "./apply/trait-cohorts.js";
 import { EventTraitKeyStore } from "./rollups/event-trait-key-store.js";
 import { SummedPropertyStore } from "./rollups/summed-property-store.js";
@@ -25,7 +24,6 @@ import { CohortReader } from "./reads/trends.js";
 import { PlayerActivity } from "./kpis/player-activity.js";
 import type { StepTimer } from "../steps.js";
 import { ApplyWorker, type WorkerOptions } from "./apply/worker.js";
-import { QueueLagMeter } from "./queue/queue-lag.js";
 
 export interface EventsCapability {
   events: Events;

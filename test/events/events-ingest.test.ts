@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { QueueStateStore } from "../../src/events/queue/queue-state-store.js";
+import { QueueStateStore } from "../../src/events/queue/queue.js";
 import { SegmentStore } from "../../src/events/queue/segment-store.js";
 import { startTestService, type TestService } from "../support/service.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../support/events.js";

@@ -13,7 +13,7 @@ import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/storage/stores.js";
 import { CohortRollupStore } from "../../src/events/rollups/cohort-rollup-store.js";
 import { PlayerRollupStore } from "../../src/events/rollups/player-rollup-store.js";
-import { QueueWriter } from "../../src/events/queue/queue-writer.js";
+import { QueueWriter } from "../../src/events/queue/queue.js";
 
 /**
  * The steps of an apply, around its two rollup writes (the worker's only ones), and after it queued the next step

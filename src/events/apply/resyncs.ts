@@ -1,7 +1,7 @@
 import type { ChangedPlayers } from "../../players/changed-players.js";
 import { playerChange, type HistoryFollower, type WrittenProfile } from "../../players/rounds/written-profiles.js";
 import type { PlayerDirectory } from "../player-directory.js";
-import type { QueueWriter } from "../queue/queue-writer.js";
+import type { QueueWriter } from "../queue/queue.js";
 
 const REPAIR_EVERY_MS = 60_000;
 /**

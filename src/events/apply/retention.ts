@@ -2,7 +2,7 @@ import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
 import { monthOf, type RetentionWindow } from "../days.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
-import type { QueueStateStore } from "../queue/queue-state-store.js";
+import type { QueueStateStore } from "../queue/queue.js";
 import type { SegmentStore } from "../queue/segment-store.js";
 
 const SWEEP_EVERY_MS = 60 * 60 * 1000;

@@ -2,7 +2,7 @@ import { sideBySide } from "../../db/gate.js";
 import type { TraitValue } from "../../players/rules/normalise.js";
 import { traitIndexEntry } from "../../players/rules/normalise.js";
 import type { PlayerCohorts } from "../player-directory.js";
-import type { QueueStateStore } from "../queue/queue-state-store.js";
+import type { QueueStateStore } from "../queue/queue.js";
 import type { TraitKeyState, EventTraitKeyStore } from "../rollups/event-trait-key-store.js";
 
 /** A key whose values, among its first PROOF_HOLDERS players, number at most this many is low-cardinality. */

@@ -4,7 +4,7 @@ import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import { applySegment, type ApplyDeps } from "./apply.js";
 import type { Resyncs } from "./resyncs.js";
 import type { Retention } from "./retention.js";
-import type { QueueState } from "../queue/queue-state-store.js";
+import type { QueueState } from "../queue/queue.js";
 import { QueueLease } from "../queue/queue-lease.js";
 import type { Segment } from "../queue/segment-store.js";
 import { SetAsideProjects } from "../queue/set-aside.js";

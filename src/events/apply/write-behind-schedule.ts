@@ -3,7 +3,7 @@ import { sideBySide } from "../../db/gate.js";
 import { HistoryWriteFailed, type PendingSelection } from "../rollups/history-write-behind.js";
 import type { PlanStore } from "../rollups/plan-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
-import type { QueueStateStore } from "../queue/queue-state-store.js";
+import type { QueueStateStore } from "../queue/queue.js";
 import type { SetAsideProjects } from "../queue/set-aside.js";
 
 /** Plans of this many applied segments are kept: a worker that stalled past its lease cannot store a stale one. */

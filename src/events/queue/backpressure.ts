@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import { QueueBehindError } from "../../errors.js";
-import type { Lag, QueueLagMeter } from "./queue-lag.js";
+import type { Lag, QueueLagMeter } from "./queue.js";
 
 /** How long a measured lag stands for the next ingest calls: one read of the queue a second, however many calls. */
 const MEASURED_LAG_REUSE_MS = 1_000;

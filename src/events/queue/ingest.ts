@@ -5,8 +5,7 @@ import type { RetentionWindow } from "../days.js";
 import type { EventNameStore } from "../rollups/event-name-store.js";
 import type { Backpressure } from "./backpressure.js";
 import { checkEvent, type EventRejectCode, type IncomingEvent, type QueuedEvent } from "./entries.js";
-import type { Lag } from "./queue-lag.js";
-import type { QueueWriter } from "./queue-writer.js";
+import type { Lag, QueueWriter } from "./queue.js";
 
 export interface IngestOutcome {
   accepted: number;

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { QueueStateStore } from "./queue-state-store.js";
+import type { QueueStateStore } from "./queue.js";
 
 /** How the lease stands after a pass asked for it. */
 export type LeaseTaken =

@@ -8,7 +8,7 @@ import type { PlayerCohorts, PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { DayCounts, PlayerRollup } from "../rollups/player-rollup.js";
 import type { CohortFilter } from "./query.js";
-import type { QueueStateStore } from "../queue/queue-state-store.js";
+import type { QueueStateStore } from "../queue/queue.js";
 import { addSum, addToSlot, type SumDays } from "./sums.js";
 
 /** Reads that saw the worker move a changed player's history mid-read are made again, at most this often. */

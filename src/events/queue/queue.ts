@@ -1,6 +1,11 @@
 import type { Db } from "mongodb";
 import { asUnavailable, isDuplicateKey } from "../../db/errors.js";
-import { Gate } from "../../db/gate.js";
+import { Gate, sideBySide } from "../../db/gate.js";
+import type { Clock } from "../../clock.js";
+import { UnavailableError } from "../../errors.js";
+import type { SegmentHead, SegmentStore, SegmentWork } from "./segment-store.js";
+
+/* The event queue: its counter and cursor (one document each), the writer that puts segments on it, and its lag. */
 
 interface CounterDoc {
   _id: "counter";
@@ -135,5 +140,96 @@ export class QueueStateStore {
   /** Every segment through `seq` (applied) has its history changes written. */
   async markWritten(seq: number): Promise<void> {
     await this.docs.updateOne({ _id: "cursor", applied: { $gte: seq } }, { $set: { written: seq } });
+  }
+}
+
+/** Sequence numbers a writer tries before giving up (each loss means a worker tombstoned a stalled one). */
+const ENQUEUE_ATTEMPTS = 5;
+
+/** Puts work on the event queue: ingest calls, player changes, and the worker's own follow-ups. */
+export class QueueWriter {
+  private readonly listeners: (() => void)[] = [];
+
+  constructor(private readonly options: { queue: QueueStateStore; segments: SegmentStore; clock: Clock }) {}
+
+  /** Calls `listener` after each segment this writer queues (the apply worker of this process wakes). */
+  onQueued(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Queues `work` (carrying `count` events, the latest at `latest`) under a
+   * new sequence number and answers it; on a loss to a tombstone, under the next.
+   * `receivedAt`: the instant an ingest answers as its server_time, so freshness never claims a waiting event.
+   */
+  async enqueue(
+    projectId: string,
+    work: SegmentWork,
+    count: number,
+    latest: Date,
+    receivedAt = this.options.clock.now(),
+  ): Promise<number> {
+    const { queue, segments } = this.options;
+    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
+      // The count joins the accepted total once, with the first sequence number.
+      const seq = await queue.reserve(attempt === 0 ? count : 0);
+      if (await segments.insert({ seq, projectId, receivedAt, count, work }, latest)) {
+        for (const listener of this.listeners) listener();
+        return seq;
+      }
+    }
+    throw new UnavailableError("the event queue is stalled; nothing was queued, try again");
+  }
+}
+
+export interface Lag {
+  /** Age of the oldest accepted event behind the apply cursor; 0 when none waits. */
+  seconds: number;
+  /** Events in the segments behind the apply cursor. */
+  depth: number;
+}
+
+/** Measures how far the apply worker is behind ingestion, from the database: right whichever instance applies. */
+export class QueueLagMeter {
+  private measuring: Promise<Lag> | undefined;
+  /** The heads of segments behind the cursor, read once each (a segment is large; its head never changes). */
+  private readonly heads = new Map<number, SegmentHead>();
+
+  constructor(
+    private readonly queue: QueueStateStore,
+    private readonly segments: SegmentStore,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Measures the lag now from the segments waiting behind the cursor and not
+   * applied ahead of it (a sequence number whose writer died holds no events;
+   * one not written yet holds none so far). Each segment's head is read once: segments never change.
+   * Calls made while a measurement runs share it (a /metrics scrape asks three gauges at once).
+   */
+  measure(): Promise<Lag> {
+    this.measuring ??= this.measureNow().finally(() => (this.measuring = undefined));
+    return this.measuring;
+  }
+
+  private async measureNow(): Promise<Lag> {
+    const state = await this.queue.read();
+    // A segment applied ahead of the cursor waits no more: its events are counted already.
+    const waiting = (await this.waitingHeads(state.applied, state.reserved)).filter(
+      (head) => head.count > 0 && !state.ahead.has(head.seq),
+    );
+    const oldest = waiting.reduce((min, head) => Math.min(min, head.receivedAt.getTime()), Infinity);
+    const seconds = waiting.length === 0 ? 0 : Math.max(0, (this.clock.now().getTime() - oldest) / 1000);
+    return { seconds, depth: waiting.reduce((sum, head) => sum + head.count, 0) };
+  }
+
+  private async waitingHeads(applied: number, reserved: number): Promise<SegmentHead[]> {
+    for (const seq of this.heads.keys()) if (seq <= applied) this.heads.delete(seq);
+    const unread: number[] = [];
+    for (let seq = applied + 1; seq <= reserved; seq++) if (!this.heads.has(seq)) unread.push(seq);
+    for (const head of await sideBySide(unread, (seq) => this.segments.head(seq))) {
+      if (head) this.heads.set(head.seq, head);
+    }
+    return [...this.heads.values()].filter((head) => head.seq <= reserved);
   }
 }
