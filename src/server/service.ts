@@ -100,7 +100,8 @@ export async function startService({
     capabilities,
     metrics,
     closing: closing.signal,
-    starting: () => fill?.pending ?? (caughtUp ? undefined : "writing the player histories a stop left unwritten"),
+    // Asked on every call: once caught up (the fill done before), nothing more is.
+    starting: () => (caughtUp ? undefined : (fill?.pending ?? "writing the player histories a stop left unwritten")),
   });
   const listener = listen(handler, port ?? (await bindPort(config.port, config.host)), {
     headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
