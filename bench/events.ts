@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { batchedWrite } from "../src/db/batched-write.js";
+import { batchedWrite, engineOf } from "../src/db/engine.js";
 import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/rollups/cohort-rollup-store.js";
 import { dayOf, monthOf } from "../src/events/days.js";
 import type { QueuedEvent } from "../src/events/queue/entries.js";
@@ -9,7 +9,6 @@ import { SegmentStore } from "../src/events/queue/segment-store.js";
 import { profileDocument } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../src/players/storage/stores.js";
-import { engineOf } from "../src/db/engine.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/storage/tag-store.js";
 import { rawBaseline } from "./events-raw.js";
 import {

@@ -1,7 +1,6 @@
 import { performance } from "node:perf_hooks";
-import { engineOf } from "../src/db/engine.js";
+import { batchedWrite, engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
-import { batchedWrite } from "../src/db/batched-write.js";
 import { sortKeys } from "../src/players/rules/key-order.js";
 import {
   bucketId,

@@ -1,6 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Document } from "mongodb";
-import { throwIfRefused } from "./batched-write.js";
-import type { Engine } from "./engine.js";
+import { type Engine, throwIfRefused } from "./engine.js";
 import { isDuplicateKeyCode } from "./errors.js";
 
 /** Inserts every document it can (in batches the engine takes); returns the indexes of those refused as duplicates. */

@@ -1,12 +1,12 @@
 import type { CommandStartedEvent, CommandSucceededEvent } from "mongodb";
-import { engineOf } from "../../src/db/engine.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   batchedWrite,
+  engineOf,
   MAX_STATEMENTS_IN_FLIGHT,
   MAX_STATEMENTS_PER_COMMAND,
   STATEMENTS_PER_COMMAND,
-} from "../../src/db/batched-write.js";
+} from "../../src/db/engine.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectScopedId } from "../../src/db/ids.js";
 import { WriteRefusedError } from "../../src/errors.js";
 import { MembershipStore } from "../../src/players/membership/membership-store.js";

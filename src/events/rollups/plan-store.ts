@@ -1,6 +1,5 @@
 import { Long, type Db } from "mongodb";
-import type { Engine } from "../../db/engine.js";
-import { throwIfRefused } from "../../db/batched-write.js";
+import { type Engine, throwIfRefused } from "../../db/engine.js";
 import { isDuplicateKey } from "../../db/errors.js";
 import type { Plan } from "../apply/plan.js";
 import { sequenceId } from "../queue/segment-store.js";

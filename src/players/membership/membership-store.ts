@@ -1,6 +1,5 @@
 import type { AnyBulkWriteOperation, Db, Filter } from "mongodb";
-import type { Engine } from "../../db/engine.js";
-import { throwIfRefused } from "../../db/batched-write.js";
+import { type Engine, throwIfRefused } from "../../db/engine.js";
 import { scanProject } from "../../db/project-scan.js";
 import { sideBySide } from "../../db/gate.js";
 import type { Logger } from "../../log.js";

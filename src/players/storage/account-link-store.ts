@@ -1,8 +1,7 @@
 import type { Db } from "mongodb";
-import type { Engine } from "../../db/engine.js";
+import type { Engine, OwnerMemory } from "../../db/engine.js";
 import { projectScopedId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
-import type { OwnerMemory } from "../../db/owner-memory.js";
 
 interface AccountLinkDoc {
   _id: string;

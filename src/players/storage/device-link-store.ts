@@ -1,6 +1,5 @@
 import type { Db } from "mongodb";
-import { throwIfRefused } from "../../db/batched-write.js";
-import type { Engine } from "../../db/engine.js";
+import { type Engine, throwIfRefused } from "../../db/engine.js";
 import { projectScopedId } from "../../db/ids.js";
 
 interface DeviceLinkDoc {

@@ -1,10 +1,9 @@
 import type { Db, Filter } from "mongodb";
-import { throwIfRefused } from "../../db/batched-write.js";
+import { type Engine, throwIfRefused } from "../../db/engine.js";
 import { isDuplicateKeyCode } from "../../db/errors.js";
 import { projectIdRange, projectScopedId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
 import type { TraitValue } from "../rules/normalise.js";
-import type { Engine } from "../../db/engine.js";
 import { slotDocument, slotOf, toProfile, writtenSlot, type ProfileDoc } from "./profile-document.js";
 import type { ProfileRecord, ProfileSlot, SlotWrite } from "../rules/profile.js";
 import { ProfileMemory } from "./profile-memory.js";
