@@ -2,21 +2,23 @@ import type { AnyBulkWriteOperation, Collection, Db } from "mongodb";
 import type { Engine } from "../db/engine.js";
 import { isDuplicateKeyCode, unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
-import { cleanStopWrite, leave, pageWrite } from "./changed-player-pages.js";
 import {
   byProject,
+  type ChangedPlayer,
+  cleanStopWrite,
   hashOf,
+  leave,
   newStamp,
+  pageWrite,
   placeOf,
   projectRange,
-  recordOf,
-  storedOf,
-  type ChangedPlayer,
   type RecordDoc,
+  recordOf,
   type RememberedProject,
-} from "./changed-player-shards.js";
+  storedOf,
+} from "./changed-player-documents.js";
 
-export type { ChangedPlayer } from "./changed-player-shards.js";
+export type { ChangedPlayer } from "./changed-player-documents.js";
 
 /**
  * What a players round changes, recorded before it writes: the players whose
@@ -52,7 +54,7 @@ export interface StaleChanges {
  *
  * The owner of an embedded database keeps the project's record in memory once
  * read (charts read it there) and writes each record into a page of its own
- * (changed-player-pages.ts): what a call writes is bounded by its change, not
+ * (changed-player-documents.ts): what a call writes is bounded by its change, not
  * by the players waiting. Elsewhere a record is spread over SHARDS documents
  * by `_id` (`<project>/<shard>`), field by field.
  */

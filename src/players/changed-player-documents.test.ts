@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { cleanStopWrite, leave, pageWrite, type PageWrite } from "./changed-player-pages.js";
-import { recordOf, type ChangedPlayer, type RecordDoc, type RememberedProject } from "./changed-player-shards.js";
+import {
+  type ChangedPlayer,
+  cleanStopWrite,
+  leave,
+  type PageWrite,
+  pageWrite,
+  type RecordDoc,
+  recordOf,
+  type RememberedProject,
+} from "./changed-player-documents.js";
 
 /** The documents a write leaves, its statements applied in `order` (a crash: only some of them). */
 function applied(db: Map<string, RecordDoc>, { statements }: PageWrite, order: number[]) {
