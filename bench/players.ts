@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { batchedWrite, engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
-import { sortKeys } from "../src/players/rules/key-order.js";
+import { sortKeys } from "../src/players/rules/identity-key.js";
 import {
   bucketId,
   bucketOf,

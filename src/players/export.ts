@@ -1,4 +1,4 @@
-import { compareKeys } from "./rules/key-order.js";
+import { compareKeys } from "./rules/identity-key.js";
 import type { ProfileRecord } from "./rules/profile.js";
 import { profileMatcher, type ProfileQuery } from "./rules/profile-match.js";
 import type { PlayerStores } from "./storage/stores.js";

@@ -4,8 +4,7 @@ import { fail, ok, type Rejection, type Result } from "../result.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
 import { foldEntry, type EntryRejectCode } from "./rules/decide.js";
-import { deviceKey, partnerKey } from "./rules/identity-key.js";
-import { sortKeys } from "./rules/key-order.js";
+import { deviceKey, partnerKey, sortKeys } from "./rules/identity-key.js";
 import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 import {

@@ -1,4 +1,4 @@
-import { mergeKeys, sortKeys } from "../rules/key-order.js";
+import { mergeKeys, sortKeys } from "../rules/identity-key.js";
 import { hasTraits, profileMatcher, traitPairs, type ProfileQuery } from "../rules/profile-match.js";
 import type { ProfileRecord } from "../rules/profile.js";
 import type { ProfileStore } from "../storage/profile-store.js";

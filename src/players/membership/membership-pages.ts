@@ -1,4 +1,4 @@
-import { compareKeys, sortKeys } from "../rules/key-order.js";
+import { compareKeys, sortKeys } from "../rules/identity-key.js";
 
 /**
  * Keys a page holds at most: a change of one player writes one page of at

@@ -5,7 +5,7 @@ import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
 import type { Erasure } from "../rules/erasure.js";
 import { partnerOf } from "../rules/identity-key.js";
-import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/membership.js";
+import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/operations.js";
 import { membersLock, statsLock } from "./round-locks.js";
 import type { RoundMembership } from "../membership/membership-repair.js";
 import type { ProfileSlot, SlotContent } from "../rules/profile.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareKeys, mergeKeys, sortKeys } from "./key-order.js";
+import { compareKeys, mergeKeys, sortKeys } from "./identity-key.js";
 
 const byUtf8 = (a: string, b: string) => Math.sign(Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8")));
 
