@@ -11,7 +11,7 @@ import {
   type RoundPlan,
   type RoundReads,
 } from "../rules/decide.js";
-import type { DeviceLink } from "../storage/device-link-store.js";
+import type { DeviceLink } from "../storage/link-stores.js";
 import { partnerOf } from "../rules/identity-key.js";
 import type { ProfileSlot } from "../rules/profile.js";
 import { erase, type ErasureOutcome } from "./erasure-round.js";

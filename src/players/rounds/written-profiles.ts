@@ -1,4 +1,4 @@
-import type { DeviceLink } from "../storage/device-link-store.js";
+import type { DeviceLink } from "../storage/link-stores.js";
 import { deviceKey, partnerKey } from "../rules/identity-key.js";
 import type { PlayerChange } from "../changed-players.js";
 import type { ProfileRecord, ProfileSlot, SlotContent } from "../rules/profile.js";

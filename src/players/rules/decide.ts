@@ -1,5 +1,5 @@
 import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
-import type { DeviceLink } from "../storage/device-link-store.js";
+import type { DeviceLink } from "../storage/link-stores.js";
 import {
   applyOperations,
   foldDevice,

@@ -1,6 +1,5 @@
 import type { Db } from "mongodb";
-import { AccountLinkStore } from "./account-link-store.js";
-import { DeviceLinkStore } from "./device-link-store.js";
+import { AccountLinkStore, DeviceLinkStore } from "./link-stores.js";
 import { MembershipStore } from "../membership/membership-store.js";
 import { BucketSearch, ProfileIndexSearch, type CohortSearch } from "../membership/cohort-search.js";
 import { PlatformUserStore } from "./platform-user-store.js";

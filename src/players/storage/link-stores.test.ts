@@ -3,7 +3,7 @@ import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { commandsOf } from "../../../test/support/commands.js";
 import { engineOf } from "../../db/engine.js";
-import { AccountLinkStore } from "./account-link-store.js";
+import { AccountLinkStore } from "./link-stores.js";
 
 let client: MongoClient;
 beforeAll(async () => {

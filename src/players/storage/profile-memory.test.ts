@@ -1,9 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { OwnerMemory } from "../../db/engine.js";
 import type { TraitValue } from "../rules/normalise.js";
-import { ProfileMemory } from "./profile-memory.js";
+import { ProfileMemory, TraitHolderIndex } from "./profile-memory.js";
 import type { ProfileSlot } from "../rules/profile.js";
-import { TraitHolderIndex } from "./trait-holder-index.js";
 
 const PROJECT = "0123456789abcdef01234567";
 
