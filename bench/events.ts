@@ -4,7 +4,7 @@ import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/
 import { dayOf, monthOf } from "../src/events/days.js";
 import type { QueuedEvent } from "../src/events/queue/entries.js";
 import { nameField } from "../src/events/names.js";
-import { playerRollupId } from "../src/events/rollups/player-rollup-document.js";
+import { playerRollupId } from "../src/events/rollups/player-rollup.js";
 import { SegmentStore } from "../src/events/queue/segment-store.js";
 import { profileDocument } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";

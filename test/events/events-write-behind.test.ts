@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { playerRollupId } from "../../src/events/rollups/player-rollup-document.js";
+import { playerRollupId } from "../../src/events/rollups/player-rollup.js";
 import { bruteForce, byName, eventTimes, waitFor } from "../support/events.js";
 import { startTestService, type TestService } from "../support/service.js";
 

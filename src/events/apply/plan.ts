@@ -4,8 +4,7 @@ import { dayOf, monthOf } from "../days.js";
 import type { QueuedEvent } from "../queue/entries.js";
 import type { ProjectNames } from "../rollups/event-name-store.js";
 import { nameField, nameOfField } from "../names.js";
-import { playerRollupId } from "../rollups/player-rollup-document.js";
-import type { DayCounts, PlayerRollup } from "../rollups/player-rollup.js";
+import { type DayCounts, type PlayerRollup, playerRollupId } from "../rollups/player-rollup.js";
 import { addSum, millionthsOf, type SumDays } from "../reads/sums.js";
 import type { SummedProperty } from "../rollups/summed-property-store.js";
 

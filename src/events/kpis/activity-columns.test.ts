@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { HistorySlots } from "../rollups/history-slots.js";
+import type { HistorySlots } from "../rollups/player-rollup.js";
 import { ActivityColumns } from "./activity-columns.js";
 
 describe("ActivityColumns", () => {

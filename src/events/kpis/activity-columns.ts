@@ -1,4 +1,4 @@
-import type { HistorySlots } from "../rollups/history-slots.js";
+import type { HistorySlots } from "../rollups/player-rollup.js";
 
 /**
  * A history's place in the columns: its runs of consecutive days in runs[runAt, runEnd) (pairs: first and last

@@ -1,5 +1,5 @@
 import { matchesNow, mergedDays, type AsOfNow, type PlayerAsOfNow } from "../reads/as-of-now.js";
-import { slotsOf, type HistorySlots, type SlottedHistories } from "../rollups/history-slots.js";
+import { slotsOf, type HistorySlots, type SlottedHistories } from "../rollups/player-rollup.js";
 import type { PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { CohortFilter } from "../reads/query.js";

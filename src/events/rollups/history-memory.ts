@@ -2,10 +2,16 @@ import { projectOfId, projectScopedId } from "../../db/ids.js";
 import type { OwnerMemory } from "../../db/engine.js";
 import type { DocumentChange } from "../apply/absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
-import { slotsOf, SlotNumbers, type HistorySlots, type SlottedRead } from "./history-slots.js";
-import type { PlayerRollup } from "./player-rollup.js";
+import {
+  applied,
+  type HistorySlots,
+  newHistory,
+  type PlayerRollup,
+  SlotNumbers,
+  slotsOf,
+  type SlottedRead,
+} from "./player-rollup.js";
 import { addToSlot, type SumDays } from "../reads/sums.js";
-import { applied, newHistory } from "./history-changes.js";
 
 interface Remembered {
   projectId: string;

@@ -5,11 +5,17 @@ import { scanProject } from "../../db/project-scan.js";
 import type { Engine } from "../../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
-import type { PlayerRollup } from "./player-rollup.js";
+import {
+  type PlayerRollup,
+  type PlayerRollupDoc,
+  playerRollupId,
+  SlotNumbers,
+  slotsOf,
+  type SlottedHistories,
+  toRollup,
+} from "./player-rollup.js";
 import { addToSlot } from "../reads/sums.js";
-import { slotsOf, SlotNumbers, type SlottedHistories } from "./history-slots.js";
 
-import { playerRollupId, toRollup, type PlayerRollupDoc } from "./player-rollup-document.js";
 import {
   absorb,
   absorbEach,
