@@ -2,9 +2,9 @@ import { createHash } from "node:crypto";
 import { create, fromJson, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerService, UpdateRequestSchema } from "../../gen/platformapi/v1/players_pb.js";
-import { expectError } from "../support/raw-requests.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { PlayerService, UpdateRequestSchema } from "../../../gen/platformapi/v1/players_pb.js";
+import { expectError } from "../../support/raw-requests.js";
+import { startTestService, type TestService } from "../../support/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

@@ -2,8 +2,8 @@ import { create } from "@bufbuild/protobuf";
 import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
+import { startTestService, type TestService } from "../../support/service.js";
 
 let svc: TestService;
 let key: string;

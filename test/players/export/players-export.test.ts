@@ -1,9 +1,9 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
-import { EXPORT_BATCH } from "../../src/players/export.js";
-import { commandsOf, startedDuring } from "../support/commands.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
+import { EXPORT_BATCH } from "../../../src/players/export.js";
+import { commandsOf, startedDuring } from "../../support/commands.js";
+import { startTestService, type TestService } from "../../support/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOf } from "../../src/db/engine.js";
-import { repairRegistryCounters } from "../../src/players/membership/counter-repair.js";
-import { createPlayerStores } from "../../src/players/storage/stores.js";
-import { startedDuring } from "../support/commands.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { engineOf } from "../../../src/db/engine.js";
+import { repairRegistryCounters } from "../../../src/players/membership/counter-repair.js";
+import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import { startedDuring } from "../../support/commands.js";
+import { startTestService, type TestService } from "../../support/service.js";
 
 let svc: TestService;
 beforeAll(async () => {
