@@ -6,7 +6,7 @@ const ISOLATION_ONLY = [
   "test/players/storage/players-instances.test.ts",
   "test/players/storage/players-contention.test.ts",
   "test/players/storage/players-two-instances.test.ts",
-  "test/events/events-instances.test.ts",
+  "test/events/apply/events-instances.test.ts",
   "test/launch/launch-two-instances.test.ts",
 ];
 
@@ -28,9 +28,9 @@ const EMBEDDED_ONLY = [
   "test/players/rounds/players-registry-faults.test.ts",
   "test/players/rounds/players-round-trips.test.ts",
   "test/db/owner-memory-restart.test.ts",
-  "test/events/events-catch-up.test.ts",
+  "test/events/apply/events-catch-up.test.ts",
   "test/db/owner-memory.test.ts",
-  "test/events/events-write-behind.test.ts",
+  "test/events/rollups/events-write-behind.test.ts",
   "test/db/owner-memory-fill-faults.test.ts",
   // Membership pages: only the embedded engine keeps them (MongoDB's profile tag index is the membership; it writes
   // the counts alone), and seeding a 20,000-member tag through the API on mongo-java-server passed its deadline.

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CohortRollupStore, tagCohort } from "../../src/events/rollups/cohort-rollup-store.js";
-import { ProjectNames } from "../../src/events/rollups/event-name-store.js";
-import { Planner } from "../../src/events/apply/plan.js";
-import { engineOf } from "../../src/db/engine.js";
-import { PlayerRollupStore } from "../../src/events/rollups/player-rollup-store.js";
-import type { PlayerRollup } from "../../src/events/rollups/player-rollup.js";
-import { startTestService, type TestService } from "../support/service.js";
-import { bruteForce, byName, queueOf, waitFor } from "../support/events.js";
+import { CohortRollupStore, tagCohort } from "../../../src/events/rollups/cohort-rollup-store.js";
+import { ProjectNames } from "../../../src/events/rollups/event-name-store.js";
+import { Planner } from "../../../src/events/apply/plan.js";
+import { engineOf } from "../../../src/db/engine.js";
+import { PlayerRollupStore } from "../../../src/events/rollups/player-rollup-store.js";
+import type { PlayerRollup } from "../../../src/events/rollups/player-rollup.js";
+import { startTestService, type TestService } from "../../support/service.js";
+import { bruteForce, byName, queueOf, waitFor } from "../../support/events.js";
 
 let svc: TestService;
 beforeAll(async () => {

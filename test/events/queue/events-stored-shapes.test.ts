@@ -1,12 +1,12 @@
 import { Long } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { engineOf } from "../../src/db/engine.js";
-import { countsChange } from "../../src/events/rollups/cohort-rollup-store.js";
-import type { QueuedEvent } from "../../src/events/queue/entries.js";
-import type { Plan } from "../../src/events/apply/plan.js";
-import { PlanStore } from "../../src/events/rollups/plan-store.js";
-import { SegmentStore, sequenceId } from "../../src/events/queue/segment-store.js";
-import { scratchDatabase } from "../support/scratch-database.js";
+import { engineOf } from "../../../src/db/engine.js";
+import { countsChange } from "../../../src/events/rollups/cohort-rollup-store.js";
+import type { QueuedEvent } from "../../../src/events/queue/entries.js";
+import type { Plan } from "../../../src/events/apply/plan.js";
+import { PlanStore } from "../../../src/events/rollups/plan-store.js";
+import { SegmentStore, sequenceId } from "../../../src/events/queue/segment-store.js";
+import { scratchDatabase } from "../../support/scratch-database.js";
 
 const database = scratchDatabase("stored_shapes");
 

@@ -1,11 +1,11 @@
 import { BSON, type CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { storedChangedPlayers, type StoredChangedPlayers } from "../support/changed-players.js";
-import { commandsOf } from "../support/commands.js";
-import { bruteForce, byName, eventTimes, waitFor } from "../support/events.js";
-import { ownerMembershipWritten, ownerRoundsDone } from "../support/metrics.js";
-import { startTestService, type TestService } from "../support/service.js";
-import { needsOwner } from "../../src/db/engine.js";
+import { storedChangedPlayers, type StoredChangedPlayers } from "../../support/changed-players.js";
+import { commandsOf } from "../../support/commands.js";
+import { bruteForce, byName, eventTimes, waitFor } from "../../support/events.js";
+import { ownerMembershipWritten, ownerRoundsDone } from "../../support/metrics.js";
+import { startTestService, type TestService } from "../../support/service.js";
+import { needsOwner } from "../../../src/db/engine.js";
 
 // The hostile run of a public key during an event backlog, at a size CI affords: calls of long ids and many tags
 // while the apply worker moves nothing, so every change waits behind the events.
