@@ -63,7 +63,7 @@ export default defineConfig({
           name: "main",
           include: ["test/**/*.test.ts", "src/**/*.test.ts", "tools/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...ISOLATION_ONLY],
-          globalSetup: ["test/support/global-setup.ts"],
+          globalSetup: ["test/support/db/global-setup.ts"],
         },
       },
       {
@@ -74,7 +74,7 @@ export default defineConfig({
           name: "mongo-java-server",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
-          globalSetup: ["test/support/mongo-java-server-setup.ts"],
+          globalSetup: ["test/support/db/mongo-java-server-setup.ts"],
         },
       },
     ],

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyCache } from "../../src/admin/api-key-cache.js";
 import { generateApiKey, hashApiKey } from "../../src/admin/api-keys.js";
 import { ApiKeyStore } from "../../src/admin/api-key-store.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 let store: ApiKeyStore;

@@ -1,8 +1,8 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { CATCH_UP_SEGMENTS } from "../../../src/events/apply/write-behind-schedule.js";
-import { eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 const SEGMENTS = 60;
 const EVENTS_PER_SEGMENT = 100;

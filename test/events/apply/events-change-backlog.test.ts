@@ -1,10 +1,10 @@
 import { BSON, type CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { storedChangedPlayers, type StoredChangedPlayers } from "../../support/changed-players.js";
+import { storedChangedPlayers, type StoredChangedPlayers } from "../../support/db/changed-players.js";
 import { commandsOf } from "../../support/commands.js";
-import { bruteForce, byName, eventTimes, waitFor } from "../../support/events.js";
-import { ownerMembershipWritten, ownerRoundsDone } from "../../support/metrics.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { bruteForce, byName, eventTimes, waitFor } from "../../support/service/events.js";
+import { ownerMembershipWritten, ownerRoundsDone } from "../../support/service/metrics.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 import { needsOwner } from "../../../src/db/engine.js";
 
 // The hostile run of a public key during an event backlog, at a size CI affords: calls of long ids and many tags

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { WorkerProcesses } from "../../support/worker-process.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { WorkerProcesses } from "../../support/service/worker-process.js";
 
 /** Ingest only: the workers run in child processes that the test kills. */
 let svc: TestService;

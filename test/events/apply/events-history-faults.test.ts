@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { commandOn, suiteBehindProxy } from "../../support/db-proxy.js";
+import { commandOn, suiteBehindProxy } from "../../support/db/db-proxy.js";
 import { needsOwner } from "../../../src/db/engine.js";
-import { bruteForce, byName, queueOf, waitFor } from "../../support/events.js";
-import { storedChangedPlayers } from "../../support/changed-players.js";
-import { ownerRoundsDone } from "../../support/metrics.js";
+import { bruteForce, byName, queueOf, waitFor } from "../../support/service/events.js";
+import { storedChangedPlayers } from "../../support/db/changed-players.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
 
 const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 

@@ -7,7 +7,7 @@ import { QueueStateStore } from "../../../src/events/queue/queue-state-store.js"
 import { QueueWriter } from "../../../src/events/queue/queue-writer.js";
 import { SegmentStore } from "../../../src/events/queue/segment-store.js";
 import { ChangedPlayers } from "../../../src/players/changed-players.js";
-import { scratchDatabase } from "../../support/scratch-database.js";
+import { scratchDatabase } from "../../support/db/scratch-database.js";
 
 // The repair of the record of changed players (Resyncs.repairIfDue): a change recorded before a round whose resync
 // was lost (the process stopped between the round's writes and the queuing) is queued again by the worker.

@@ -1,8 +1,8 @@
 import type { CommandStartedEvent, Document } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SWEEP_STEP } from "../../../src/events/apply/retention.js";
-import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { startTestService, TestClock, type TestService } from "../../support/service.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { startTestService, TestClock, type TestService } from "../../support/service/service.js";
 
 // A start after a stop longer than the retention window: what the window left behind is swept in bounded steps,
 // one a pass of the apply worker, with the segments that wait applied between them.

@@ -1,8 +1,8 @@
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../../gen/platformapi/v1/events_pb.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { queueOf, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { queueOf, waitFor } from "../../support/service/events.js";
 
 /**
  * `ingestOnly` and `sizeLimited` have no apply worker, so their queues fall behind (as the clock moves, as events

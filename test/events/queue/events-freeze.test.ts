@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitFor } from "../../support/main-process.js";
-import { startOwnEngine } from "../../support/own-engine.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { waitFor } from "../../support/service/main-process.js";
+import { startOwnEngine } from "../../support/db/own-engine.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 // A service on a database server of its own (of the run's engine), which the test freezes with SIGSTOP.
 const DB_TIMEOUT_MS = 2_000;

@@ -2,8 +2,8 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { QueueStateStore } from "../../../src/events/queue/queue-state-store.js";
 import { SegmentStore } from "../../../src/events/queue/segment-store.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
 
 /** `ingestOnly` has no apply worker; `applier` shares its database and applies. */
 let ingestOnly: TestService;

@@ -2,10 +2,10 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { queueOf, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { queueOf, waitFor } from "../../support/service/events.js";
 
-const CHILD = fileURLToPath(new URL("../../support/reserve-crash-child.ts", import.meta.url));
+const CHILD = fileURLToPath(new URL("../../support/service/reserve-crash-child.ts", import.meta.url));
 
 let svc: TestService;
 beforeAll(async () => {

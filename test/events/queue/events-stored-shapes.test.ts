@@ -6,7 +6,7 @@ import type { QueuedEvent } from "../../../src/events/queue/entries.js";
 import type { Plan } from "../../../src/events/apply/plan.js";
 import { PlanStore } from "../../../src/events/rollups/plan-store.js";
 import { SegmentStore, sequenceId } from "../../../src/events/queue/segment-store.js";
-import { scratchDatabase } from "../../support/scratch-database.js";
+import { scratchDatabase } from "../../support/db/scratch-database.js";
 
 const database = scratchDatabase("stored_shapes");
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { byName, eventTimes, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { byName, eventTimes, waitFor } from "../../support/service/events.js";
 
 // An event's timestamp is RFC 3339 exactly (src/server/calls/rfc3339.ts), on /v1 and on Connect JSON alike.
 let svc: TestService;

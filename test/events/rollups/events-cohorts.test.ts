@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { bruteForce, byName, eventTimes, waitFor, type EventTime } from "../../support/events.js";
-import { createLaunchFixture } from "../../support/launch.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { bruteForce, byName, eventTimes, waitFor, type EventTime } from "../../support/service/events.js";
+import { createLaunchFixture } from "../../support/service/launch.js";
 
 let svc: TestService;
 beforeAll(async () => {

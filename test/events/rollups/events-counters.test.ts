@@ -5,8 +5,8 @@ import { Planner } from "../../../src/events/apply/plan.js";
 import { engineOf } from "../../../src/db/engine.js";
 import { PlayerRollupStore } from "../../../src/events/rollups/player-rollup-store.js";
 import type { PlayerRollup } from "../../../src/events/rollups/player-rollup.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { bruteForce, byName, queueOf, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { bruteForce, byName, queueOf, waitFor } from "../../support/service/events.js";
 
 let svc: TestService;
 beforeAll(async () => {

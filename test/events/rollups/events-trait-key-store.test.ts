@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { EventTraitKeyStore } from "../../../src/events/rollups/event-trait-key-store.js";
-import { scratchDatabase } from "../../support/scratch-database.js";
+import { scratchDatabase } from "../../support/db/scratch-database.js";
 
 const database = scratchDatabase("trait_keys");
 

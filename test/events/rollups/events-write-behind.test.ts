@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { playerRollupId } from "../../../src/events/rollups/player-rollup-document.js";
-import { bruteForce, byName, eventTimes, waitFor } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { bruteForce, byName, eventTimes, waitFor } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

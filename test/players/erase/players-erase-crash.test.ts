@@ -2,10 +2,10 @@ import type { Db, Document } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { connectDatabase, type Database } from "../../../src/db/database.js";
 import { workOf, type StoredWork } from "../../../src/events/queue/segment-store.js";
-import { DbProxy } from "../../support/db-proxy.js";
-import { bruteForce, byName } from "../../support/events.js";
-import { postTo, spawnMain, waitFor, type MainProcess } from "../../support/main-process.js";
-import { ADMIN_KEY } from "../../support/service.js";
+import { DbProxy } from "../../support/db/db-proxy.js";
+import { bruteForce, byName } from "../../support/service/events.js";
+import { postTo, spawnMain, waitFor, type MainProcess } from "../../support/service/main-process.js";
+import { ADMIN_KEY } from "../../support/service/service.js";
 
 // An erasure acknowledged, then `kill -9` at a known point behind its answer, held there by a proxy between the service
 // and the run's FerretDB that refuses one collection, and by EVENT_WORKER=off: before anything is written (membership

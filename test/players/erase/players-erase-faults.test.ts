@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { commandOn, suiteBehindProxy } from "../../support/db-proxy.js";
-import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { ownerRoundsDone } from "../../support/metrics.js";
+import { commandOn, suiteBehindProxy } from "../../support/db/db-proxy.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
 
 // players/delete when the database fails: before its commit point (the write of the markers over the profiles) a 503
 // erased nothing, the worker's work included; after it, a 503 left the profiles erased and the retry finishes the rest.

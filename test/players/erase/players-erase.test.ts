@@ -1,10 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { workOf, type StoredWork } from "../../../src/events/queue/segment-store.js";
-import { CohortModel, sorted, type ModelFilter } from "../../support/cohort-model.js";
-import { breakNextSegment, byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/events.js";
-import { active, retention } from "../../support/kpi-model.js";
-import { ownerRoundsDone } from "../../support/metrics.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { CohortModel, sorted, type ModelFilter } from "../../support/models/cohort-model.js";
+import {
+  breakNextSegment,
+  byName,
+  eventTimes,
+  queueOf,
+  waitFor,
+  type EventTime,
+} from "../../support/service/events.js";
+import { active, retention } from "../../support/models/kpi-model.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 /**
  * players/delete: after an acknowledged erasure every read answers as if the player never existed, equal to a brute

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
-import { eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 /**
  * players/data: one stream (NDJSON at /v1), the profile first, then the player's raw events still kept (their

@@ -1,7 +1,7 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it, onTestFinished } from "vitest";
 import { EXPORT_BATCH } from "../../../src/players/export.js";
-import { serviceBehindProxy } from "../../support/db-proxy.js";
+import { serviceBehindProxy } from "../../support/db/db-proxy.js";
 
 // What a client of /v1/players/export sees when the database fails: before the first line the usual JSON error;
 // after it a body cut short (the chunked encoding's last chunk never comes), never one that looks complete.

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
 import { EXPORT_BATCH } from "../../../src/players/export.js";
 import { commandsOf, startedDuring } from "../../support/commands.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

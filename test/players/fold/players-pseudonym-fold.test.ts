@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLaunchFixture } from "../../support/launch.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { createLaunchFixture } from "../../support/service/launch.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

@@ -2,9 +2,9 @@ import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { inject } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
-const CHILD = fileURLToPath(new URL("../../support/crash-child.ts", import.meta.url));
+const CHILD = fileURLToPath(new URL("../../support/service/crash-child.ts", import.meta.url));
 
 /** Search reads membership as the crash left it: no owner's memory (which answers from the profiles themselves). */
 const MEMBERSHIP_ONLY = { OWNER_MEMORY_MB: "0" };

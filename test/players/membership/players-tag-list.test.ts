@@ -3,7 +3,7 @@ import { engineOf } from "../../../src/db/engine.js";
 import { repairRegistryCounters } from "../../../src/players/membership/counter-repair.js";
 import { createPlayerStores } from "../../../src/players/storage/stores.js";
 import { startedDuring } from "../../support/commands.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

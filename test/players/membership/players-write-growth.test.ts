@@ -1,8 +1,8 @@
 import { BSON } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startedDuring } from "../../support/commands.js";
-import { ownerRoundsDone } from "../../support/metrics.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 // The embedded engine only (vitest.config.ts EMBEDDED_ONLY): MongoDB keeps no membership documents, its profiles'
 // tag index is the membership, and a round writes the counts alone there.

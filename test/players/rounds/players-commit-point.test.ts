@@ -4,9 +4,9 @@ import { connectDatabase } from "../../../src/db/database.js";
 import { UnavailableError } from "../../../src/errors.js";
 import { Players, type UpdateEntry } from "../../../src/players/players.js";
 import { createPlayerStores } from "../../../src/players/storage/stores.js";
-import { DbProxy } from "../../support/db-proxy.js";
-import { atRoundPoint, type RoundPoint } from "../../support/round-points.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { DbProxy } from "../../support/db/db-proxy.js";
+import { atRoundPoint, type RoundPoint } from "../../support/db/round-points.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -3,8 +3,8 @@ import { engineOf } from "../../../src/db/engine.js";
 import { UnavailableError } from "../../../src/errors.js";
 import { Players, type UpdateEntry } from "../../../src/players/players.js";
 import { createPlayerStores } from "../../../src/players/storage/stores.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { atRoundPoint } from "../../support/round-points.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { atRoundPoint } from "../../support/db/round-points.js";
 
 let svc: TestService;
 beforeAll(async () => {

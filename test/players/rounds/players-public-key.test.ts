@@ -1,8 +1,8 @@
 import { toJson } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService, UpdateResponseSchema } from "../../../gen/platformapi/v1/players_pb.js";
-import { createLaunchFixture, type LaunchFixture } from "../../support/launch.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../../support/service/launch.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 // The public key ships in game clients and holds events:write only: a players/update answer tells it what happened
 // to its call and nothing it could not read (docs/api.md, "What a key without events:read reads").

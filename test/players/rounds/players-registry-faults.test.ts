@@ -1,7 +1,7 @@
 import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { commandOn, DbProxy } from "../../support/db-proxy.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { commandOn, DbProxy } from "../../support/db/db-proxy.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 // The service reaches its database through a proxy cut at an exact step of a registration;
 // `direct` reads the same database around the proxy.

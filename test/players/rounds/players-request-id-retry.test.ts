@@ -1,7 +1,7 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { commandOn, serviceBehindProxy } from "../../support/db-proxy.js";
-import { waitFor } from "../../support/events.js";
+import { commandOn, serviceBehindProxy } from "../../support/db/db-proxy.js";
+import { waitFor } from "../../support/service/events.js";
 
 describe("players/update retried with its request_id after a 503", () => {
   it("answers the players as they are and applies no increment twice", async () => {

@@ -3,8 +3,8 @@ import { create, fromJson, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService, UpdateRequestSchema } from "../../../gen/platformapi/v1/players_pb.js";
-import { expectError } from "../../support/raw-requests.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { expectError } from "../../support/service/raw-requests.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

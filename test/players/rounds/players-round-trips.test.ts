@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandsOf } from "../../support/commands.js";
-import { ownerRoundsDone } from "../../support/metrics.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -3,7 +3,7 @@ import { ListValueSchema, ValueSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let key: string;

@@ -1,7 +1,7 @@
 import type { CommandFailedEvent, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { READS_IN_FLIGHT } from "../../../src/db/gate.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let writeKey: string;

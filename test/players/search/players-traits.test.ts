@@ -1,8 +1,8 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
-import { waitFor } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { waitFor } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { projectScopedId } from "../../../src/db/ids.js";
 import { PLAYER_PROFILES } from "../../../src/players/storage/profile-store.js";
-import { playerWriteContention } from "../../support/metrics.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { playerWriteContention } from "../../support/service/metrics.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 /**
  * A player's profile that other writers keep changing: the service's compare-and-swap loop gives

@@ -3,9 +3,9 @@ import { engineOf } from "../../../src/db/engine.js";
 import { systemClock } from "../../../src/clock.js";
 import { Players } from "../../../src/players/players.js";
 import { createPlayerStores } from "../../../src/players/storage/stores.js";
-import { playerWriteContention } from "../../support/metrics.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { atRoundPoint } from "../../support/round-points.js";
+import { playerWriteContention } from "../../support/service/metrics.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { atRoundPoint } from "../../support/db/round-points.js";
 
 /**
  * Two service instances on one database. Each serialises writes to a player within itself, so

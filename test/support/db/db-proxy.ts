@@ -2,8 +2,8 @@ import { once } from "node:events";
 import net from "node:net";
 import type { CommandStartedEvent, MongoClient } from "mongodb";
 import { afterAll, beforeAll, inject } from "vitest";
-import { waitFor } from "./main-process.js";
-import { startTestService, type TestService } from "./service.js";
+import { waitFor } from "../service/main-process.js";
+import { startTestService, type TestService } from "../service/service.js";
 
 /**
  * A TCP proxy in front of the database server: a test points the service at

@@ -5,10 +5,10 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import type { DestinationStream } from "pino";
 import { MongoNetworkTimeoutError } from "mongodb";
 import { inject } from "vitest";
-import { loadConfig, type Config } from "../../src/config.js";
-import { connectDatabase, type Database } from "../../src/db/database.js";
-import { createLogger, type Logger } from "../../src/log.js";
-import { startService, type RunningService } from "../../src/server/service.js";
+import { loadConfig, type Config } from "../../../src/config.js";
+import { connectDatabase, type Database } from "../../../src/db/database.js";
+import { createLogger, type Logger } from "../../../src/log.js";
+import { startService, type RunningService } from "../../../src/server/service.js";
 
 export const ADMIN_KEY = "adm_test_" + "k".repeat(32);
 

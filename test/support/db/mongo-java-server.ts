@@ -7,15 +7,15 @@ import path from "node:path";
 import readline from "node:readline";
 import { fileURLToPath } from "node:url";
 import { stripVTControlCharacters } from "node:util";
-import { runCommand, stopProcess, waitForMongo } from "../../src/db/process.js";
-import type { Logger } from "../../src/log.js";
+import { runCommand, stopProcess, waitForMongo } from "../../../src/db/process.js";
+import type { Logger } from "../../../src/log.js";
 
 /**
  * mongo-java-server (in-memory backend) as a second test engine: unlike FerretDB it applies an
  * update's filter and write atomically, as MongoDB does per document, so the service's version and
  * count guards decide races there. The runner's sources are tools/mongo-java-server.
  */
-const SOURCE_DIR = fileURLToPath(new URL("../../tools/mongo-java-server/", import.meta.url));
+const SOURCE_DIR = fileURLToPath(new URL("../../../tools/mongo-java-server/", import.meta.url));
 const JAR = "mongo-java-server-runner.jar";
 const IGNORED_INDEX = /adding secondary index with keys .* is not yet implemented\. ignoring$/;
 

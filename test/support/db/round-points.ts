@@ -1,4 +1,4 @@
-import type { PlayerStores } from "../../src/players/storage/stores.js";
+import type { PlayerStores } from "../../../src/players/storage/stores.js";
 
 /**
  * Where a test stops a players round, at the store calls around its commit

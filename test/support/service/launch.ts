@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { EntitlementStore } from "../../src/admin/entitlement-store.js";
+import type { EntitlementStore } from "../../../src/admin/entitlement-store.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
 
 export interface LaunchFixture {

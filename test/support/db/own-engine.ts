@@ -3,9 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { MongoClient } from "mongodb";
 import { inject } from "vitest";
-import { loadConfig } from "../../src/config.js";
-import { startEmbeddedDb, type EmbeddedDb } from "../../src/db/embedded.js";
-import { createLogger } from "../../src/log.js";
+import { loadConfig } from "../../../src/config.js";
+import { startEmbeddedDb, type EmbeddedDb } from "../../../src/db/embedded.js";
+import { createLogger } from "../../../src/log.js";
 import { startMongoJavaServer } from "./mongo-java-server.js";
 
 /** A supervised embedded FerretDB of the test's own, in a fresh folder, which the test may stop or kill. */

@@ -2,10 +2,10 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { loadConfig } from "../../src/config.js";
-import { ensureDashboardBuilt } from "../../src/dashboard/build.js";
-import { startEmbeddedDb, type EmbeddedDb } from "../../src/db/embedded.js";
-import { createLogger } from "../../src/log.js";
+import { loadConfig } from "../../../src/config.js";
+import { ensureDashboardBuilt } from "../../../src/dashboard/build.js";
+import { startEmbeddedDb, type EmbeddedDb } from "../../../src/db/embedded.js";
+import { createLogger } from "../../../src/log.js";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -5,7 +5,7 @@ import os from "node:os";
 import path from "node:path";
 import readline from "node:readline";
 import { afterAll, beforeAll } from "vitest";
-import { freePort } from "../../src/db/process.js";
+import { freePort } from "../../../src/db/process.js";
 import { ADMIN_KEY } from "./service.js";
 
 // Runs `npm start`'s entry point as a process of its own, as an operator would: one node process with tsx's

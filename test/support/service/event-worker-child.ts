@@ -4,16 +4,16 @@
  * "crash-point" and hangs, for the parent to SIGKILL) at the n-th time it
  * reaches that step of an apply.
  */
-import { systemClock } from "../../src/clock.js";
-import { loadConfig } from "../../src/config.js";
-import { connectDatabase } from "../../src/db/database.js";
-import { engineOf } from "../../src/db/engine.js";
-import { createEventQueue, createEvents } from "../../src/events/capability.js";
-import { Players } from "../../src/players/players.js";
-import { createPlayerStores } from "../../src/players/storage/stores.js";
-import { CohortRollupStore } from "../../src/events/rollups/cohort-rollup-store.js";
-import { PlayerRollupStore } from "../../src/events/rollups/player-rollup-store.js";
-import { QueueWriter } from "../../src/events/queue/queue-writer.js";
+import { systemClock } from "../../../src/clock.js";
+import { loadConfig } from "../../../src/config.js";
+import { connectDatabase } from "../../../src/db/database.js";
+import { engineOf } from "../../../src/db/engine.js";
+import { createEventQueue, createEvents } from "../../../src/events/capability.js";
+import { Players } from "../../../src/players/players.js";
+import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import { CohortRollupStore } from "../../../src/events/rollups/cohort-rollup-store.js";
+import { PlayerRollupStore } from "../../../src/events/rollups/player-rollup-store.js";
+import { QueueWriter } from "../../../src/events/queue/queue-writer.js";
 
 /**
  * The steps of an apply, around its two rollup writes (the worker's only ones), and after it queued the next step

@@ -2,7 +2,7 @@ import path from "node:path";
 import type { Page } from "playwright-core";
 
 /** Screenshots of each page; docs/dashboard/ holds a committed copy of each. */
-export const SCREENSHOTS = path.resolve(import.meta.dirname, "../../dist/dashboard-screenshots");
+export const SCREENSHOTS = path.resolve(import.meta.dirname, "../../../dist/dashboard-screenshots");
 
 export const screenshot = (page: Page, name: string) =>
   page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });

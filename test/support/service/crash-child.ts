@@ -2,12 +2,12 @@
 // crash the membership repair pass must heal. Args: <mongodb uri> <db name> <project id> <when>, where <when> is
 // `afterProfileWrites` (right after the profiles, before membership: no owner's memory) or `writtenBehind` (the
 // owner's memory holds membership, to be written behind: right after the update answered).
-import { connectDatabase } from "../../src/db/database.js";
-import { engineOf } from "../../src/db/engine.js";
-import { Players } from "../../src/players/players.js";
-import { createPlayerStores } from "../../src/players/storage/stores.js";
-import { systemClock } from "../../src/clock.js";
-import { atRoundPoint } from "./round-points.js";
+import { connectDatabase } from "../../../src/db/database.js";
+import { engineOf } from "../../../src/db/engine.js";
+import { Players } from "../../../src/players/players.js";
+import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import { systemClock } from "../../../src/clock.js";
+import { atRoundPoint } from "../db/round-points.js";
 
 const [uri, dbName, projectId, when] = process.argv.slice(2);
 const database = await connectDatabase(uri, dbName);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, inject } from "vitest";
-import { connectDatabase, type Database } from "../../src/db/database.js";
+import { connectDatabase, type Database } from "../../../src/db/database.js";
 
 /** A database of the run's engine of the suite's own, dropped after its tests; the answer gives it once they run. */
 export function scratchDatabase(name: string, fill?: (database: Database) => Promise<unknown>): () => Database {

@@ -1,5 +1,5 @@
-import { queueOf, waitFor } from "./events.js";
-import type { TestService } from "./service.js";
+import { queueOf, waitFor } from "../service/events.js";
+import type { TestService } from "../service/service.js";
 
 // A project as a producer sees one: 30 days of events of 15 names by a few hundred players carrying 24 tags,
 // purchases with an amount summed. Drawn from a seeded generator, so every run sends the same data.

@@ -1,4 +1,4 @@
-import { sequenceId } from "../../src/events/queue/segment-store.js";
+import { sequenceId } from "../../../src/events/queue/segment-store.js";
 import type { TestService } from "./service.js";
 
 const DAY_MS = 86_400_000;

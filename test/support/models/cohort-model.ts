@@ -1,4 +1,4 @@
-import { bruteForce } from "./events.js";
+import { bruteForce } from "../service/events.js";
 
 type TraitValue = string | number | boolean;
 

@@ -1,5 +1,5 @@
 import { BSON, type Document } from "mongodb";
-import type { TestService } from "./service.js";
+import type { TestService } from "../service/service.js";
 
 /** A project's record of changed players as stored (src/players/changed-players.ts): its documents, entries and tags. */
 export interface StoredChangedPlayers {

@@ -20,7 +20,7 @@ export class WorkerProcesses {
   /** Starts a worker process; resolves once it printed `line` ("started", or "crash-point" with `crashAt`). */
   async start(line: string, crashAt?: string): Promise<ChildProcess> {
     // Node itself with tsx as a loader, not the tsx wrapper: SIGKILL must reach the worker, not a parent of it.
-    const child = spawn(process.execPath, ["--import", "tsx", "test/support/event-worker-child.ts"], {
+    const child = spawn(process.execPath, ["--import", "tsx", "test/support/service/event-worker-child.ts"], {
       env: {
         ...process.env,
         ...this.env,

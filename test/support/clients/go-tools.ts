@@ -3,8 +3,8 @@ import { existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
-import { loadConfig } from "../../src/config.js";
-import { runCommand } from "../../src/db/process.js";
+import { loadConfig } from "../../../src/config.js";
+import { runCommand } from "../../../src/db/process.js";
 
 const execFileAsync = promisify(execFile);
 

@@ -1,5 +1,5 @@
 import type { TestProject } from "vitest/node";
-import { createLogger } from "../../src/log.js";
+import { createLogger } from "../../../src/log.js";
 import { startMongoJavaServer, type RunningMongoJavaServer } from "./mongo-java-server.js";
 
 let server: RunningMongoJavaServer | undefined;
