@@ -2,14 +2,14 @@ import { create } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import { connectNodeAdapter } from "@connectrpc/connect-node";
 import { importJWK, jwtVerify, type JWK } from "jose";
-import { EntitlementSchema, LaunchTokenService, VerifyResponseSchema } from "../gen/platformapi/v1/launch_pb.js";
-import { EntitlementStore } from "../src/admin/entitlement-store.js";
+import { EntitlementSchema, LaunchTokenService, VerifyResponseSchema } from "../../gen/platformapi/v1/launch_pb.js";
+import { EntitlementStore } from "../../src/admin/entitlement-store.js";
 import type { Db } from "mongodb";
-import type { Config } from "../src/config.js";
-import { pseudonymousPartnerId } from "../src/launch/pseudonym.js";
-import { LaunchStore } from "../src/launch/store.js";
-import { MAX_BODY_BYTES } from "../src/server/http/http-gateway.js";
-import { bindPort, listen, type Listener } from "../src/server/http/listener.js";
+import type { Config } from "../../src/config.js";
+import { pseudonymousPartnerId } from "../../src/launch/pseudonym.js";
+import { LaunchStore } from "../../src/launch/store.js";
+import { MAX_BODY_BYTES } from "../../src/server/http/http-gateway.js";
+import { bindPort, listen, type Listener } from "../../src/server/http/listener.js";
 
 /**
  * The verify benchmark's baseline: a Connect router with the one RPC Verify

@@ -5,11 +5,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { loadConfig, type Config } from "../src/config.js";
-import { connectDatabase, type Database } from "../src/db/database.js";
-import { startEmbeddedDb } from "../src/db/embedded.js";
-import { createLogger } from "../src/log.js";
-import { startService, type RunningService } from "../src/server/service.js";
+import { loadConfig, type Config } from "../../src/config.js";
+import { connectDatabase, type Database } from "../../src/db/database.js";
+import { startEmbeddedDb } from "../../src/db/embedded.js";
+import { createLogger } from "../../src/log.js";
+import { startService, type RunningService } from "../../src/server/service.js";
 
 export const BENCH_ADMIN_KEY = "adm_bench_" + "b".repeat(32);
 

@@ -3,7 +3,7 @@ import { performance } from "node:perf_hooks";
 import readline from "node:readline";
 import { createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { LaunchTokenService } from "../gen/platformapi/v1/launch_pb.js";
+import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 
 // The verify benchmark's load generator, in its own process (bench/verify.ts starts it): it issues tokens over
 // gRPC like the launcher and verifies them over gRPC (HTTP/2) or /v1-style JSON (HTTP/1.1 keep-alive) like a

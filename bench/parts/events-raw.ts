@@ -1,10 +1,10 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
-import { connectDatabase } from "../src/db/database.js";
-import { dayOf } from "../src/events/days.js";
-import { workOf, type StoredWork } from "../src/events/queue/segment-store.js";
-import { partnerKey } from "../src/players/rules/identity-key.js";
-import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
+import { connectDatabase } from "../../src/db/database.js";
+import { dayOf } from "../../src/events/days.js";
+import { workOf, type StoredWork } from "../../src/events/queue/segment-store.js";
+import { partnerKey } from "../../src/players/rules/identity-key.js";
+import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
 import { round, type BenchService } from "./support.js";
 
 /** The baseline's deadline: it reads every raw event, far past the service's. */

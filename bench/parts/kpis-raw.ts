@@ -1,9 +1,9 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
-import { dayOf } from "../src/events/days.js";
-import { workOf, type StoredWork } from "../src/events/queue/segment-store.js";
-import { partnerKey } from "../src/players/rules/identity-key.js";
-import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
+import { dayOf } from "../../src/events/days.js";
+import { workOf, type StoredWork } from "../../src/events/queue/segment-store.js";
+import { partnerKey } from "../../src/players/rules/identity-key.js";
+import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
 
 /**
  * The KPI answers the way a service without histories would: every raw event of the project read by a find over
