@@ -3,10 +3,10 @@ import { configDefaults, defineConfig } from "vitest/config";
 
 /** Suites that need an engine isolating updates per document (writers in two instances), which FerretDB is not. */
 const ISOLATION_ONLY = [
-  "test/players/players-instances.test.ts",
-  "test/players/players-contention.test.ts",
-  "test/players/players-two-instances.test.ts",
-  "test/events/events-instances.test.ts",
+  "test/players/storage/players-instances.test.ts",
+  "test/players/storage/players-contention.test.ts",
+  "test/players/storage/players-two-instances.test.ts",
+  "test/events/apply/events-instances.test.ts",
   "test/launch/launch-two-instances.test.ts",
 ];
 
@@ -22,19 +22,19 @@ const EMBEDDED_ONLY = [
   "test/service/start.test.ts",
   "test/service/shutdown-backlog.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
-  "test/players/players-crash.test.ts",
+  "test/players/membership/players-crash.test.ts",
   "test/service/start-after-backlog.test.ts",
-  "test/players/players-erase-crash.test.ts",
-  "test/players/players-registry-faults.test.ts",
-  "test/players/players-round-trips.test.ts",
+  "test/players/erase/players-erase-crash.test.ts",
+  "test/players/rounds/players-registry-faults.test.ts",
+  "test/players/rounds/players-round-trips.test.ts",
   "test/db/owner-memory-restart.test.ts",
-  "test/events/events-catch-up.test.ts",
+  "test/events/apply/events-catch-up.test.ts",
   "test/db/owner-memory.test.ts",
-  "test/events/events-write-behind.test.ts",
+  "test/events/rollups/events-write-behind.test.ts",
   "test/db/owner-memory-fill-faults.test.ts",
   // Membership pages: only the embedded engine keeps them (MongoDB's profile tag index is the membership; it writes
   // the counts alone), and seeding a 20,000-member tag through the API on mongo-java-server passed its deadline.
-  "test/players/players-write-growth.test.ts",
+  "test/players/membership/players-write-growth.test.ts",
   // The owner's pages of the record of changed players (elsewhere 16 shards written field by field).
   "test/players/players-changes-growth.test.ts",
   // FerretDB's limit of statements a command, and its query plans.
@@ -63,7 +63,7 @@ export default defineConfig({
           name: "main",
           include: ["test/**/*.test.ts", "src/**/*.test.ts", "tools/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...ISOLATION_ONLY],
-          globalSetup: ["test/support/global-setup.ts"],
+          globalSetup: ["test/support/db/global-setup.ts"],
         },
       },
       {
@@ -74,7 +74,7 @@ export default defineConfig({
           name: "mongo-java-server",
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
-          globalSetup: ["test/support/mongo-java-server-setup.ts"],
+          globalSetup: ["test/support/db/mongo-java-server-setup.ts"],
         },
       },
     ],

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
 import { performance } from "node:perf_hooks";
 import type { CommandStartedEvent } from "mongodb";
-import { createBenchProject, postJson, queueOf, round, startBenchService, type BenchService } from "./support.js";
+import { createBenchProject, postJson, queueOf, round, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
  * Issue 34's figure: one players/delete of a player with BENCH_ERASE_EVENTS events (1,000 by default) in a project

@@ -10,7 +10,7 @@ import { profileDocument } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../src/players/storage/stores.js";
 import { PLAYER_TAGS, tagDocument } from "../src/players/storage/tag-store.js";
-import { rawBaseline } from "./events-raw.js";
+import { rawBaseline } from "./parts/events-raw.js";
 import {
   createBenchProject,
   postJson,
@@ -19,7 +19,7 @@ import {
   runLoadProcess,
   startBenchService,
   type BenchService,
-} from "./support.js";
+} from "./parts/support.js";
 
 /**
  * `npm run bench -- events`: ingestion and apply throughput with the lag under
@@ -27,7 +27,7 @@ import {
  * generated events from 20,000 players split by 10 tags, next to the same
  * answer computed from the raw events and profiles in the same run; then the
  * cost of a tag change of a player with 30 active days. The HTTP load comes
- * from a separate process (bench/events-load.ts).
+ * from a separate process (bench/parts/events-load.ts).
  */
 const PLAYERS = Number(process.env.BENCH_EVENTS_PLAYERS ?? 20_000);
 const EVENTS_PER_PLAYER = 50;
@@ -44,7 +44,7 @@ function log(step: string, value?: unknown): void {
 }
 
 /** A task of the load generator (events-load.ts), run in a process of its own: its result. */
-export const load = (task: object): Promise<any> => runLoadProcess("bench/events-load.ts", task);
+export const load = (task: object): Promise<any> => runLoadProcess("bench/parts/events-load.ts", task);
 
 /** Ingestion paced to SUSTAINED_RATE from 20,000 players while the bench samples the lag every second. */
 async function sustainedIngestion(bench: BenchService) {

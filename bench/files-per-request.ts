@@ -3,7 +3,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Profiler } from "node:inspector";
 import { MongoClient } from "mongodb";
 import { ApplyWorker } from "../src/events/apply/worker.js";
-import { createBenchProject, postJson, startBenchService } from "./support.js";
+import { createBenchProject, postJson, startBenchService } from "./parts/support.js";
 
 /**
  * `npm run bench -- files-per-request`: how many files of `src` (src/server, the transport every call shares, counted

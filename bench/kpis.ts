@@ -4,9 +4,9 @@ import { performance } from "node:perf_hooks";
 import { isDeepStrictEqual } from "node:util";
 import { connectDatabase } from "../src/db/database.js";
 import { generate, load } from "./events.js";
-import { rawActive, rawBucketPlayers, rawRetention, readRaw } from "./kpis-raw.js";
-import { profileStretch } from "./cpu-profile.js";
-import { postJson, processCpuMs, round, startBenchService, type BenchService } from "./support.js";
+import { rawActive, rawBucketPlayers, rawRetention, readRaw } from "./parts/kpis-raw.js";
+import { profileStretch } from "./parts/cpu-profile.js";
+import { postJson, processCpuMs, round, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
  * `npm run bench -- kpis`: retention, active players and trends by day, week and month on the events bench's

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { load } from "./events.js";
-import { postJson, createBenchProject, queueOf, round, startBenchService, type BenchService } from "./support.js";
+import { postJson, createBenchProject, queueOf, round, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
  * `npm run bench -- names`: what a project at EVENT_NAME_LIMIT costs. Two

@@ -14,8 +14,8 @@ import { profileDocument, type ProfileDoc } from "../src/players/storage/profile
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../src/players/storage/stores.js";
 import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/storage/tag-store.js";
-import { countWrites, rewrittenByUpdates } from "./players-commands.js";
-import { round, runLoadProcess, startBenchService, type BenchService } from "./support.js";
+import { countWrites, rewrittenByUpdates } from "./parts/players-commands.js";
+import { round, runLoadProcess, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
  * Search latency by one tag, by two tags (all) and by a tag and a trait over
@@ -24,7 +24,7 @@ import { round, runLoadProcess, startBenchService, type BenchService } from "./s
  * existing players) in a project of its own players and in the 100,000-profile
  * one, the ratio of the two, and how long each pass left something unwritten
  * or unsettled; each next to a bare-driver baseline of the same run. The
- * service runs in this process; the load generator (bench/players-load.ts) in another.
+ * service runs in this process; the load generator (bench/parts/players-load.ts) in another.
  */
 const PROFILES = Number(process.env.BENCH_PLAYERS_PROFILES ?? 100_000);
 const UPDATE_CALLS = Number(process.env.BENCH_PLAYERS_UPDATE_CALLS ?? 200);
@@ -33,7 +33,7 @@ const QUERIES = 100;
 export const TAG_A = "cohort_a";
 export const TAG_B = "cohort_b";
 const OTHER_TAGS = Array.from({ length: 498 }, (_, i) => `tag_${i}`);
-const LOAD = fileURLToPath(new URL("./players-load.ts", import.meta.url));
+const LOAD = fileURLToPath(new URL("./parts/players-load.ts", import.meta.url));
 
 function tagsOf(i: number): string[] {
   const tags = [OTHER_TAGS[i % 498], OTHER_TAGS[(i * 7) % 498], OTHER_TAGS[(i * 13) % 97]];

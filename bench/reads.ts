@@ -11,7 +11,7 @@ import {
   round,
   startBenchService,
   type BenchService,
-} from "./support.js";
+} from "./parts/support.js";
 
 /**
  * `npm run bench -- reads`: the service's CPU per call of the studio's reads: search, trends and the tag list. A

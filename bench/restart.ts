@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { generate, TAG_A, TAG_B } from "./players.js";
-import { createBenchProject, postJson, queueOf, round, startBenchService, type BenchService } from "./support.js";
+import { createBenchProject, postJson, queueOf, round, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
  * A restart at each size of BENCH_RESTART_PROFILES (default 100,000 and 1,000,000): profiles written in their stored

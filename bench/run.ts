@@ -1,20 +1,8 @@
 import { readdirSync } from "node:fs";
 
 // `npm run bench -- <name>` runs bench/<name>.ts; without a name, every benchmark in turn.
-// The other files are parts of benchmarks: this runner, shared support, the load generators, and verify's bare handler, figures and profiler.
-const PARTS = [
-  "run.ts",
-  "support.ts",
-  "events-load.ts",
-  "players-load.ts",
-  "events-raw.ts",
-  "kpis-raw.ts",
-  "soak-load.ts",
-  "verify-load.ts",
-  "verify-bare.ts",
-  "verify-figures.ts",
-  "cpu-profile.ts",
-];
+// The benchmarks' parts (shared support, the load generators, verify's bare handler, figures and profiler) are in parts/.
+const PARTS = ["run.ts"];
 const available = readdirSync(new URL(".", import.meta.url))
   .filter((file) => file.endsWith(".ts") && !PARTS.includes(file))
   .map((file) => file.slice(0, -3));

@@ -8,11 +8,11 @@ import {
   runLoadProcess,
   startBenchService,
   type BenchService,
-} from "./support.js";
+} from "./parts/support.js";
 
 /**
  * `npm run bench -- soak`: events ingested from a separate process
- * (bench/soak-load.ts, every call retried unchanged until 200) while the
+ * (bench/parts/soak-load.ts, every call retried unchanged until 200) while the
  * embedded engine is frozen twice and killed twice; `/readyz` sampled
  * throughout, then until the queue is drained. Ends with Trends per name and
  * day compared with the load's brute-force count; throws when they differ,
@@ -176,7 +176,7 @@ export default async function soakBench() {
     let faults;
     try {
       [load, faults] = await Promise.all([
-        runLoadProcess("bench/soak-load.ts", {
+        runLoadProcess("bench/parts/soak-load.ts", {
           ...task,
           baseUrl: bench.baseUrl,
           key: project.publicKey,

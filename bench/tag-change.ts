@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import { generate, load } from "./events.js";
-import { round, startBenchService, type BenchService } from "./support.js";
+import { round, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
  * Issue 13's tag-change figure alone (part 4 of `npm run bench -- events`,

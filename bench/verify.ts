@@ -9,11 +9,18 @@ import type { JWK } from "jose";
 import { MongoClient } from "mongodb";
 import { LaunchStore } from "../src/launch/store.js";
 import type { Listener } from "../src/server/http/listener.js";
-import { profileStretch } from "./cpu-profile.js";
-import { processCpuMs, round, startBenchService, type BenchService } from "./support.js";
-import { startBareVerify } from "./verify-bare.js";
-import { figures, printTable, totalCpuMs, type Figures, type Measured, type VerifyFigures } from "./verify-figures.js";
-import type { LoadCommand, LoadRun, LoadSetup, Protocol, Target } from "./verify-load.js";
+import { profileStretch } from "./parts/cpu-profile.js";
+import { processCpuMs, round, startBenchService, type BenchService } from "./parts/support.js";
+import { startBareVerify } from "./parts/verify-bare.js";
+import {
+  figures,
+  printTable,
+  totalCpuMs,
+  type Figures,
+  type Measured,
+  type VerifyFigures,
+} from "./parts/verify-figures.js";
+import type { LoadCommand, LoadRun, LoadSetup, Protocol, Target } from "./parts/verify-load.js";
 
 // Verify at concurrency 1, 8 and 32, over /v1 JSON (HTTP/1.1 keep-alive) and gRPC (HTTP/2), against the service
 // and against the bare handler of verify-bare.ts (the baseline), driven by verify-load.ts in its own
@@ -198,7 +205,7 @@ interface LoadProcess {
 }
 
 function startLoadGenerator(setup: LoadSetup): LoadProcess {
-  const script = fileURLToPath(new URL("./verify-load.ts", import.meta.url));
+  const script = fileURLToPath(new URL("./parts/verify-load.ts", import.meta.url));
   const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["pipe", "pipe", "inherit"] });
   const answers = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   const exited = new Promise<never>((_, reject) =>

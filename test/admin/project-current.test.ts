@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProjectService } from "../../gen/platformapi/v1/project_pb.js";
 import { API_KEY_HEADER } from "../../src/server/calls/auth.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

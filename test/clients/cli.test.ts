@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventTimes } from "../support/events.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { eventTimes } from "../support/service/events.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 const run = promisify(execFile);
 

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/db/process.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 // The examples run as a newcomer runs them: `npx tsx examples/<name>.ts`, as processes of their own.
 const TSX = "node_modules/.bin/tsx";

@@ -8,15 +8,15 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { loadConfig } from "../../src/config.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventTimes, waitFor } from "../support/events.js";
-import { ensureGoTool, goUnavailable, type GoTool } from "../support/go-tools.js";
-import { clientEnv, createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { eventTimes, waitFor } from "../support/service/events.js";
+import { ensureGoTool, goUnavailable, type GoTool } from "../support/clients/go-tools.js";
+import { clientEnv, createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** main.go, go.mod and go.sum of the client; the generated code is written beside them, under gen/go. */
-const CLIENT_DIR = fileURLToPath(new URL("../support/go-client", import.meta.url));
+const CLIENT_DIR = fileURLToPath(new URL("../support/clients/go-client", import.meta.url));
 /** The protoc plugins a Go team would use, pinned, from the Go module proxy. */
 const PLUGINS: GoTool[] = [
   { module: "google.golang.org/protobuf/cmd/protoc-gen-go", version: "v1.36.12" },

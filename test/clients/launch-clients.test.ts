@@ -14,8 +14,8 @@ import {
   type LaunchCheck,
   type VerifiedLaunch,
 } from "@platformapi/launch-client";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 let launch: LaunchFixture;

@@ -6,8 +6,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLaunchFixture } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));

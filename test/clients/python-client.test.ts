@@ -6,13 +6,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pythonVenv, type Python } from "../support/python-venv.js";
-import { clientEnv, createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { pythonVenv, type Python } from "../support/clients/python-venv.js";
+import { clientEnv, createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLIENT_SCRIPT = fileURLToPath(new URL("../support/python/launch_client.py", import.meta.url));
+const CLIENT_SCRIPT = fileURLToPath(new URL("../support/clients/python/launch_client.py", import.meta.url));
 /** Pinned from PyPI: grpcio-tools carries protoc and its plugin; protobuf is the runtime of the generated code. */
 const PACKAGES = ["grpcio==1.76.0", "grpcio-tools==1.76.0", "protobuf==6.33.6"];
 

@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { Writable } from "node:stream";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumOrSkip } from "../support/browser.js";
+import { chromiumOrSkip } from "../support/dashboard/browser.js";
 import {
   apply,
   BUSY_DONE,
@@ -11,9 +11,9 @@ import {
   rowsOf as rowsIn,
   SCREENSHOTS,
   screenshot as shoot,
-} from "../support/dashboard-page.js";
-import { queueOf, waitFor } from "../support/events.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+} from "../support/dashboard/dashboard-page.js";
+import { queueOf, waitFor } from "../support/service/events.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // The pages' numbers against the API on a small project with exact counts (dashboard-kpis-browser.test.ts has the
 // producer's pages on realistic data, dashboard-states-browser.test.ts the loading, empty and error states).

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumOrSkip } from "../support/browser.js";
-import { open, signIn } from "../support/dashboard-page.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { chromiumOrSkip } from "../support/dashboard/browser.js";
+import { open, signIn } from "../support/dashboard/dashboard-page.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 // The players page's cohort CSV: players/export streamed into a file of one row a player, in one click.
 

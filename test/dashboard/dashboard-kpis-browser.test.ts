@@ -1,8 +1,8 @@
 import { mkdir } from "node:fs/promises";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumOrSkip } from "../support/browser.js";
-import { sendRealisticData } from "../support/dashboard-data.js";
+import { chromiumOrSkip } from "../support/dashboard/browser.js";
+import { sendRealisticData } from "../support/dashboard/dashboard-data.js";
 import {
   apply,
   BUSY_DONE,
@@ -13,8 +13,8 @@ import {
   SCREENSHOTS,
   screenshot,
   signIn,
-} from "../support/dashboard-page.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+} from "../support/dashboard/dashboard-page.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // The producer's pages on realistic data (30 days, 15 names, 24 tags), read with a reader key: each figure is the
 // API's for the same filters; the layout at 390 px; the URL round trip; keyboard use; the committed screenshots.

@@ -1,9 +1,9 @@
 import { chromium, type Browser, type Page, type Route } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { chromiumOrSkip } from "../support/browser.js";
-import { apply, BUSY_DONE, open, signIn } from "../support/dashboard-page.js";
-import { eventTimes, queueOf, waitFor } from "../support/events.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { chromiumOrSkip } from "../support/dashboard/browser.js";
+import { apply, BUSY_DONE, open, signIn } from "../support/dashboard/dashboard-page.js";
+import { eventTimes, queueOf, waitFor } from "../support/service/events.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // The states every page shows: an empty project, a refused filter, a slow answer, a revoked key and a stopped
 // service; the numbers shown are always the answer to what the form asks, or none.

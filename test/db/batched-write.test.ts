@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectScopedId } from "../../src/db/ids.js";
 import { WriteRefusedError } from "../../src/errors.js";
 import { MembershipStore } from "../../src/players/membership/membership-store.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let svc: TestService;
 /** The statements of each write command sent, by the collection it wrote. */

@@ -2,9 +2,9 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
 import type { EmbeddedDb } from "../../src/db/embedded.js";
-import { waitFor } from "../support/main-process.js";
-import { startOwnFerretDb } from "../support/own-engine.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { waitFor } from "../support/service/main-process.js";
+import { startOwnFerretDb } from "../support/db/own-engine.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // A service on a supervised embedded database of its own, which the tests stop and kill.
 const DB_TIMEOUT_MS = 2_000;

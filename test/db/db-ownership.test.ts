@@ -2,8 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnMain, type MainProcess } from "../support/main-process.js";
-import { ADMIN_KEY } from "../support/service.js";
+import { spawnMain, type MainProcess } from "../support/service/main-process.js";
+import { ADMIN_KEY } from "../support/service/service.js";
 
 // Instances of `npm start` on one embedded database: the first owns it, a second must refuse, never lose writes.
 let dataDir: string;

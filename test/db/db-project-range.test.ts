@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { projectIdRange } from "../../src/db/ids.js";
-import { scratchDatabase } from "../support/scratch-database.js";
+import { scratchDatabase } from "../support/db/scratch-database.js";
 
 const database = scratchDatabase("project_range");
 

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
-import { DbProxy } from "../support/db-proxy.js";
-import { waitFor } from "../support/main-process.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { DbProxy } from "../support/db/db-proxy.js";
+import { waitFor } from "../support/service/main-process.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 // The service reaches its database through a proxy the tests cut and restore.
 const DB_TIMEOUT_MS = 1_000;

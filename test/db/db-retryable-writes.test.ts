@@ -1,6 +1,6 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { scratchDatabase } from "../support/scratch-database.js";
+import { scratchDatabase } from "../support/db/scratch-database.js";
 
 const database = scratchDatabase("retryable");
 

@@ -7,7 +7,7 @@ import { loadConfig } from "../../src/config.js";
 import { startEmbeddedDb } from "../../src/db/embedded.js";
 import { ensureFerretDbBinary } from "../../src/db/ferretdb-build.js";
 import { createLogger } from "../../src/log.js";
-import { waitFor } from "../support/main-process.js";
+import { waitFor } from "../support/service/main-process.js";
 
 // No mongod on this machine, and nothing may be downloaded: a stand-in that takes mongod's flags and serves
 // FerretDB shows that MONGOD_BINARY is preferred, started with those flags, and supervised like FerretDB.

@@ -3,8 +3,8 @@ import path from "node:path";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { WAL_SIZE_LIMIT_BYTES } from "../../src/db/ferretdb.js";
-import { startOwnFerretDb } from "../support/own-engine.js";
-import { waitFor } from "../support/events.js";
+import { startOwnFerretDb } from "../support/db/own-engine.js";
+import { waitFor } from "../support/service/events.js";
 
 /** The embedded engine's write-ahead log shrinks back after a large write (issue 24, item 6). */
 

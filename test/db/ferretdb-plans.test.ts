@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { engineOf } from "../../src/db/engine.js";
 import { projectIdRange } from "../../src/db/ids.js";
 import { PLAYER_PROFILES, ProfileStore } from "../../src/players/storage/profile-store.js";
-import { scratchDatabase } from "../support/scratch-database.js";
+import { scratchDatabase } from "../support/db/scratch-database.js";
 
 // FerretDB's SQLite query plans (the embedded engine only): what its filters cost.
 const database = scratchDatabase("pushdown", (database) =>

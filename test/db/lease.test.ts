@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, i
 import { connectDatabase, type Database } from "../../src/db/database.js";
 import { acquireLease, LeaseHeldError, type LeaseOptions } from "../../src/db/lease.js";
 import { createLogger } from "../../src/log.js";
-import { TestClock } from "../support/service.js";
+import { TestClock } from "../support/service/service.js";
 
 // The lease that makes one instance the owner of a FerretDB database, on the run's database server.
 const TTL_MS = 15_000;

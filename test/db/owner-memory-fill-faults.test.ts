@@ -1,10 +1,10 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { commandsOf } from "../support/commands.js";
-import { DbProxy } from "../support/db-proxy.js";
-import { waitFor } from "../support/events.js";
-import { ownerRoundsDone } from "../support/metrics.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { DbProxy } from "../support/db/db-proxy.js";
+import { waitFor } from "../support/service/events.js";
+import { ownerRoundsDone } from "../support/service/metrics.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 // A restart of the owner of an embedded database whose fill of its memory fails: every read of the profiles fails
 // (its connection dropped by a proxy) while the database answers everything else, a ping included.

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { commandsOf, startedDuring } from "../support/commands.js";
-import { eventTimes, queueOf, waitFor } from "../support/events.js";
-import { ownerRoundsDone } from "../support/metrics.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { eventTimes, queueOf, waitFor } from "../support/service/events.js";
+import { ownerRoundsDone } from "../support/service/metrics.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 const PLAYERS = 5_000;
 const TAGS = ["red", "green", "blue", "gold"];

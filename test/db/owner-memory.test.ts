@@ -1,6 +1,6 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { commandOn, suiteBehindProxy } from "../support/db-proxy.js";
+import { commandOn, suiteBehindProxy } from "../support/db/db-proxy.js";
 
 const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 

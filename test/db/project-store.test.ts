@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ProjectStore } from "../../src/admin/project-store.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

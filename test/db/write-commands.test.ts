@@ -2,10 +2,10 @@ import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { needsOwner } from "../../src/db/engine.js";
 import { commandsOf } from "../support/commands.js";
-import { waitFor } from "../support/events.js";
-import { createLaunchFixture } from "../support/launch.js";
-import { ownerRoundsDone } from "../support/metrics.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { waitFor } from "../support/service/events.js";
+import { createLaunchFixture } from "../support/service/launch.js";
+import { ownerRoundsDone } from "../support/service/metrics.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 /** `direct` watches the apply cursor around the service, so waiting for it sends no command of the service's. */
 let svc: TestService;

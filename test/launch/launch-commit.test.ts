@@ -2,10 +2,10 @@ import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { needsOwner } from "../../src/db/engine.js";
 import { startedDuring } from "../support/commands.js";
-import { DbProxy } from "../support/db-proxy.js";
-import { waitFor } from "../support/main-process.js";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { DbProxy } from "../support/db/db-proxy.js";
+import { waitFor } from "../support/service/main-process.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 // The service reaches its database through a proxy the tests cut at an exact step of a verify;
 // `direct` reads the same database around the proxy, to see what landed while the service could not.

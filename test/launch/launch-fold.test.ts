@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

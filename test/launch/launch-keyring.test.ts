@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Keyring } from "../../src/launch/keyring.js";
 import { LaunchStore } from "../../src/launch/store.js";
-import { createLaunchFixture } from "../support/launch.js";
-import { ADMIN_KEY, startTestService, TestClock, type TestService } from "../support/service.js";
+import { createLaunchFixture } from "../support/service/launch.js";
+import { ADMIN_KEY, startTestService, TestClock, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

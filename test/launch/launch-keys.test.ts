@@ -4,8 +4,8 @@ import { base64url } from "jose";
 import nacl from "tweetnacl";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchStore } from "../../src/launch/store.js";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 let launch: LaunchFixture;

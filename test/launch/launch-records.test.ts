@@ -1,8 +1,8 @@
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntitlementStore } from "../../src/admin/entitlement-store.js";
-import { createLaunchFixture, entitle, type LaunchFixture } from "../support/launch.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, entitle, type LaunchFixture } from "../support/service/launch.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // No event apply worker: its polling would count among a verify's commands.
 const QUIET = { API_KEY_CACHE_SECONDS: "300", EVENT_WORKER: "off" };

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EntitlementStore } from "../../src/admin/entitlement-store.js";
-import { entitle } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { entitle } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { createPrivateKey, randomUUID } from "node:crypto";
 import { SignJWT, base64url, decodeProtectedHeader } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 let launch: LaunchFixture;

@@ -4,10 +4,10 @@ import { engineOf, needsOwner } from "../../src/db/engine.js";
 import { Players } from "../../src/players/players.js";
 import { createPlayerStores } from "../../src/players/storage/stores.js";
 import type { HistoryFollower } from "../../src/players/rounds/written-profiles.js";
-import { storedChangedPlayers } from "../support/changed-players.js";
-import { waitFor } from "../support/events.js";
-import { ownerRoundsDone } from "../support/metrics.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { storedChangedPlayers } from "../support/db/changed-players.js";
+import { waitFor } from "../support/service/events.js";
+import { ownerRoundsDone } from "../support/service/metrics.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

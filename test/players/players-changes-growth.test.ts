@@ -1,8 +1,8 @@
 import { BSON } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { storedChangedPlayers } from "../support/changed-players.js";
+import { storedChangedPlayers } from "../support/db/changed-players.js";
 import { startedDuring } from "../support/commands.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 // The embedded engine only (vitest.config.ts EMBEDDED_ONLY): its owner writes the record of changed players in pages
 // of its own; without the owner (MongoDB) the record is 16 shards written field by field.

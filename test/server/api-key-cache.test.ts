@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ApiKeyCache, ApiKeyStore, generateApiKey, hashApiKey } from "../../src/admin/api-keys.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 let store: ApiKeyStore;

@@ -9,7 +9,7 @@ import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
 import { createLogger } from "../../src/log.js";
 import { startService, type RunningService } from "../../src/server/service.js";
-import { ADMIN_KEY, TestClock } from "../support/service.js";
+import { ADMIN_KEY, TestClock } from "../support/service/service.js";
 
 const BURST = 5;
 const PER_MINUTE = 1;

@@ -2,8 +2,8 @@ import { gzipSync } from "node:zlib";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
-import { expectError, jsonHeaders, rawGrpcCall, rawPost } from "../support/raw-requests.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { expectError, jsonHeaders, rawGrpcCall, rawPost } from "../support/service/raw-requests.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 /** Input that used to be accepted and quietly changed: prototype keys, bad text, non-decimal numbers, huge numbers. */
 

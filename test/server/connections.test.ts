@@ -2,8 +2,8 @@ import { once } from "node:events";
 import http2 from "node:http2";
 import net from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { spawnMain } from "../support/main-process.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { spawnMain } from "../support/service/main-process.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // Every HTTP/2 connection opens with the preface and a SETTINGS frame (here empty).
 const H2_PREFACE_AND_SETTINGS = Buffer.concat([

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { MAX_BODY_BYTES } from "../../src/server/http/http-gateway.js";
-import { expectError, jsonHeaders, rawPost } from "../support/raw-requests.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { expectError, jsonHeaders, rawPost } from "../support/service/raw-requests.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 /** The contract's smaller rules, each once broken: Content-Type, the size limit per protocol, defaults, pages. */
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../support/service.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 const STUDIO = "https://studio.example.com";
 let svc: TestService;

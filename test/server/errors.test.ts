@@ -2,7 +2,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
 import { MAX_BODY_BYTES } from "../../src/server/http/http-gateway.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus as Status } from "../../gen/grpc/health/v1/health_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { registerHealth } from "../../src/server/health.js";
-import { ensureGrpcurl, grpcurlUnavailable, runGrpcurl } from "../support/grpcurl.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { ensureGrpcurl, grpcurlUnavailable, runGrpcurl } from "../support/clients/grpcurl.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 const noGrpcurl = await grpcurlUnavailable();
 if (noGrpcurl) process.stderr.write(`skipping the grpcurl health test: ${noGrpcurl}\n`);

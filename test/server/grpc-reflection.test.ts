@@ -7,8 +7,8 @@ import {
   type ServerReflectionResponse,
 } from "../../gen/grpc/reflection/v1/reflection_pb.js";
 import { ServerReflection as ServerReflectionV1alpha } from "../../gen/grpc/reflection/v1alpha/reflection_pb.js";
-import { ensureGrpcurl, grpcurlUnavailable, runGrpcurl } from "../support/grpcurl.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { ensureGrpcurl, grpcurlUnavailable, runGrpcurl } from "../support/clients/grpcurl.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

@@ -5,7 +5,7 @@ import { http as httpRule } from "../../gen/google/api/annotations_pb.js";
 import { requiredScope } from "../../src/server/calls/auth.js";
 import { MAX_BODY_BYTES } from "../../src/server/http/http-gateway.js";
 import { SERVICES } from "../../src/server/routes.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 /**
  * Generated hostile JSON at every /v1 endpoint, with a key that may call it:

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { spawnMain, type MainProcess } from "../support/main-process.js";
+import { spawnMain, type MainProcess } from "../support/service/main-process.js";
 
 // The service as a process of its own, which spends a second of CPU before its code even loads (a preload burns
 // it), so a count that starts when the metrics are created falls a second short of what the OS says.

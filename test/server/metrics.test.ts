@@ -1,9 +1,9 @@
-import { eventTimes, waitFor } from "../support/events.js";
+import { eventTimes, waitFor } from "../support/service/events.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { Metrics } from "../../src/server/calls/metrics.js";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 interface Sample {
   name: string;

@@ -1,9 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
-import { createLaunchFixture, type LaunchFixture } from "../support/launch.js";
-import { createSchemaChecker } from "../support/openapi.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
+import { createSchemaChecker } from "../support/clients/openapi.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 let launch: LaunchFixture;

@@ -1,7 +1,7 @@
 import http2 from "node:http2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

@@ -3,13 +3,13 @@ import os from "node:os";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { pythonVenv, type Python } from "../support/python-venv.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { pythonVenv, type Python } from "../support/clients/python-venv.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 const run = promisify(execFile);
 /** Pinned from PyPI: Schemathesis generates requests from the served OpenAPI document and checks the answers. */
 const PACKAGES = ["schemathesis==4.32.5"];
-const CONFIG = fileURLToPath(new URL("../support/schemathesis.toml", import.meta.url));
+const CONFIG = fileURLToPath(new URL("../support/clients/schemathesis.toml", import.meta.url));
 /** Bounded: examples per operation and phase, and one seed, so that a run is repeatable and takes about a minute. */
 const EXAMPLES = 25;
 const SEED = 20261124;

@@ -7,7 +7,7 @@ import { connectDatabase, type Database } from "../../src/db/database.js";
 import { startFerretDb, type RunningFerretDb } from "../../src/db/ferretdb.js";
 import { createLogger } from "../../src/log.js";
 import { startService, type RunningService } from "../../src/server/service.js";
-import { ADMIN_KEY } from "../support/service.js";
+import { ADMIN_KEY } from "../support/service/service.js";
 
 // A service on a database server of its own, which the test then stops.
 let dataDir: string;

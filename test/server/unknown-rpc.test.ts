@@ -7,8 +7,8 @@ import { FileDescriptorProtoSchema, file_google_protobuf_empty } from "@bufbuild
 import { Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ensureGrpcurl, grpcurlUnavailable, runGrpcurl } from "../support/grpcurl.js";
-import { startTestService, type TestService } from "../support/service.js";
+import { ensureGrpcurl, grpcurlUnavailable, runGrpcurl } from "../support/clients/grpcurl.js";
+import { startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
 beforeAll(async () => {

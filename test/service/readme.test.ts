@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { blockSteps, shapeMismatches, shellBlocks, type Step } from "../support/readme-blocks.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../support/service.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 // The README runs as written: its shell blocks run in order, in one bash, against a fresh service,
 // and each answer must have the shape of the output shown under its command (`# {...}` lines).

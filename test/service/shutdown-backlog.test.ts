@@ -2,8 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawnMain, waitFor, type MainProcess } from "../support/main-process.js";
-import { ADMIN_KEY } from "../support/service.js";
+import { spawnMain, waitFor, type MainProcess } from "../support/service/main-process.js";
+import { ADMIN_KEY } from "../support/service/service.js";
 
 /** docs/operations.md, "Shutdown": a stop takes at most 10 s, then the engine stops. */
 const DOCUMENTED_STOP_MS = 10_000;

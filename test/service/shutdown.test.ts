@@ -1,6 +1,6 @@
 import http from "node:http";
 import { describe, expect, it } from "vitest";
-import { ADMIN_KEY, startTestService } from "../support/service.js";
+import { ADMIN_KEY, startTestService } from "../support/service/service.js";
 
 function post(agent: http.Agent, port: number, body?: string, headers: http.OutgoingHttpHeaders = {}) {
   const req = http.request({

@@ -1,8 +1,8 @@
 import { describe, expect, inject, it } from "vitest";
-import { DbProxy } from "../support/db-proxy.js";
-import { bruteForce, byName } from "../support/events.js";
-import { postTo, suiteProcesses, waitFor } from "../support/main-process.js";
-import { ADMIN_KEY } from "../support/service.js";
+import { DbProxy } from "../support/db/db-proxy.js";
+import { bruteForce, byName } from "../support/service/events.js";
+import { postTo, suiteProcesses, waitFor } from "../support/service/main-process.js";
+import { ADMIN_KEY } from "../support/service/service.js";
 
 // `npm start` after the hostile run of a public key during an event backlog (at a size CI affords), and a start whose
 // database stops answering its work.

@@ -8,7 +8,7 @@ import path from "node:path";
 import readline from "node:readline";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../src/db/process.js";
-import { spawnMain } from "../support/main-process.js";
+import { spawnMain } from "../support/service/main-process.js";
 
 // These tests run `npm start`'s entry point as its own process, with its own embedded database.
 const TSX = path.resolve("node_modules/.bin/tsx");

@@ -23,7 +23,7 @@ import {
   MessageRulesSchema,
 } from "@bufbuild/protovalidate/gen/buf/validate/validate_pb.js";
 import { describe, expect, it } from "vitest";
-import { createSchemaChecker } from "../../test/support/openapi.js";
+import { createSchemaChecker } from "../../test/support/clients/openapi.js";
 import { file_google_api_annotations, http } from "../../gen/google/api/annotations_pb.js";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb.js";
 import { file_platformapi_v1_options, flat_object_keys, required_scope } from "../../gen/platformapi/v1/options_pb.js";

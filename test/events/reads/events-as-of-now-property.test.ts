@@ -1,8 +1,8 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { byName, queueOf, waitFor } from "../../support/events.js";
-import { CohortModel, sorted, type ModelFilter } from "../../support/cohort-model.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { byName, queueOf, waitFor } from "../../support/service/events.js";
+import { CohortModel, sorted, type ModelFilter } from "../../support/models/cohort-model.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ownerRoundsDone } from "../../support/metrics.js";
-import { storedChangedPlayers } from "../../support/changed-players.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { byName, queueOf, waitFor } from "../../support/events.js";
-import { CohortModel, sorted, type ModelFilter } from "../../support/cohort-model.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
+import { storedChangedPlayers } from "../../support/db/changed-players.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { byName, queueOf, waitFor } from "../../support/service/events.js";
+import { CohortModel, sorted, type ModelFilter } from "../../support/models/cohort-model.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { bruteForce, byName, eventTimes, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { bruteForce, byName, eventTimes, waitFor } from "../../support/service/events.js";
 
 let svc: TestService;
 beforeAll(async () => {

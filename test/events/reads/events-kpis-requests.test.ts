@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../../gen/platformapi/v1/events_pb.js";
-import { eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 /** Retention and active players as requests: bad input, scopes, another project, the four protocols. */
 let svc: TestService;

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CohortModel, type ModelFilter } from "../../support/cohort-model.js";
-import { eventTimes, queueOf, waitFor, type EventTime } from "../../support/events.js";
-import { active, bucketTrends, retention, type RetentionAsked } from "../../support/kpi-model.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { ownerRoundsDone } from "../../support/metrics.js";
+import { CohortModel, type ModelFilter } from "../../support/models/cohort-model.js";
+import { eventTimes, queueOf, waitFor, type EventTime } from "../../support/service/events.js";
+import { active, bucketTrends, retention, type RetentionAsked } from "../../support/models/kpi-model.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { ownerRoundsDone } from "../../support/service/metrics.js";
 
 /**
  * Retention, active players and trends by week and month against a brute force over the raw events sent and the

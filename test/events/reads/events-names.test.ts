@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
-import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
 
 // A project with many event names: its cohort month documents must not grow with them (FerretDB reads a document in
 // time that grows with its fields), and every name must still be counted, from the first document and the last.

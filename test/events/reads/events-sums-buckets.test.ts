@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { CohortModel, sorted, type ModelFilter } from "../../support/cohort-model.js";
-import { byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/events.js";
-import { bucketTrends } from "../../support/kpi-model.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { CohortModel, sorted, type ModelFilter } from "../../support/models/cohort-model.js";
+import { byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/service/events.js";
+import { bucketTrends } from "../../support/models/kpi-model.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

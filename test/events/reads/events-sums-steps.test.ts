@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CohortModel, sorted } from "../../support/cohort-model.js";
-import { byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
-import { WorkerProcesses } from "../../support/worker-process.js";
+import { CohortModel, sorted } from "../../support/models/cohort-model.js";
+import { byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { WorkerProcesses } from "../../support/service/worker-process.js";
 
 /**
  * A sum's back-fill in steps of few totals of a player and a day (5): each call of events here makes 6 to 8 totals

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../../gen/platformapi/v1/events_pb.js";
 import { API_KEY_HEADER } from "../../../src/server/calls/auth.js";
-import { CohortModel, sorted, type ModelFilter } from "../../support/cohort-model.js";
+import { CohortModel, sorted, type ModelFilter } from "../../support/models/cohort-model.js";
 import { commandsOf } from "../../support/commands.js";
-import { byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { byName, eventTimes, queueOf, waitFor, type EventTime } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestService, type TestService } from "../../support/service.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 import { commandsOf } from "../../support/commands.js";
-import { eventTimes, waitFor } from "../../support/events.js";
+import { eventTimes, waitFor } from "../../support/service/events.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { needsOwner } from "../../../src/db/engine.js";
 import { commandsOf } from "../../support/commands.js";
-import { eventTimes, queueOf, waitFor } from "../../support/events.js";
-import { startTestService, type TestService } from "../../support/service.js";
+import { eventTimes, queueOf, waitFor } from "../../support/service/events.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {

@@ -2,8 +2,8 @@ import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EventService } from "../../../gen/platformapi/v1/events_pb.js";
 import { API_KEY_HEADER } from "../../../src/server/calls/auth.js";
-import { eventTimes, waitFor } from "../../support/events.js";
-import { ADMIN_KEY, startTestService, type TestService } from "../../support/service.js";
+import { eventTimes, waitFor } from "../../support/service/events.js";
+import { ADMIN_KEY, startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;

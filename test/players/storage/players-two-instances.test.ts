@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { engineOf } from "../../../src/db/engine.js";
+import { systemClock } from "../../../src/clock.js";
+import { Players } from "../../../src/players/players.js";
+import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import { startTestService, type TestService } from "../../support/service/service.js";
+import { atRoundPoint } from "../../support/db/round-points.js";
+
+let svc: TestService;
+beforeAll(async () => {
+  svc = await startTestService();
+});
+afterAll(() => svc.stop());
+
+const entry = (partnerUserId: string, ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({
+  partnerUserId,
+  tagsAdd: ops.tagsAdd ?? [],
+  tagsRemove: ops.tagsRemove ?? [],
+  traitsIncrement: {},
+  traitsUnset: [],
+});
+
+// Two service instances on one MongoDB database: their rounds on one player can write in either order. Membership is
+// the profiles' tag index there, and each round moves the counts by its own change.
+describe("two instances writing one player", () => {
+  it("membership follows the last profile even when the earlier round's membership write lands last", async () => {
+    const { projectId, privateKey } = await svc.createProject();
+    const stores = () => createPlayerStores(svc.database.db, engineOf(svc.database, 0));
+    let release!: () => void;
+    const paused = new Promise<void>((resolve) => (release = resolve));
+    let reachedPause!: () => void;
+    const atPause = new Promise<void>((resolve) => (reachedPause = resolve));
+    const slow = new Players({
+      stores: atRoundPoint(stores(), "afterProfileWrites", () => {
+        reachedPause();
+        return paused;
+      }),
+      clock: systemClock,
+    });
+    const fast = new Players({ stores: stores(), clock: systemClock });
+
+    const first = slow.update(projectId, [entry("racer", { tagsAdd: ["flag"] })]);
+    await atPause; // The slow instance wrote the profile with "flag", not yet its membership.
+    await fast.update(projectId, [entry("racer", { tagsRemove: ["flag"] })]);
+    release();
+    await first;
+
+    expect((await fast.get(projectId, { partnerUserId: "racer" }))!.tags).toEqual([]);
+    const search = await svc.postJson("/v1/players/search", { tags: ["flag"] }, privateKey);
+    expect(search.body.players_info.total).toBe(0);
+    const tags = await svc.postJson("/v1/players/tags", { page: 1 }, privateKey);
+    expect(tags.body.tags.map((t: any) => [t.tag, t.players_count])).toEqual([["flag", 0]]);
+  });
+});
