@@ -1,9 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { batchedWrite, engineOf } from "../src/db/engine.js";
 import { cohortMonthId, countsChange, EVERYONE, tagCohort } from "../src/events/rollups/cohort-rollup-store.js";
-import { dayOf, monthOf } from "../src/events/days.js";
+import { dayOf, monthOf, nameField } from "../src/events/rollup-keys.js";
 import type { QueuedEvent } from "../src/events/queue/entries.js";
-import { nameField } from "../src/events/names.js";
 import { playerRollupId } from "../src/events/rollups/player-rollup.js";
 import { SegmentStore } from "../src/events/queue/segment-store.js";
 import { profileDocument } from "../src/players/storage/profile-document.js";

@@ -6,7 +6,7 @@ import { bucketCounts } from "../src/events/kpis/bucket-counts.js";
 import { retentionTables } from "../src/events/kpis/cohort-retention.js";
 import { dayNumber, dayOfNumber } from "../src/events/kpis/periods.js";
 import { PlayerActivity } from "../src/events/kpis/player-activity.js";
-import { nameField } from "../src/events/names.js";
+import { nameField } from "../src/events/rollup-keys.js";
 import type { PlayerDirectory } from "../src/events/player-directory.js";
 import type { PlayerRollupStore } from "../src/events/rollups/player-rollup-store.js";
 import type { CohortFilter } from "../src/events/reads/query.js";

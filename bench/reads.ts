@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { CommandStartedEvent } from "mongodb";
-import { dayOf } from "../src/events/days.js";
+import { dayOf } from "../src/events/rollup-keys.js";
 import { load } from "./events.js";
 import {
   createBenchProject,

@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
-import { dayOf } from "../../src/events/days.js";
+import { dayOf } from "../../src/events/rollup-keys.js";
 import { workOf, type StoredWork } from "../../src/events/queue/segment-store.js";
 import { partnerKey } from "../../src/players/rules/identity-key.js";
 import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";

@@ -15,7 +15,7 @@ import type { ChangedPlayers } from "../players/changed-players.js";
 import { PlayerRollupStore } from "./rollups/player-rollup-store.js";
 import { QueueLagMeter, QueueStateStore, QueueWriter } from "./queue/queue.js";
 import { Retention } from "./apply/retention.js";
-import { RetentionWindow } from "./days.js";
+import { RetentionWindow } from "./rollup-keys.js";
 import { SegmentStore } from "./queue/segment-store.js";
 import { TraitCohorts } from "./apply/trait-cohorts.js";
 import { EventTraitKeyStore } from "./rollups/event-trait-key-store.js";

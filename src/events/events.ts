@@ -7,7 +7,7 @@ import { ingest, type IngestOutcome } from "./queue/ingest.js";
 import { stepsOf, type StepTimer } from "../steps.js";
 import type { Lag, QueueLagMeter, QueueWriter } from "./queue/queue.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
-import { dayOf, type RetentionWindow } from "./days.js";
+import { dayOf, type RetentionWindow } from "./rollup-keys.js";
 import type { ApplyWorker } from "./apply/worker.js";
 import type { CohortFilter, EventQuery } from "./reads/query.js";
 import { activePoints, type ActivePoint } from "./kpis/active-players.js";

@@ -1,9 +1,8 @@
 import type { DocumentChange } from "./absorb.js";
 import { cohortMonthId, countsChange, EVERYONE, nameBlockOf } from "../rollups/cohort-rollup-store.js";
-import { dayOf, monthOf } from "../days.js";
+import { dayOf, monthOf, nameField, nameOfField } from "../rollup-keys.js";
 import type { QueuedEvent } from "../queue/entries.js";
 import type { ProjectNames } from "../rollups/event-name-store.js";
-import { nameField, nameOfField } from "../names.js";
 import { type DayCounts, type PlayerRollup, playerRollupId } from "../rollups/player-rollup.js";
 import { addSum, millionthsOf, type SumDays } from "../reads/sums.js";
 import type { SummedProperty } from "../rollups/summed-property-store.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { RetentionWindow } from "../days.js";
+import { RetentionWindow } from "../rollup-keys.js";
 import { Retention, SWEEP_STEP, type RetentionOptions } from "./retention.js";
 
 /** Stores that count sweep steps; the queue's read fails while `failing`; the event ids take `idSteps` full steps. */

@@ -1,5 +1,5 @@
 import type { CohortRollupStore } from "../rollups/cohort-rollup-store.js";
-import { monthOf, type RetentionWindow } from "../days.js";
+import { monthOf, type RetentionWindow } from "../rollup-keys.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { QueueStateStore } from "../queue/queue.js";

@@ -1,8 +1,7 @@
 import { deviceKey, partnerKey } from "../../players/rules/identity-key.js";
-import { dayOf } from "../days.js";
+import { dayOf, nameField } from "../rollup-keys.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import type { EventNameStore } from "../rollups/event-name-store.js";
-import { nameField } from "../names.js";
 import { Planner, type Plan, type SumBackfillStep } from "./plan.js";
 import type { PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollup } from "../rollups/player-rollup.js";

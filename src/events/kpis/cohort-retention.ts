@@ -1,4 +1,4 @@
-import { nameField } from "../names.js";
+import { nameField } from "../rollup-keys.js";
 import { addGroups } from "./cohort-groups.js";
 import type { CohortActivity } from "./player-activity.js";
 import { dayOfNumber, periodOf, periodStart } from "./periods.js";

@@ -2,7 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { OwnerMemory } from "../../db/engine.js";
 import type { DocumentChange } from "../apply/absorb.js";
-import { nameField } from "../names.js";
+import { nameField } from "../rollup-keys.js";
 import type { PlayerDirectory } from "../player-directory.js";
 import type { AsOfNow, PlayerAsOfNow } from "../reads/as-of-now.js";
 import type { CohortFilter } from "../reads/query.js";

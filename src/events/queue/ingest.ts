@@ -1,7 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Rejection } from "../../result.js";
 import { stepsOf, type StepTimer } from "../../steps.js";
-import type { RetentionWindow } from "../days.js";
+import type { RetentionWindow } from "../rollup-keys.js";
 import type { EventNameStore } from "../rollups/event-name-store.js";
 import type { Backpressure } from "./backpressure.js";
 import { checkEvent, type EventRejectCode, type IncomingEvent, type QueuedEvent } from "./entries.js";

@@ -5,7 +5,7 @@ import {
   normaliseTraitValue,
   traitIndexEntry,
 } from "../../players/rules/normalise.js";
-import { daysBetween, parseDay } from "../days.js";
+import { daysBetween, parseDay } from "../rollup-keys.js";
 
 export const MAX_RANGE_DAYS = 366;
 

@@ -5,8 +5,7 @@ import {
   type CohortDays,
   type CohortRollupStore,
 } from "../rollups/cohort-rollup-store.js";
-import { monthOf } from "../days.js";
-import { nameField, nameOfField } from "../names.js";
+import { monthOf, nameField, nameOfField } from "../rollup-keys.js";
 import type { PlayerDirectory } from "../player-directory.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import { isEveryone, type CohortFilter, type EventQuery } from "./query.js";

@@ -4,7 +4,7 @@ import type { Engine } from "../../db/engine.js";
 import { projectScopedId } from "../../db/ids.js";
 import { absorb, type AbsorbOptions, type DocumentChange, type RollupDoc } from "../apply/absorb.js";
 import type { ProjectNames } from "./event-name-store.js";
-import { nameOfField } from "../names.js";
+import { nameOfField } from "../rollup-keys.js";
 import { addToSlot } from "../reads/sums.js";
 
 /** The whole project: every player. */

@@ -5,7 +5,7 @@ import { addSum, type SumDays } from "../reads/sums.js";
 
 /* A player's history: its shape, its stored document, a segment's change applied to it, and its days as slots. */
 
-/** Per day, events per name field (see names.ts). */
+/** Per day, events per name field (see rollup-keys.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
 
 /** One player's history of events, and the cohorts it is counted in. */

@@ -1,6 +1,6 @@
 import { create, toJson } from "@bufbuild/protobuf";
 import { TimestampSchema, type Timestamp } from "@bufbuild/protobuf/wkt";
-import { parseDay } from "../../events/days.js";
+import { parseDay } from "../../events/rollup-keys.js";
 
 /**
  * RFC 3339's date-time, exactly: a real calendar date, `T` and `Z` in either case, an offset of `±hh:mm`.

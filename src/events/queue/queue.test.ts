@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { QueueLease } from "./queue-lease.js";
-import type { QueueStateStore } from "./queue.js";
+import { QueueLease, type QueueStateStore } from "./queue.js";
 
 /** The cursor document's lease, as QueueStateStore keeps it; `takes` counts the commands sent. */
 function leaseDocument() {

@@ -1,4 +1,7 @@
-/** UTC calendar days as "YYYY-MM-DD" strings, the unit every rollup counts in. */
+/**
+ * The keys rollups count under: UTC calendar days as "YYYY-MM-DD" strings (and the retention window in days), and
+ * event names as field names.
+ */
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -36,3 +39,13 @@ export class RetentionWindow {
     return dayOf(this.oldest(now));
   }
 }
+
+/**
+ * Event names become field names inside rollup documents. A name is letters,
+ * digits and `_ - . :`; the `.` would split a field path, so it is stored as
+ * `%` (never part of a name), behind a `_` that keeps every stored key clear
+ * of anything an object or the database treats specially.
+ */
+export const nameField = (name: string): string => `_${name.replaceAll(".", "%")}`;
+
+export const nameOfField = (field: string): string => field.slice(1).replaceAll("%", ".");
