@@ -1,6 +1,7 @@
 import { Session } from "node:inspector/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Profiler } from "node:inspector";
+import { SourceMap } from "node:module";
 import { MongoClient } from "mongodb";
 import { ApplyWorker } from "../src/events/apply/worker.js";
 import { createBenchProject, postJson, startBenchService } from "./parts/support.js";
@@ -11,7 +12,9 @@ import { createBenchProject, postJson, startBenchService } from "./parts/support
  * process, which runs the real service on the embedded engine (or MONGODB_URI): counts are taken and reset at the
  * start of each phase, so a phase counts only what ran in it. The apply worker is held before each pass while a
  * call runs (its pass wrapped here, no hook in src), so a call's answer and the apply it wakes count apart. Each path
- * is counted ROUNDS times: the JSON has each round's count and the union of the files.
+ * is counted ROUNDS times: the JSON has each round's count and the union of the files. Beside the files, the lines
+ * of the functions that ran (TypeScript as written, through tsx's source maps): how much code the path is, wherever
+ * it lives.
  */
 const SRC = new URL("../src/", import.meta.url).href;
 const SERVER = `${SRC}server/`;
@@ -25,6 +28,8 @@ interface Phase {
   /** Files of src outside src/server with a function that ran. */
   files: number;
   server_files: number;
+  /** Lines of those files inside a function that ran (a function's whole body, whichever branches ran). */
+  lines_ran: number;
   list: string[];
 }
 
@@ -33,6 +38,7 @@ export default async function filesPerRequestBench() {
   const session = new Session();
   session.connect();
   await session.post("Profiler.enable");
+  await session.post("Debugger.enable"); // for the scripts' sources
   await session.post("Profiler.startPreciseCoverage", { callCount: true, detailed: false });
   const bench = await startBenchService();
   const queue = new MongoClient(bench.databaseUri);
@@ -63,7 +69,7 @@ export default async function filesPerRequestBench() {
     // Files per phase, one entry a round: a timer (the lag measured once a second, a lease renewed) may land in one.
     const phases = new Map<string, Phase[]>();
     const coverage = async (phase: string) => {
-      const counted = phaseOf(phase, (await session.post("Profiler.takePreciseCoverage")).result);
+      const counted = await phaseOf(session, phase, (await session.post("Profiler.takePreciseCoverage")).result);
       phases.set(phase, [...(phases.get(phase) ?? []), counted]);
       log(counted);
     };
@@ -108,6 +114,7 @@ export default async function filesPerRequestBench() {
           {
             files: rounds.map((one) => one.files),
             server_files: rounds.map((one) => one.server_files),
+            lines_ran: rounds.map((one) => one.lines_ran),
             list: [...new Set(rounds.flatMap((one) => one.list))].sort(),
           },
         ]),
@@ -171,17 +178,46 @@ async function until(condition: () => Promise<boolean>): Promise<void> {
   }
 }
 
-function phaseOf(phase: string, scripts: Profiler.ScriptCoverage[]): Phase {
-  const ran = scripts
-    .filter((script) => script.url.startsWith(SRC) && script.functions.some((fn) => fn.ranges[0].count > 0))
-    .map((script) => script.url);
-  const list = ran
-    .filter((url) => !url.startsWith(SERVER))
-    .map((url) => url.slice(SRC.length))
-    .sort();
-  return { phase, files: list.length, server_files: ran.length - list.length, list };
+async function phaseOf(session: Session, phase: string, scripts: Profiler.ScriptCoverage[]): Promise<Phase> {
+  const ran = scripts.filter(
+    (script) => script.url.startsWith(SRC) && script.functions.some((fn) => fn.ranges[0].count > 0),
+  );
+  const outside = ran.filter((script) => !script.url.startsWith(SERVER));
+  let lines = 0;
+  for (const script of outside) lines += await linesRan(session, script);
+  const list = outside.map((script) => script.url.slice(SRC.length)).sort();
+  return { phase, files: list.length, server_files: ran.length - list.length, lines_ran: lines, list };
 }
 
-function log({ phase, files, server_files }: Phase): void {
-  process.stderr.write(`${phase.padEnd(80)} ${String(files).padStart(3)} files (+${server_files} in src/server)\n`);
+/**
+ * Lines of the TypeScript source inside the functions of `script` that ran, found through the source map tsx
+ * inlines (its output is one line). The module's own body (what ran at import) and esbuild's `__name` are not counted.
+ */
+async function linesRan(session: Session, script: Profiler.ScriptCoverage): Promise<number> {
+  const { scriptSource } = await session.post("Debugger.getScriptSource", { scriptId: script.scriptId });
+  const inline = /sourceMappingURL=data:application\/json;base64,([\w+/=]+)/.exec(scriptSource);
+  if (!inline) return 0;
+  const map = new SourceMap(JSON.parse(Buffer.from(inline[1], "base64").toString("utf8")));
+  const lineStarts = [0, ...[...scriptSource.matchAll(/\n/g)].map((match) => match.index + 1)];
+  const originalLine = (offset: number): number | undefined => {
+    let line = lineStarts.length - 1;
+    while (lineStarts[line] > offset) line--;
+    return (map.findEntry(line, offset - lineStarts[line]) as { originalLine?: number }).originalLine;
+  };
+  const lines = new Set<number>();
+  for (const fn of script.functions) {
+    const [range] = fn.ranges;
+    if (range.count === 0 || range.startOffset === 0 || fn.functionName === "__name") continue;
+    const first = originalLine(range.startOffset);
+    const last = originalLine(range.endOffset - 1);
+    if (first === undefined || last === undefined) continue;
+    for (let line = first; line <= last; line++) lines.add(line);
+  }
+  return lines.size;
+}
+
+function log({ phase, files, server_files, lines_ran }: Phase): void {
+  process.stderr.write(
+    `${phase.padEnd(80)} ${String(files).padStart(3)} files (+${server_files} in src/server), ${lines_ran} lines ran\n`,
+  );
 }
