@@ -100,7 +100,8 @@ export class RoundWriter {
    * (every event received after the answer comes after it), the covered keys are recorded with its place (charts
    * count them as no one from then on), and the links are removed; a failure there answers unavailable with the
    * profiles erased, and a retry finishes the erasure. Then membership and counts, and the resync that settles the
-   * record once membership is written (as any round's). Returns the keys whose write lost to another process.
+   * record once membership is written (as any round's). Returns the keys whose write lost to another process: the
+   * segment, the record of its place and the unlinking then wait for the round run again.
    */
   async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
     const { stores, histories } = this.options;
@@ -115,14 +116,13 @@ export class RoundWriter {
     let lost: Set<string>;
     try {
       lost = await this.writeSlots(projectId, writes);
-      const seq = (await histories?.erase(projectId, erasure.identityKeys)) ?? 0;
-      const erased = { identityKeys: erasure.identityKeys, seq };
-      begun.recorded = await stores.changes.record(
-        projectId,
-        { identityKeys: [], folds: [], tags, erasure: erased },
-        now,
-      );
-      await this.unlink(projectId, erasure);
+      // Should the rounds run out, no live player has lost its history or its links.
+      if (lost.size === 0) {
+        const seq = (await histories?.erase(projectId, erasure.identityKeys)) ?? 0;
+        const erased = { identityKeys: [], folds: [], tags, erasure: { identityKeys: erasure.identityKeys, seq } };
+        begun.recorded = await stores.changes.record(projectId, erased, now);
+        await this.unlink(projectId, erasure);
+      }
     } catch (error) {
       this.track(this.complete(projectId, begun, resync));
       throw error;

@@ -12,6 +12,8 @@ beforeAll(async () => {
 });
 afterAll(() => svc.stop());
 
+const stores = () => createPlayerStores(svc.database.db, engineOf(svc.database, 0));
+
 const entry = (partnerUserId: string, ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({
   partnerUserId,
   tagsAdd: ops.tagsAdd ?? [],
@@ -25,7 +27,6 @@ const entry = (partnerUserId: string, ops: { tagsAdd?: string[]; tagsRemove?: st
 describe("two instances writing one player", () => {
   it("membership follows the last profile even when the earlier round's membership write lands last", async () => {
     const { projectId, privateKey } = await svc.createProject();
-    const stores = () => createPlayerStores(svc.database.db, engineOf(svc.database, 0));
     let release!: () => void;
     const paused = new Promise<void>((resolve) => (release = resolve));
     let reachedPause!: () => void;
@@ -50,5 +51,39 @@ describe("two instances writing one player", () => {
     expect(search.body.players_info.total).toBe(0);
     const tags = await svc.postJson("/v1/players/tags", { page: 1 }, privateKey);
     expect(tags.body.tags.map((t: any) => [t.tag, t.players_count])).toEqual([["flag", 0]]);
+  });
+});
+
+// An erasure on MongoDB writes its markers version-guarded: one that loses to another instance's write runs its round
+// again, and only the round whose markers all held removes the links and queues the history's erasure.
+describe("an erasure racing another instance's write", () => {
+  it("runs again, and unlinks once, after every marker is written", async () => {
+    const { projectId } = await svc.createProject();
+    const other = new Players({ stores: stores(), clock: systemClock });
+    await other.update(projectId, [entry("leaver", { tagsAdd: ["flag"] })]);
+    const racing = stores();
+    let unlinks = 0;
+    const unlinkMany = racing.devices.unlinkMany.bind(racing.devices);
+    racing.devices.unlinkMany = async (...args) => {
+      unlinks++;
+      return unlinkMany(...args);
+    };
+    let raced = false;
+    const writeSlots = racing.profiles.writeSlots.bind(racing.profiles);
+    racing.profiles.writeSlots = async (id, writes) => {
+      if (!raced && writes.some((write) => "erased" in write.next)) {
+        raced = true; // Between the erasure's read and its markers, the other instance writes the player.
+        await other.update(id, [entry("leaver", { tagsAdd: ["late"] })]);
+      }
+      return writeSlots(id, writes);
+    };
+    const eraser = new Players({ stores: racing, clock: systemClock });
+
+    const outcome = await eraser.erase(projectId, { partnerUserId: "leaver" });
+
+    expect(raced).toBe(true);
+    expect(outcome).toMatchObject({ deleted: true, identityKey: "u:leaver" });
+    expect(unlinks).toBe(1);
+    expect(await other.get(projectId, { partnerUserId: "leaver" })).toBeNull();
   });
 });
