@@ -57,7 +57,7 @@ export function absorb(
   );
 }
 
-/** As absorb(), each change of its own segment (the owner's histories written behind, history-write-behind.ts). */
+/** As absorb(), each change of its own segment (the owner's histories written behind: waitingHistories, player-rollup.ts). */
 export async function absorbEach(
   engine: Engine,
   collection: Collection<RollupDoc>,

@@ -1,6 +1,7 @@
 import { projectOfId } from "../../db/ids.js";
 import { sideBySide } from "../../db/gate.js";
-import { HistoryWriteFailed, type PendingSelection } from "../rollups/history-write-behind.js";
+import type { PendingSelection } from "../../db/write-behind.js";
+import { HistoryWriteFailed } from "../rollups/player-rollup.js";
 import type { PlanStore } from "../rollups/plan-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";
 import type { QueueStateStore } from "../queue/queue.js";

@@ -49,7 +49,7 @@ export interface FoundHistory {
  * The owner's memory of player histories (event_player_rollups; embedded FerretDB only): a history read once is
  * kept, and every rollup write of the worker (absorb, the only writer) is applied to it once acknowledged, with the
  * same high-water guard as the database; in a whole project the worker's changes are applied here first and written
- * behind (history-write-behind.ts), so the memory is ahead of the database until then. The worker fills a project
+ * behind (waitingHistories, player-rollup.ts), so the memory is ahead of the database until then. The worker fills a project
  * whole by one scan at its first read, after which a player not remembered has no history (new players cost no
  * read). A write that fails forgets the documents it touched and the wholeness of their projects; a sweep forgets
  * everything. Past the budget, new histories are not kept and are read again.

@@ -6,6 +6,7 @@ import type { Engine } from "../../db/engine.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 import {
+  HistoryWriteFailed,
   type PlayerRollup,
   type PlayerRollupDoc,
   playerRollupId,
@@ -13,18 +14,12 @@ import {
   slotsOf,
   type SlottedHistories,
   toRollup,
+  type WaitingChange,
+  waitingHistories,
 } from "./player-rollup.js";
 import { addToSlot } from "../reads/sums.js";
-
-import {
-  absorb,
-  absorbEach,
-  type AbsorbOptions,
-  type DocumentChange,
-  type RollupDoc,
-  type SequencedChange,
-} from "../apply/absorb.js";
-import { HistoryWriteBehind, HistoryWriteFailed, type PendingSelection } from "./history-write-behind.js";
+import { absorb, absorbEach, type AbsorbOptions, type DocumentChange, type RollupDoc } from "../apply/absorb.js";
+import type { Pending, PendingSelection, WriteBehind } from "../../db/write-behind.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;
@@ -40,7 +35,7 @@ export class PlayerRollupStore {
   private readonly writes;
   private readonly memory: HistoryMemory | null;
   /** Changes applied to the owner's memory and not written yet: only where it keeps whole projects. */
-  private readonly behind: HistoryWriteBehind | null;
+  private readonly behind: WriteBehind<WaitingChange> | null;
   /** Projects whose last write of what waited failed: nothing more waits for them until one succeeds. */
   private readonly failing = new Set<string>();
 
@@ -51,7 +46,7 @@ export class PlayerRollupStore {
     this.rollups = db.collection<PlayerRollupDoc>("event_player_rollups");
     this.writes = db.collection<RollupDoc>("event_player_rollups");
     this.memory = engine.ownerMemory && new HistoryMemory(engine.ownerMemory);
-    this.behind = this.memory && new HistoryWriteBehind();
+    this.behind = this.memory && waitingHistories();
   }
 
   /**
@@ -170,7 +165,13 @@ export class PlayerRollupStore {
       [...projects].every((projectId) => this.memory?.holdsWhole(projectId) && !this.failing.has(projectId));
     const among = (projectId: string) => projects.has(projectId);
     const at = options.writeBehind?.getTime();
-    if (at !== undefined && options.fresh && this.behind && deferrable() && this.behind.add(seq, changes, at)) {
+    if (
+      at !== undefined &&
+      options.fresh &&
+      this.behind &&
+      deferrable() &&
+      this.behind.add(waiting(seq, changes), at)
+    ) {
       this.memory!.absorbed(seq, changes);
       // Past the memory's budget a project is no longer whole: its reads go to the database, which must hold it.
       if (!deferrable()) await this.writeBehind({ among });
@@ -188,7 +189,7 @@ export class PlayerRollupStore {
 
   /** The first segment whose history changes are not all written; undefined when none waits. */
   get firstUnwritten(): number | undefined {
-    return this.behind?.firstSeq;
+    return this.behind?.oldest?.entry.first;
   }
 
   /** Documents with changes not written yet. */
@@ -198,7 +199,7 @@ export class PlayerRollupStore {
 
   /** When the change waiting longest came (ms); undefined when none waits. */
   get oldestUnwrittenAt(): number | undefined {
-    return this.behind?.oldestAt;
+    return this.behind?.oldest?.at;
   }
 
   /**
@@ -213,15 +214,14 @@ export class PlayerRollupStore {
       await this.writeEntries(entries);
       return;
     } catch (error) {
-      const projects = [...new Set(entries.map((entry) => projectOfId(entry.change.id)))];
+      const projects = [...new Set(entries.map(({ entry }) => projectOfId(entry.change.id)))];
       if (projects.length === 1) throw new HistoryWriteFailed(projects, error);
     }
-    const byProject = new Map<string, SequencedChange[]>();
-    for (const entry of entries) {
-      const projectId = projectOfId(entry.change.id);
-      const ofProject = byProject.get(projectId);
-      if (ofProject) ofProject.push(entry);
-      else byProject.set(projectId, [entry]);
+    const byProject = new Map<string, Pending<WaitingChange>[]>();
+    for (const pending of entries) {
+      const projectId = projectOfId(pending.entry.change.id);
+      if (!byProject.has(projectId)) byProject.set(projectId, []);
+      byProject.get(projectId)!.push(pending);
     }
     const failed: string[] = [];
     for (const [projectId, ofProject] of byProject) {
@@ -238,24 +238,25 @@ export class PlayerRollupStore {
     const ids = [...new Set(segments.flatMap(({ changes }) => changes.map((change) => change.id)))];
     const marks = await this.engine.readByIds(this.rollups, ids);
     const stored = new Map(ids.map((id, i) => [id, marks[i]?.hw ?? -1]));
-    let merged = new HistoryWriteBehind();
+    let merged = waitingHistories();
+    const write = () => absorbEach(this.engine, this.writes, changesOf(merged.entries()), { fresh: true });
     for (const { seq, changes } of segments) {
-      const newer = changes.filter((change) => stored.get(change.id)! < seq);
-      if (merged.add(seq, newer, 0)) continue;
-      await absorbEach(this.engine, this.writes, merged.entries(), { fresh: true });
-      merged = new HistoryWriteBehind();
-      merged.add(seq, newer, 0);
+      const newer = waiting(seq, changes).filter(({ change }) => stored.get(change.id)! < seq);
+      if (merged.add(newer, 0)) continue;
+      await write();
+      merged = waitingHistories();
+      merged.add(newer, 0);
     }
-    await absorbEach(this.engine, this.writes, merged.entries(), { fresh: true });
+    await write();
     this.memory?.forget(ids.map((id) => ({ id })));
   }
 
-  private async writeEntries(entries: readonly SequencedChange[]): Promise<void> {
-    const projects = new Set(entries.map((entry) => projectOfId(entry.change.id)));
+  private async writeEntries(entries: readonly Pending<WaitingChange>[]): Promise<void> {
+    const projects = new Set(entries.map(({ entry }) => projectOfId(entry.change.id)));
     // After a failure a write may be half done: the next one reads the marks, as after a crash.
     const fresh = [...projects].every((projectId) => !this.failing.has(projectId));
     try {
-      await absorbEach(this.engine, this.writes, entries, { fresh });
+      await absorbEach(this.engine, this.writes, changesOf(entries), { fresh });
     } catch (error) {
       for (const projectId of projects) this.failing.add(projectId);
       throw error;
@@ -290,3 +291,9 @@ export class PlayerRollupStore {
     }
   }
 }
+
+/** Segment `seq`'s changes as they wait to be written. */
+const waiting = (seq: number, changes: readonly DocumentChange[]): WaitingChange[] =>
+  changes.map((change) => ({ seq, first: seq, change }));
+
+const changesOf = (entries: readonly Pending<WaitingChange>[]) => entries.map(({ entry }) => entry);

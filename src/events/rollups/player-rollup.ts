@@ -1,9 +1,14 @@
+import { Long } from "mongodb";
 import { projectScopedId } from "../../db/ids.js";
-import type { DocumentChange, RollupDoc } from "../apply/absorb.js";
+import { WriteBehind } from "../../db/write-behind.js";
+import type { DocumentChange, RollupDoc, SequencedChange } from "../apply/absorb.js";
 import { dayNumber } from "../kpis/periods.js";
 import { addSum, type SumDays } from "../reads/sums.js";
 
-/* A player's history: its shape, its stored document, a segment's change applied to it, and its days as slots. */
+/*
+ * A player's history: its shape, its stored document, a segment's change applied to it (and merged with the next,
+ * while it waits to be written), and its days as slots.
+ */
 
 /** Per day, events per name field (see rollup-keys.ts). */
 export type DayCounts = Record<string, Record<string, number>>;
@@ -160,4 +165,55 @@ export function slotsOf(history: ReadonlyDayCounts, numbers: SlotNumbers, ordina
     days: Int32Array.from(days).sort(),
     ordinal,
   };
+}
+
+/** A history's change waiting in the owner's memory: the last segment merged into it (`seq`), and the first. */
+export interface WaitingChange extends SequencedChange {
+  first: number;
+}
+
+/** History changes the owner applied to its memory and has not written yet (the apply worker writes them). */
+export const waitingHistories = () =>
+  new WriteBehind<WaitingChange>({
+    idOf: (waiting) => waiting.change.id,
+    merge: (earlier, later) => {
+      const change = mergeChanges(earlier.change, later.change);
+      return change && { seq: later.seq, first: earlier.first, change };
+    },
+  });
+
+const under = (path: string, field: string) => path === field || path.startsWith(`${field}.`);
+
+/**
+ * `later` applied after `earlier` as one update, as the database would apply the two in turn; null when `later`
+ * adds under a field `earlier` removes (one update cannot remove a field and add to it).
+ */
+export function mergeChanges(earlier: DocumentChange, later: DocumentChange): DocumentChange | null {
+  const removedBefore = earlier.unset ?? [];
+  const removedAfter = later.unset ?? [];
+  if (Object.keys(later.inc).some((path) => removedBefore.some((field) => under(path, field)))) return null;
+  const inc: DocumentChange["inc"] = {};
+  for (const [path, by] of Object.entries(earlier.inc)) {
+    if (!removedAfter.some((field) => under(path, field))) inc[path] = by;
+  }
+  for (const [path, by] of Object.entries(later.inc)) inc[path] = path in inc ? sum(inc[path], by) : by;
+  const set = { ...earlier.set, ...later.set };
+  for (const field of removedAfter) delete set[field];
+  const unset = [...new Set([...removedBefore.filter((field) => !(field in (later.set ?? {}))), ...removedAfter])];
+  return { id: earlier.id, inc, set, unset, init: earlier.init };
+}
+
+function sum(a: number | Long, b: number | Long): number | Long {
+  return typeof a === "number" && typeof b === "number" ? a + b : Long.fromValue(a).add(b);
+}
+
+/** Writing the history changes that waited failed for these projects (their changes wait on). */
+export class HistoryWriteFailed extends Error {
+  constructor(
+    readonly projectIds: readonly string[],
+    cause?: unknown,
+  ) {
+    super(`writing the waiting player histories failed for ${projectIds.length} project(s)`, { cause });
+    this.name = "HistoryWriteFailed";
+  }
 }

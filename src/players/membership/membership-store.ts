@@ -70,7 +70,7 @@ export class MembershipStore {
     this.memory = engine.ownerMemory && new MembershipMemory(engine.ownerMemory);
     this.behind =
       this.memory &&
-      new MembershipWriteBehind({ write: (projectId, ids, stats) => this.writeRemembered(projectId, ids, stats), log });
+      new MembershipWriteBehind({ write: (projectId, ids) => this.writeRemembered(projectId, ids), log });
   }
 
   /**
@@ -109,7 +109,7 @@ export class MembershipStore {
       if (!moved) return [];
       const pageIds = moved.written.map((low) => pageId(_id, low));
       if (this.memory?.change(_id, moved.bucket)) {
-        this.behind!.changed(projectId, pageIds, false);
+        this.behind!.changed(projectId, pageIds);
         return [];
       }
       const operations = writeOrder(pageIds).map((id) => this.pageStatement(projectId, moved.bucket, id));
@@ -158,7 +158,7 @@ export class MembershipStore {
       const now = await this.readStats(projectId);
       const stats = { counts: new Map([...now.counts, ...counts]), seen: now.seen };
       this.memory!.changeStats(projectId, stats);
-      this.behind.changed(projectId, [], true);
+      this.behind.changed(projectId, [statsId(projectId)]);
       return;
     }
     throwIfRefused(
@@ -195,13 +195,14 @@ export class MembershipStore {
   /** The owner's counts changed in memory (read once first), to be written behind. */
   private async changeCounts(projectId: string, change: CountChange): Promise<void> {
     this.memory!.changeStats(projectId, countsChanged(await this.readStats(projectId), change));
-    this.behind!.changed(projectId, [], true);
+    this.behind!.changed(projectId, [statsId(projectId)]);
   }
 
   /** The owner's pages and counts of a project as its memory holds them, written in one go (write-behind). */
-  private async writeRemembered(projectId: string, pageIds: readonly string[], stats: boolean): Promise<void> {
+  private async writeRemembered(projectId: string, ids: readonly string[]): Promise<void> {
     const memory = this.memory!;
-    const operations = writeOrder(pageIds).flatMap((id) => {
+    const stats = ids.includes(statsId(projectId));
+    const operations = writeOrder(ids.filter((id) => id !== statsId(projectId))).flatMap((id) => {
       const bucket = memory.get(parsePageId(projectId, id).bucketId);
       return bucket ? [this.pageStatement(projectId, bucket, id)] : [];
     });

@@ -1,4 +1,5 @@
 import type { Logger } from "../../log.js";
+import { WriteBehind } from "../../db/write-behind.js";
 
 /** A project's membership is written once no change came for this long… */
 const QUIET_MS = 1_000;
@@ -8,12 +9,10 @@ const MAX_WAIT_MS = 5_000;
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 30_000;
 
-/** Writes the named documents of a project as the memory holds them now. */
-export type WriteRemembered = (projectId: string, bucketIds: readonly string[], stats: boolean) => Promise<void>;
+/** Writes the named documents (pages, counts) of a project as the memory holds them now. */
+export type WriteRemembered = (projectId: string, ids: readonly string[]) => Promise<void>;
 
 interface ProjectState {
-  buckets: Set<string>;
-  stats: boolean;
   /** Changes made so far, and how many of them are in the database. */
   changes: number;
   written: number;
@@ -38,15 +37,16 @@ interface ProjectState {
  */
 export class MembershipWriteBehind {
   private readonly projects = new Map<string, ProjectState>();
+  /** A document's entry is its `_id`: it is written whole, as the memory holds it when written. */
+  private readonly pending = new WriteBehind<string>({ idOf: (id) => id, merge: (_, later) => later });
 
   constructor(private readonly options: { write: WriteRemembered; log?: Logger }) {}
 
-  /** `bucketIds` (and the counts, with `stats`) of the project changed in memory. */
-  changed(projectId: string, bucketIds: Iterable<string>, stats: boolean): void {
+  /** Documents of the project (their `_id`s) changed in memory. */
+  changed(projectId: string, ids: readonly string[]): void {
     const state = this.stateOf(projectId);
-    if (state.buckets.size === 0 && !state.stats) state.since = Date.now();
-    for (const id of bucketIds) state.buckets.add(id);
-    state.stats ||= stats;
+    if (!this.pending.waits(projectId)) state.since = Date.now();
+    this.pending.add(ids, Date.now());
     state.changes++;
     if (state.failures === 0)
       this.schedule(projectId, state, Math.min(QUIET_MS, state.since + MAX_WAIT_MS - Date.now()));
@@ -68,25 +68,15 @@ export class MembershipWriteBehind {
 
   /** The documents changed and not yet acknowledged by the database, over every project (a metric). */
   get waiting(): number {
-    let documents = 0;
-    for (const state of this.projects.values())
-      documents += state.buckets.size + (state.stats ? 1 : 0) + state.inFlight;
-    return documents;
+    let inFlight = 0;
+    for (const state of this.projects.values()) inFlight += state.inFlight;
+    return this.pending.size + inFlight;
   }
 
   private stateOf(projectId: string): ProjectState {
     let state = this.projects.get(projectId);
     if (!state) {
-      state = {
-        buckets: new Set(),
-        stats: false,
-        changes: 0,
-        written: 0,
-        since: 0,
-        inFlight: 0,
-        failures: 0,
-        waiters: [],
-      };
+      state = { changes: 0, written: 0, since: 0, inFlight: 0, failures: 0, waiters: [] };
       this.projects.set(projectId, state);
     }
     return state;
@@ -104,19 +94,18 @@ export class MembershipWriteBehind {
     clearTimeout(state.timer);
     state.timer = undefined;
     while (state.writing) await state.writing.catch(() => undefined);
-    if (state.buckets.size === 0 && !state.stats) return;
-    const buckets = [...state.buckets];
-    const stats = state.stats;
+    const taken = this.pending.take({ among: (project) => project === projectId });
+    if (taken.length === 0) return;
     const upTo = state.changes;
-    state.buckets.clear();
-    state.stats = false;
-    state.inFlight = buckets.length + (stats ? 1 : 0);
-    state.writing = this.options.write(projectId, buckets, stats);
+    state.inFlight = taken.length;
+    state.writing = this.options.write(
+      projectId,
+      taken.map(({ entry }) => entry),
+    );
     try {
       await state.writing;
     } catch (error) {
-      for (const id of buckets) state.buckets.add(id);
-      state.stats ||= stats;
+      for (const { entry, at } of taken) this.pending.add([entry], at);
       state.failures++;
       const wait = Math.min(FIRST_RETRY_MS * 2 ** (state.failures - 1), MAX_RETRY_MS);
       this.options.log?.warn(
@@ -132,6 +121,6 @@ export class MembershipWriteBehind {
     state.failures = 0;
     state.written = upTo;
     state.waiters = state.waiters.filter((waiter) => (waiter.upTo <= upTo ? void waiter.resolve() : true));
-    if (state.buckets.size > 0 || state.stats) this.schedule(projectId, state, QUIET_MS);
+    if (this.pending.waits(projectId)) this.schedule(projectId, state, QUIET_MS);
   }
 }

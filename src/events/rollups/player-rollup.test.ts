@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { DocumentChange } from "../apply/absorb.js";
-import { HistoryWriteBehind, mergeChanges } from "./history-write-behind.js";
+import { mergeChanges, waitingHistories } from "./player-rollup.js";
 
 type Doc = Record<string, unknown>;
 
@@ -73,46 +73,49 @@ describe("mergeChanges", () => {
   });
 });
 
-describe("HistoryWriteBehind", () => {
+describe("waitingHistories", () => {
   const event = (key: string, day: string): DocumentChange => ({
     id: `p/${key}`,
     inc: { [`days.${day}.n_a`]: 1 },
     init: { project_id: "p", identity_key: key },
   });
+  const segment = (seq: number, changes: DocumentChange[]) => changes.map((change) => ({ seq, first: seq, change }));
 
   it("keeps one change a document, with the last segment merged into it, and the first segment waiting", () => {
-    const behind = new HistoryWriteBehind();
-    expect(behind.add(4, [event("u:a", days[0]), event("u:b", days[0])], 1_000)).toBe(true);
-    expect(behind.add(5, [event("u:a", days[0])], 2_000)).toBe(true);
-    expect(behind.firstSeq).toBe(4);
+    const behind = waitingHistories();
+    expect(behind.add(segment(4, [event("u:a", days[0]), event("u:b", days[0])]), 1_000)).toBe(true);
+    expect(behind.add(segment(5, [event("u:a", days[0])]), 2_000)).toBe(true);
+    expect(behind.oldest?.entry.first).toBe(4);
     expect(behind.entries()).toEqual([
       {
-        seq: 5,
-        first: 4,
         at: 1_000,
-        change: { ...event("u:a", days[0]), inc: { [`days.${days[0]}.n_a`]: 2 }, set: {}, unset: [] },
+        entry: {
+          seq: 5,
+          first: 4,
+          change: { ...event("u:a", days[0]), inc: { [`days.${days[0]}.n_a`]: 2 }, set: {}, unset: [] },
+        },
       },
-      { seq: 4, first: 4, at: 1_000, change: event("u:b", days[0]) },
+      { at: 1_000, entry: { seq: 4, first: 4, change: event("u:b", days[0]) } },
     ]);
-    behind.add(6, [{ ...event("u:c", days[0]), id: "q/u:c" }], 3_000);
+    behind.add(segment(6, [{ ...event("u:c", days[0]), id: "q/u:c" }]), 3_000);
     behind.written(behind.entries({ among: (projectId) => projectId === "p" }));
-    expect([behind.size, behind.firstSeq, behind.oldestAt]).toEqual([1, 6, 3_000]);
+    expect([behind.size, behind.oldest?.entry.first, behind.oldest?.at]).toEqual([1, 6, 3_000]);
   });
 
   it("selects the oldest first: those added before a time, up to a number", () => {
-    const behind = new HistoryWriteBehind();
-    behind.add(1, [event("u:a", days[0])], 1_000);
-    behind.add(2, [event("u:b", days[0]), event("u:c", days[0])], 2_000);
-    behind.add(3, [event("u:a", days[1]), event("u:d", days[0])], 3_000);
-    const ids = (entries: { change: DocumentChange }[]) => entries.map((entry) => entry.change.id);
+    const behind = waitingHistories();
+    behind.add(segment(1, [event("u:a", days[0])]), 1_000);
+    behind.add(segment(2, [event("u:b", days[0]), event("u:c", days[0])]), 2_000);
+    behind.add(segment(3, [event("u:a", days[1]), event("u:d", days[0])]), 3_000);
+    const ids = (entries: { entry: { change: DocumentChange } }[]) => entries.map(({ entry }) => entry.change.id);
     expect(ids(behind.entries({ addedBefore: 2_500 }))).toEqual(["p/u:a", "p/u:b", "p/u:c"]);
     expect(ids(behind.entries({ addedBefore: 2_500, limit: 2 }))).toEqual(["p/u:a", "p/u:b"]);
   });
 
   it("refuses, adding nothing, a segment with a change the pending one cannot take", () => {
-    const behind = new HistoryWriteBehind();
-    behind.add(4, [{ ...event("u:a", days[0]), inc: {}, unset: ["days"] }], 1_000);
-    expect(behind.add(5, [event("u:b", days[0]), event("u:a", days[1])], 2_000)).toBe(false);
-    expect(behind.entries().map((entry) => entry.change.id)).toEqual(["p/u:a"]);
+    const behind = waitingHistories();
+    behind.add(segment(4, [{ ...event("u:a", days[0]), inc: {}, unset: ["days"] }]), 1_000);
+    expect(behind.add(segment(5, [event("u:b", days[0]), event("u:a", days[1])]), 2_000)).toBe(false);
+    expect(behind.entries().map(({ entry }) => entry.change.id)).toEqual(["p/u:a"]);
   });
 });

@@ -1,0 +1,105 @@
+import { projectOfId } from "./ids.js";
+
+/** An entry waiting to be written, and when its document's first unwritten change came (ms). */
+export interface Pending<E> {
+  readonly entry: E;
+  readonly at: number;
+}
+
+/** Which waiting entries to write. */
+export interface PendingSelection {
+  among?: (projectId: string) => boolean;
+  addedBefore?: number;
+  limit?: number;
+}
+
+export interface WriteBehindOptions<E> {
+  /** The project-scoped `_id` of the document an entry changes. */
+  idOf(entry: E): string;
+  /** One entry with the effect of `earlier` then `later`; null when one write cannot say both. */
+  merge(earlier: E, later: E): E | null;
+}
+
+/**
+ * What the owner of an embedded database changed in its memory and has not written yet (it is the only writer, so
+ * what it wrote stays true): one entry a document, its changes merged, oldest first. Membership's pages and counts
+ * and player histories wait here; each side decides when its own are written (docs/architecture.md), since each
+ * document has one writer. An entry stays until its write is acknowledged, so a failed write is tried again.
+ */
+export class WriteBehind<E> {
+  /** By document; a Map keeps the order of first insertion, so the oldest come first. */
+  private readonly pending = new Map<string, Pending<E>>();
+  /** Documents waiting, by project. */
+  private readonly perProject = new Map<string, number>();
+
+  constructor(private readonly options: WriteBehindOptions<E>) {}
+
+  /**
+   * Adds entries made at `at` (ms), each merged into its document's waiting one. False, and nothing added, when one
+   * cannot be merged: what waits is written first.
+   */
+  add(entries: readonly E[], at: number): boolean {
+    const { idOf, merge } = this.options;
+    const merged: [string, Pending<E>][] = [];
+    for (const entry of entries) {
+      const id = idOf(entry);
+      const before = this.pending.get(id);
+      const both = before ? merge(before.entry, entry) : entry;
+      if (both === null) return false;
+      merged.push([id, { entry: both, at: before?.at ?? at }]);
+    }
+    for (const [id, pending] of merged) {
+      if (!this.pending.has(id)) this.count(projectOfId(id), 1);
+      this.pending.set(id, pending);
+    }
+    return true;
+  }
+
+  /** Documents waiting. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** Whether a document of the project waits. */
+  waits(projectId: string): boolean {
+    return this.perProject.has(projectId);
+  }
+
+  /** The entry waiting longest; undefined when none waits. */
+  get oldest(): Pending<E> | undefined {
+    return this.pending.values().next().value;
+  }
+
+  /** What waits, oldest first: of the projects `among` accepts, first added before `addedBefore`, at most `limit`. */
+  entries({ among = () => true, addedBefore = Infinity, limit = Infinity }: PendingSelection = {}): Pending<E>[] {
+    const selected: Pending<E>[] = [];
+    for (const [id, pending] of this.pending) {
+      if (pending.at >= addedBefore || selected.length >= limit) break;
+      if (among(projectOfId(id))) selected.push(pending);
+    }
+    return selected;
+  }
+
+  /** Removes and answers what `selection` picks: a write in flight, whose documents changed meanwhile wait again. */
+  take(selection: PendingSelection = {}): Pending<E>[] {
+    const taken = this.entries(selection);
+    this.written(taken);
+    return taken;
+  }
+
+  /** These entries (from `entries`) are in the database: each goes, unless a change of its document came since. */
+  written(entries: readonly Pending<E>[]): void {
+    for (const pending of entries) {
+      const id = this.options.idOf(pending.entry);
+      if (this.pending.get(id) !== pending) continue;
+      this.pending.delete(id);
+      this.count(projectOfId(id), -1);
+    }
+  }
+
+  private count(projectId: string, by: number): void {
+    const count = (this.perProject.get(projectId) ?? 0) + by;
+    if (count > 0) this.perProject.set(projectId, count);
+    else this.perProject.delete(projectId);
+  }
+}
