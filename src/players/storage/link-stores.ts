@@ -138,10 +138,8 @@ export class AccountLinkStore {
   }
 
   async link(projectId: string, partnerUserId: string, platformUserId: string, now: Date): Promise<void> {
-    const writes = this.writesOf(projectId);
-    writes.inFlight++;
-    try {
-      await this.accounts.updateOne(
+    await this.written(projectId, () =>
+      this.accounts.updateOne(
         { _id: projectScopedId(projectId, partnerUserId) },
         {
           $set: {
@@ -152,14 +150,8 @@ export class AccountLinkStore {
           },
         },
         { upsert: true },
-      );
-    } catch (error) {
-      this.forget(projectId); // the outcome is unknown
-      throw error;
-    } finally {
-      writes.inFlight--;
-      writes.finished++;
-    }
+      ),
+    );
     const known = this.projects.get(projectId);
     if (!known) return;
     const before = known.links.get(partnerUserId);
@@ -171,18 +163,9 @@ export class AccountLinkStore {
 
   /** Removes the partner id's link (an erasure); the platform user it named, or null when there was none. */
   async unlink(projectId: string, partnerUserId: string): Promise<string | null> {
-    const writes = this.writesOf(projectId);
-    writes.inFlight++;
-    let removed: AccountLinkDoc | null;
-    try {
-      removed = await this.accounts.findOneAndDelete({ _id: projectScopedId(projectId, partnerUserId) });
-    } catch (error) {
-      this.forget(projectId); // the outcome is unknown
-      throw error;
-    } finally {
-      writes.inFlight--;
-      writes.finished++;
-    }
+    const removed = await this.written(projectId, () =>
+      this.accounts.findOneAndDelete({ _id: projectScopedId(projectId, partnerUserId) }),
+    );
     const known = this.projects.get(projectId);
     const before = known?.links.get(partnerUserId);
     if (known && before !== undefined) {
@@ -192,6 +175,21 @@ export class AccountLinkStore {
       this.memory!.give(bytes);
     }
     return removed?.platform_user_id ?? null;
+  }
+
+  /** Runs a write of the project's links, counted while in flight; after a failure its outcome is unknown. */
+  private async written<T>(projectId: string, write: () => Promise<T>): Promise<T> {
+    const writes = this.writesOf(projectId);
+    writes.inFlight++;
+    try {
+      return await write();
+    } catch (error) {
+      this.forget(projectId);
+      throw error;
+    } finally {
+      writes.inFlight--;
+      writes.finished++;
+    }
   }
 
   /** Fills the owner's memory of the project's links (a start, before it is ready), when it fits. */
