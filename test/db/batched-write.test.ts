@@ -101,7 +101,7 @@ describe("multi-statement writes side by side stay within the statements measure
     } finally {
       svc.database.client.off("commandStarted", started).off("commandSucceeded", ended).off("commandFailed", ended);
     }
-    // FerretDB 1.24 deadlocked for good with two commands of 50 statements side by side (see batched-write.ts).
+    // FerretDB 1.24 deadlocked for good with two commands of 50 statements side by side (see MAX_STATEMENTS_IN_FLIGHT in src/db/engine.ts).
     expect(most).toBeGreaterThan(STATEMENTS_PER_COMMAND);
     expect(most).toBeLessThanOrEqual(MAX_STATEMENTS_IN_FLIGHT);
     expect(most).toBeLessThan(2 * 50);
