@@ -2,53 +2,35 @@ import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
-import { MongoClient, type CommandStartedEvent } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { CommandStartedEvent } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
-import { loadConfig } from "../../src/config.js";
 import type { Database } from "../../src/db/database.js";
-import { createLogger } from "../../src/log.js";
-import { startService, type RunningService } from "../../src/server/service.js";
-import { ADMIN_KEY, TestClock } from "../support/service/service.js";
+import { ADMIN_KEY, startTestService, TestClock, type TestService } from "../support/service/service.js";
 
 const BURST = 5;
 const PER_MINUTE = 1;
 const CACHE_SECONDS = 300;
 
-let service: RunningService;
-let database: Database;
+let svc: TestService;
 /** Every api_keys lookup the service makes, seen by the driver. */
 let keyLookups = 0;
 const clock = new TestClock();
 
 beforeAll(async () => {
-  const config = loadConfig({
-    PORT: "0",
-    HOST: "127.0.0.1",
-    DB_NAME: `test_${randomBytes(6).toString("hex")}`,
-    PLATFORM_ADMIN_KEY: ADMIN_KEY,
-    LOG_LEVEL: "silent",
+  const env = {
     AUTH_FAILURES_PER_MINUTE: String(PER_MINUTE),
     AUTH_FAILURES_BURST: String(BURST),
     API_KEY_CACHE_SECONDS: String(CACHE_SECONDS),
-  });
-  // The service's own database client, with command monitoring, so the test counts its lookups.
-  const client = new MongoClient(inject("mongodbUri"), { monitorCommands: true });
-  await client.connect();
-  client.on("commandStarted", (event: CommandStartedEvent) => {
-    if (event.commandName === "find" && event.command.find === "api_keys") keyLookups++;
-  });
-  const db = client.db(config.dbName);
-  const isFerretDb = "ferretdbVersion" in (await db.admin().command({ buildInfo: 1 }));
-  database = { client, db, isFerretDb, timeoutMs: config.dbTimeoutMs, close: () => client.close() };
-  service = await startService({ config, database, log: createLogger("silent"), clock });
-  await service.ready;
+  };
+  // The service's own database client monitors its commands, so the test counts its lookups.
+  const countLookups = (database: Database) =>
+    database.client.on("commandStarted", (event: CommandStartedEvent) => {
+      if (event.commandName === "find" && event.command.find === "api_keys") keyLookups++;
+    });
+  svc = await startTestService(env, { clock, beforeStart: countLookups });
 });
-afterAll(async () => {
-  await service.close(1_000);
-  await database.db.dropDatabase();
-  await database.close();
-});
+afterAll(() => svc.stop());
 
 interface Answer {
   status: number;
@@ -63,7 +45,7 @@ function call(apiKey: string, localAddress = "127.0.0.1", path = "/v1/admin/enti
     const req = http.request(
       {
         host: "127.0.0.1",
-        port: service.port,
+        port: svc.service.port,
         localAddress,
         method: "POST",
         path,
@@ -88,7 +70,7 @@ function call(apiKey: string, localAddress = "127.0.0.1", path = "/v1/admin/enti
 }
 
 async function createAdminKey(): Promise<string> {
-  const res = await fetch(`http://127.0.0.1:${service.port}/v1/admin/api_keys`, {
+  const res = await fetch(`${svc.baseUrl}/v1/admin/api_keys`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-api-key": ADMIN_KEY },
     body: JSON.stringify({ type: "admin" }),
@@ -123,7 +105,7 @@ describe("a flood of unknown API keys", () => {
     }
 
     // Over gRPC (the router's own path, not /v1) the same address is just as spent.
-    const grpc = createClient(AdminService, createGrpcTransport({ baseUrl: `http://127.0.0.1:${service.port}` }));
+    const grpc = createClient(AdminService, createGrpcTransport({ baseUrl: svc.baseUrl }));
     const overGrpc = grpc.setEntitlement(
       { platformUserId: "7f1c2a4e-0000-4000-8000-0000000000aa", gameId: 9 },
       { headers: { "x-api-key": randomKey() } },
