@@ -47,6 +47,26 @@ describe("WriteBehind", () => {
     expect(behind.waits("p")).toBe(true);
   });
 
+  it("reads one project's entries from its own list, oldest first", () => {
+    const behind = counts();
+    behind.add(
+      [
+        { id: "p/a", n: 1 },
+        { id: "q/a", n: 1 },
+        { id: "p/b", n: 1 },
+      ],
+      1_000,
+    );
+    behind.add([{ id: "p/a", n: 1 }], 2_000);
+    expect(behind.entries({ project: "p" }).map(({ entry }) => entry)).toEqual([
+      { id: "p/a", n: 2 },
+      { id: "p/b", n: 1 },
+    ]);
+    behind.written(behind.entries({ project: "p", limit: 1 }));
+    expect(behind.entries({ project: "p" }).map(({ entry }) => entry.id)).toEqual(["p/b"]);
+    expect(behind.entries({ project: "r" })).toEqual([]);
+  });
+
   it("takes what it answers, so changes made during the write wait for the next one", () => {
     const behind = counts();
     behind.add([{ id: "p/a", n: 1 }], 1_000);

@@ -8,6 +8,8 @@ export interface Pending<E> {
 
 /** Which waiting entries to write. */
 export interface PendingSelection {
+  /** Only this project's: read from its own list, not from every project's. */
+  project?: string;
   among?: (projectId: string) => boolean;
   addedBefore?: number;
   limit?: number;
@@ -29,8 +31,8 @@ export interface WriteBehindOptions<E> {
 export class WriteBehind<E> {
   /** By document; a Map keeps the order of first insertion, so the oldest come first. */
   private readonly pending = new Map<string, Pending<E>>();
-  /** Documents waiting, by project. */
-  private readonly perProject = new Map<string, number>();
+  /** The documents waiting, by project, in the same order. */
+  private readonly perProject = new Map<string, Set<string>>();
 
   constructor(private readonly options: WriteBehindOptions<E>) {}
 
@@ -49,7 +51,7 @@ export class WriteBehind<E> {
       merged.push([id, { entry: both, at: before?.at ?? at }]);
     }
     for (const [id, pending] of merged) {
-      if (!this.pending.has(id)) this.count(projectOfId(id), 1);
+      if (!this.pending.has(id)) this.listed(projectOfId(id)).add(id);
       this.pending.set(id, pending);
     }
     return true;
@@ -71,9 +73,12 @@ export class WriteBehind<E> {
   }
 
   /** What waits, oldest first: of the projects `among` accepts, first added before `addedBefore`, at most `limit`. */
-  entries({ among = () => true, addedBefore = Infinity, limit = Infinity }: PendingSelection = {}): Pending<E>[] {
+  entries(selection: PendingSelection = {}): Pending<E>[] {
+    const { project, among = () => true, addedBefore = Infinity, limit = Infinity } = selection;
+    const ids = project === undefined ? this.pending.keys() : (this.perProject.get(project) ?? []);
     const selected: Pending<E>[] = [];
-    for (const [id, pending] of this.pending) {
+    for (const id of ids) {
+      const pending = this.pending.get(id)!;
       if (pending.at >= addedBefore || selected.length >= limit) break;
       if (among(projectOfId(id))) selected.push(pending);
     }
@@ -93,13 +98,16 @@ export class WriteBehind<E> {
       const id = this.options.idOf(pending.entry);
       if (this.pending.get(id) !== pending) continue;
       this.pending.delete(id);
-      this.count(projectOfId(id), -1);
+      const projectId = projectOfId(id);
+      const ids = this.listed(projectId);
+      ids.delete(id);
+      if (ids.size === 0) this.perProject.delete(projectId);
     }
   }
 
-  private count(projectId: string, by: number): void {
-    const count = (this.perProject.get(projectId) ?? 0) + by;
-    if (count > 0) this.perProject.set(projectId, count);
-    else this.perProject.delete(projectId);
+  private listed(projectId: string): Set<string> {
+    let ids = this.perProject.get(projectId);
+    if (!ids) this.perProject.set(projectId, (ids = new Set()));
+    return ids;
   }
 }

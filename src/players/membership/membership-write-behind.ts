@@ -94,7 +94,7 @@ export class MembershipWriteBehind {
     clearTimeout(state.timer);
     state.timer = undefined;
     while (state.writing) await state.writing.catch(() => undefined);
-    const taken = this.pending.take({ among: (project) => project === projectId });
+    const taken = this.pending.take({ project: projectId });
     if (taken.length === 0) return;
     const upTo = state.changes;
     state.inFlight = taken.length;
