@@ -1,6 +1,6 @@
 import { setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
-import { OwnerMemory } from "../src/db/engine.js";
+import { OwnerMemory } from "../src/db/owner-memory.js";
 import { HistoryMemory } from "../src/events/rollups/history-memory.js";
 
 /**

@@ -1,4 +1,4 @@
-import { OwnerMemory } from "../src/db/engine.js";
+import { OwnerMemory } from "../src/db/owner-memory.js";
 import type { AsOfNow } from "../src/events/reads/as-of-now.js";
 import { HistoryMemory } from "../src/events/rollups/history-memory.js";
 import { activePoints } from "../src/events/kpis/active-players.js";

@@ -1,6 +1,6 @@
 import { projectOfId } from "../../db/ids.js";
 import { sideBySide } from "../../db/gate.js";
-import type { PendingSelection } from "../../db/write-behind.js";
+import type { PendingSelection } from "../../db/owner-memory.js";
 import { HistoryWriteFailed } from "../rollups/player-rollup.js";
 import type { PlanStore } from "../rollups/plan-store.js";
 import type { PlayerRollupStore } from "../rollups/player-rollup-store.js";

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { OwnerMemory } from "../../db/engine.js";
+import { OwnerMemory } from "../../db/owner-memory.js";
 import type { DocumentChange } from "../apply/absorb.js";
 import { nameField } from "../rollup-keys.js";
 import type { PlayerDirectory } from "../player-directory.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OwnerMemory } from "../../db/engine.js";
+import { OwnerMemory } from "../../db/owner-memory.js";
 import type { DocumentChange } from "../apply/absorb.js";
 import { HistoryMemory, type FoundHistory } from "./history-memory.js";
 import { dayNumber } from "../kpis/periods.js";

@@ -1,5 +1,5 @@
 import { projectOfId, projectScopedId } from "../../db/ids.js";
-import type { OwnerMemory } from "../../db/engine.js";
+import type { OwnerMemory } from "../../db/owner-memory.js";
 import type { DocumentChange } from "../apply/absorb.js";
 import type { CohortDays } from "./cohort-rollup-store.js";
 import {

@@ -19,7 +19,7 @@ import {
 } from "./player-rollup.js";
 import { addToSlot } from "../reads/sums.js";
 import { absorb, absorbEach, type AbsorbOptions, type DocumentChange, type RollupDoc } from "../apply/absorb.js";
-import type { Pending, PendingSelection, WriteBehind } from "../../db/write-behind.js";
+import type { Pending, PendingSelection, WriteBehind } from "../../db/owner-memory.js";
 
 /** Histories read from the database at once when summed, so memory stays bounded. */
 const READ_SLICE = 1000;

@@ -1,6 +1,6 @@
 import { Long } from "mongodb";
 import { projectScopedId } from "../../db/ids.js";
-import { WriteBehind } from "../../db/write-behind.js";
+import { WriteBehind } from "../../db/owner-memory.js";
 import type { DocumentChange, RollupDoc, SequencedChange } from "../apply/absorb.js";
 import { dayNumber } from "../kpis/periods.js";
 import { addSum, type SumDays } from "../reads/sums.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OwnerMemory } from "../../db/engine.js";
+import { OwnerMemory } from "../../db/owner-memory.js";
 import { MembershipMemory } from "./membership-memory.js";
 
 /** A bucket of one page. */

@@ -1,5 +1,5 @@
 import { projectOfId } from "../../db/ids.js";
-import type { OwnerMemory } from "../../db/engine.js";
+import type { OwnerMemory } from "../../db/owner-memory.js";
 import { EMPTY_BUCKET, type MemberBucket, type MemberPage } from "./membership-pages.js";
 
 /** A project's players_count and last-given time per tag id. */

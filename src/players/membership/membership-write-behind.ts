@@ -1,5 +1,5 @@
 import type { Logger } from "../../log.js";
-import { WriteBehind } from "../../db/write-behind.js";
+import { WriteBehind } from "../../db/owner-memory.js";
 
 /** A project's membership is written once no change came for this long… */
 const QUIET_MS = 1_000;

@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
-import { throwIfRefused, type Engine, type OwnerMemory } from "../../db/engine.js";
+import { throwIfRefused, type Engine } from "../../db/engine.js";
+import type { OwnerMemory } from "../../db/owner-memory.js";
 import { projectScopedId } from "../../db/ids.js";
 import { scanProject } from "../../db/project-scan.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OwnerMemory } from "../../db/engine.js";
+import { OwnerMemory } from "../../db/owner-memory.js";
 import type { TraitValue } from "../rules/normalise.js";
 import { ProfileMemory, TraitHolderIndex } from "./profile-memory.js";
 import type { ProfileSlot } from "../rules/profile.js";

@@ -1,4 +1,4 @@
-import type { OwnerMemory } from "../../db/engine.js";
+import type { OwnerMemory } from "../../db/owner-memory.js";
 import type { TraitValue } from "../rules/normalise.js";
 import type { ProfileRecord, ProfileSlot } from "../rules/profile.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { WriteBehind } from "./write-behind.js";
+import { WriteBehind } from "./owner-memory.js";
 
 /** Entries that count changes of a document: merged by adding, refused past 9 (one write cannot say more). */
 const counts = () =>
