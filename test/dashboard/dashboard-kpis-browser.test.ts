@@ -13,6 +13,7 @@ import {
   SCREENSHOTS,
   screenshot,
   signIn,
+  withinOneDay,
 } from "../support/dashboard/dashboard-page.js";
 import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
@@ -50,33 +51,37 @@ describe.skipIf(!browserPath)("dashboard KPIs in Chromium", () => {
   it("overview: the range's figures and the period before's are the API's", async () => {
     await signIn(page, readerKey);
     await page.waitForSelector(".kpi");
-    const { from, to } = await rangeOf(page);
-    const previousFrom = day(2 * Date.parse(from) - Date.parse(to) - DAY_MS);
-    const both = { from: previousFrom, to };
-    const active = (await api("events/active", both)).series[0].points;
-    const cohorts = (await api("events/retention", { ...both, periods: 30 })).series[0].cohorts;
-    const trends = (await api("events/trends", { ...both, sum: "amount" })).series;
-    const during = active.filter((p: any) => p.date >= from);
-    const newCohorts = cohorts.filter((c: any) => c.date >= from && c.returned.length > 1 && c.players > 0);
-    const d1 = (100 * sum(newCohorts.map((c: any) => c.returned[1]))) / sum(newCohorts.map((c: any) => c.players));
-    const points = trends.flatMap((s: any) => s.points).filter((p: any) => p.date >= from);
-    const expected = {
-      dau: formatted(sum(during.map((p: any) => p.dau)) / during.length, 1),
-      mau: formatted(during.at(-1).mau, 1),
-      new: formatted(sum(during.map((p: any) => p.new_players)), 1),
-      d1: `${d1.toFixed(1)}%`,
-      events: formatted(sum(points.map((p: any) => p.events)), 1),
-      sum: sum(points.map((p: any) => p.sum ?? 0)).toLocaleString("en-US", {
-        minimumFractionDigits: 2,
-        maximumFractionDigits: 2,
-      }),
-    };
-    for (const [key, value] of Object.entries(expected))
-      expect(await page.textContent(`.kpi[data-kpi="${key}"] .value`), key).toBe(value);
-    const previous = active.filter((p: any) => p.date < from);
-    expect(await page.textContent('.kpi[data-kpi="new"] .previous')).toContain(
-      `before: ${formatted(sum(previous.map((p: any) => p.new_players)), 1)}`,
-    );
+    // Figures of days elapsed move at midnight: page and API compared within one day.
+    await withinOneDay(async () => {
+      await apply(page, "events/retention");
+      const { from, to } = await rangeOf(page);
+      const previousFrom = day(2 * Date.parse(from) - Date.parse(to) - DAY_MS);
+      const both = { from: previousFrom, to };
+      const active = (await api("events/active", both)).series[0].points;
+      const cohorts = (await api("events/retention", { ...both, periods: 30 })).series[0].cohorts;
+      const trends = (await api("events/trends", { ...both, sum: "amount" })).series;
+      const during = active.filter((p: any) => p.date >= from);
+      const newCohorts = cohorts.filter((c: any) => c.date >= from && c.returned.length > 1 && c.players > 0);
+      const d1 = (100 * sum(newCohorts.map((c: any) => c.returned[1]))) / sum(newCohorts.map((c: any) => c.players));
+      const points = trends.flatMap((s: any) => s.points).filter((p: any) => p.date >= from);
+      const expected = {
+        dau: formatted(sum(during.map((p: any) => p.dau)) / during.length, 1),
+        mau: formatted(during.at(-1).mau, 1),
+        new: formatted(sum(during.map((p: any) => p.new_players)), 1),
+        d1: `${d1.toFixed(1)}%`,
+        events: formatted(sum(points.map((p: any) => p.events)), 1),
+        sum: sum(points.map((p: any) => p.sum ?? 0)).toLocaleString("en-US", {
+          minimumFractionDigits: 2,
+          maximumFractionDigits: 2,
+        }),
+      };
+      for (const [key, value] of Object.entries(expected))
+        expect(await page.textContent(`.kpi[data-kpi="${key}"] .value`), key).toBe(value);
+      const previous = active.filter((p: any) => p.date < from);
+      expect(await page.textContent('.kpi[data-kpi="new"] .previous')).toContain(
+        `before: ${formatted(sum(previous.map((p: any) => p.new_players)), 1)}`,
+      );
+    });
     expect(await page.locator(".kpi .sparkline canvas").count()).toBeGreaterThanOrEqual(6);
     expect(await page.textContent(".page")).not.toContain("NaN");
     await screenshot(page, "overview");
@@ -95,9 +100,13 @@ describe.skipIf(!browserPath)("dashboard KPIs in Chromium", () => {
           ),
         })),
       );
-    const { from, to } = await rangeOf(page);
-    const whole = await api("events/retention", { from, to, periods: 14 });
-    expect(await heat("")).toEqual(whole.series[0].cohorts);
+    // The cells of days elapsed grow at midnight: page and API compared within one day.
+    await withinOneDay(async () => {
+      await apply(page, "events/retention");
+      const { from, to } = await rangeOf(page);
+      const whole = await api("events/retention", { from, to, periods: 14 });
+      expect(await heat("")).toEqual(whole.series[0].cohorts);
+    });
 
     await page.selectOption('select[name="interval"]', "week");
     await page.selectOption('select[name="mode"]', "unbounded");
@@ -105,12 +114,14 @@ describe.skipIf(!browserPath)("dashboard KPIs in Chromium", () => {
     await page.check('input[name="split"]');
     await page.fill('input[name="split_tags"]', "vip, whale");
     // Compared with the API's answer to what the page asked: a run across midnight moves the page's range.
-    const asked = await apply(page, "events/retention");
-    expect(asked).toMatchObject({ interval: "week", periods: 4, mode: "unbounded", tags: ["vip", "whale"] });
-    expect(asked).toMatchObject({ split_by: "tags", ...(await rangeOf(page)) });
-    const split = await api("events/retention", asked);
-    expect(split.series.map((s: any) => s.tag)).toEqual(["vip", "whale"]);
-    for (const series of split.series) expect(await heat(series.tag)).toEqual(series.cohorts);
+    await withinOneDay(async () => {
+      const asked = await apply(page, "events/retention");
+      expect(asked).toMatchObject({ interval: "week", periods: 4, mode: "unbounded", tags: ["vip", "whale"] });
+      expect(asked).toMatchObject({ split_by: "tags", ...(await rangeOf(page)) });
+      const split = await api("events/retention", asked);
+      expect(split.series.map((s: any) => s.tag)).toEqual(["vip", "whale"]);
+      for (const series of split.series) expect(await heat(series.tag)).toEqual(series.cohorts);
+    });
     await page.selectOption('select[name="interval"]', "day");
     await page.selectOption('select[name="mode"]', "n_day");
     await page.fill('input[name="periods"]', "14");
