@@ -1,8 +1,8 @@
 /**
- * Errors the domain throws for a request it cannot serve. Each class has a
- * fixed `code`; the RPC handlers map codes to protocol statuses in one place
- * (src/server/calls/errors.ts). Outcomes a caller must handle either way (a token
- * that does not verify, an entry that is rejected) are Results, not errors.
+ * How things fail. Errors the domain throws for a request it cannot serve: each class has a fixed `code`; the RPC
+ * handlers map codes to protocol statuses in one place (src/server/calls/errors.ts). Outcomes a caller must handle
+ * either way (a token that does not verify, an entry that is rejected, a write that lost a race) are Results, not
+ * errors.
  */
 export type ErrorCode =
   | "invalid_argument"
@@ -69,4 +69,17 @@ export class UnavailableError extends PlatformError {
  */
 export class WriteRefusedError extends PlatformError {
   readonly code = "internal";
+}
+
+/** The outcome of a decision the caller must handle either way. */
+export type Result<T, E> = { ok: true; value: T } | { ok: false; error: E };
+
+export const ok = <T>(value: T): Result<T, never> => ({ ok: true, value });
+
+export const fail = <E>(error: E): Result<never, E> => ({ ok: false, error });
+
+/** An input refused (an update entry, an event): the code the API answers with, and a message naming the field. */
+export interface Rejection<Code extends string> {
+  code: Code;
+  message: string;
 }

@@ -1,8 +1,7 @@
 import type { EntitlementStore, LaunchRecord } from "../admin/entitlement-store.js";
 import type { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
-import { NotFoundError, PermissionDeniedError } from "../errors.js";
-import { fail, ok, type Result } from "../result.js";
+import { fail, NotFoundError, ok, PermissionDeniedError, type Result } from "../errors.js";
 import type { FollowUps } from "./follow-ups.js";
 import type { Keyring } from "./keyring.js";
 import type { FollowUp } from "./follow-up-store.js";

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { SignJWT, errors, jwtVerify } from "jose";
-import { fail, ok, type Result } from "../result.js";
+import { fail, ok, type Result } from "../errors.js";
 import type { Keyring } from "./keyring.js";
 
 /** The claims of a launch token: the registered JWT claims plus the launch they prove. */

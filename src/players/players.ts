@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import { settledBy } from "../deadline.js";
-import { fail, ok, type Rejection, type Result } from "../result.js";
+import { fail, ok, type Rejection, type Result } from "../errors.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
 import { foldEntry, type EntryRejectCode } from "./rules/decide.js";

@@ -1,4 +1,4 @@
-import { fail, ok, type Rejection, type Result } from "../../result.js";
+import { fail, ok, type Rejection, type Result } from "../../errors.js";
 
 /** One event as the caller sent it, before validation. */
 export interface IncomingEvent {

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock.js";
-import type { Rejection } from "../../result.js";
+import type { Rejection } from "../../errors.js";
 import { stepsOf, type StepTimer } from "../../steps.js";
 import type { RetentionWindow } from "../rollup-keys.js";
 import type { EventNameStore } from "../rollups/event-name-store.js";

@@ -4,7 +4,7 @@
  * document, so a user string can never become a MongoDB operator or field path.
  */
 
-import { fail, ok, type Result } from "../../result.js";
+import { fail, ok, type Result } from "../../errors.js";
 
 export type TraitValue = string | number | boolean;
 

@@ -1,4 +1,4 @@
-import { fail } from "../../result.js";
+import { fail } from "../../errors.js";
 import type { MembershipChange } from "../membership/membership-documents.js";
 import {
   normaliseNumber,

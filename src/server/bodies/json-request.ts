@@ -1,7 +1,7 @@
 import { ScalarType, type DescField, type DescMessage, type JsonObject, type JsonValue } from "@bufbuild/protobuf";
 import { TimestampSchema } from "@bufbuild/protobuf/wkt";
 import { EventSchema } from "../../../gen/platformapi/v1/events_pb.js";
-import { fail, ok, type Result } from "../../result.js";
+import { fail, ok, type Result } from "../../errors.js";
 import { isNullWhenUnset } from "./json-nulls.js";
 import { readableRfc3339 } from "../calls/rfc3339.js";
 import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
