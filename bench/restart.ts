@@ -83,7 +83,7 @@ async function restartAt(profiles: number) {
   }
 }
 
-/** DESIGN.md's promise: after a restart, the first of each call within a second of ready. */
+/** The promise of docs/operations.md (health and readiness): after a restart, the first of each call within a second of ready. */
 const FIRST_CALL_MS_AT_MOST = 1000;
 
 export default async function restartBenchmark() {
