@@ -73,15 +73,24 @@ describe("changes waiting behind an event backlog", () => {
         expect([...byName(await trends(tag))], tag).toEqual([...want]);
       }
     };
+    const counter = svc.database.db.collection<{ _id: string; seq?: number }>("event_queue");
+    const reserved = async () => (await counter.findOne({ _id: "counter" }))?.seq ?? 0;
     const waiting: { record: StoredChangedPlayers; read: { commands: string[]; bytes: number } }[] = [];
+    let before = 0;
     for (let round = 1; round <= ROUNDS; round++) {
       const set = round % 2 === 1 ? "b" : "a";
+      if (round % 2 === 1) before = await reserved();
       await svc.postOk("/v1/players/update", tagged(set), publicKey);
       // The backlog grows too.
       await svc.postOk("/v1/events", { events: events.slice(0, 10) }, publicKey);
       await exact(set);
       if (round % 2 === 1) continue;
       await ownerMembershipWritten(svc);
+      // Each round's resync is queued once its membership is written (the owner: behind the call), and the next read's
+      // freshness reads the new segments' heads once: both before the counted read, which they would otherwise widen.
+      // Two rounds since `before`, each an update's resync and a segment of events.
+      await waitFor(reserved, (seq) => seq >= before + 4);
+      await trends(tagSet("a")[0]);
       const read = await costOf(() => trends(tagSet("a")[0]));
       waiting.push({ record: await storedChangedPlayers(svc, projectId), read });
     }
