@@ -83,7 +83,7 @@ async function restartAt(profiles: number) {
   }
 }
 
-/** The promise of docs/operations.md (health and readiness): after a restart, the first of each call within a second of ready. */
+/** After a restart, the first of each call within a second of ready (docs/operations.md, health and readiness). */
 const FIRST_CALL_MS_AT_MOST = 1000;
 
 export default async function restartBenchmark() {
