@@ -2,7 +2,7 @@ import { BSON, type CommandSucceededEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { storedChangedPlayers, type StoredChangedPlayers } from "../../support/db/changed-players.js";
 import { commandsOf } from "../../support/commands.js";
-import { bruteForce, byName, eventTimes, waitFor } from "../../support/service/events.js";
+import { bruteForce, byName, eventTimes, reservedSegments, waitFor } from "../../support/service/events.js";
 import { ownerMembershipWritten, ownerRoundsDone } from "../../support/service/metrics.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 import { needsOwner } from "../../../src/db/engine.js";
@@ -73,8 +73,7 @@ describe("changes waiting behind an event backlog", () => {
         expect([...byName(await trends(tag))], tag).toEqual([...want]);
       }
     };
-    const counter = svc.database.db.collection<{ _id: string; seq?: number }>("event_queue");
-    const reserved = async () => (await counter.findOne({ _id: "counter" }))?.seq ?? 0;
+    const reserved = () => reservedSegments(svc);
     const waiting: { record: StoredChangedPlayers; read: { commands: string[]; bytes: number } }[] = [];
     let before = 0;
     for (let round = 1; round <= ROUNDS; round++) {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { playerRollupId } from "../../../src/events/rollups/player-rollup.js";
-import { bruteForce, byName, eventTimes, waitFor } from "../../support/service/events.js";
+import { bruteForce, byName, eventTimes, reservedSegments, waitFor } from "../../support/service/events.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
@@ -25,8 +25,8 @@ describe("player histories written behind by the owner", () => {
       expect((await svc.postJson("/v1/events", { events }, key)).body).toMatchObject({ accepted: players.length });
     };
     const allApplied = async () => {
-      const state = await db.collection<{ _id: string; seq?: number }>("event_queue").findOne({ _id: "counter" });
-      return waitFor(cursor, (doc) => doc?.applied === state?.seq);
+      const reserved = await reservedSegments(svc);
+      return waitFor(cursor, (doc) => doc?.applied === reserved);
     };
     // Each project's first apply fills the owner's memory of it whole; from then on its histories wait in memory.
     await send(broken.publicKey, ["ann"]);

@@ -74,13 +74,18 @@ export function byName(body: { series: { name: string; tag?: string; points: unk
   return new Map(body.series.map((s) => [s.tag ? `${s.tag}/${s.name}` : s.name, s.points]));
 }
 
+/** The last sequence number the queue gave out (its counter): segments reserved so far, written or not. */
+export async function reservedSegments(svc: TestService): Promise<number> {
+  const queue = svc.database.db.collection<{ _id: string; seq?: number }>("event_queue");
+  return (await queue.findOne({ _id: "counter" }))?.seq ?? 0;
+}
+
 /**
  * Stores a plan for the next queue segment that the worker cannot read: applying that segment fails, before any of
  * its writes, until the repair this answers, and it stays the head of the queue.
  */
 export async function breakNextSegment(svc: TestService): Promise<() => Promise<void>> {
-  const queue = svc.database.db.collection<{ _id: string; seq?: number }>("event_queue");
-  const next = ((await queue.findOne({ _id: "counter" }))?.seq ?? 0) + 1;
+  const next = (await reservedSegments(svc)) + 1;
   const plans = svc.database.db.collection<{ _id: string; packed: string }>("event_plans");
   await plans.insertOne({ _id: sequenceId(next), packed: "not a plan" });
   return async () => {
