@@ -42,7 +42,7 @@ const EMBEDDED_ONLY = [
   "test/db/ferretdb-plans.test.ts",
   // No database.
   "test/service/date-sensitive.test.ts",
-  "test/service/import-cycles.test.ts",
+  "test/service/src-layout.test.ts",
   "test/clients/vendored-proto.test.ts",
 ];
 

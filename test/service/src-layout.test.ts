@@ -6,6 +6,9 @@ import { describe, expect, it } from "vitest";
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SRC = join(ROOT, "src");
 
+/** The most source files (tests apart) a folder of `src` holds, so its rooms show in the folders. */
+const MAX_FOLDER_FILES = 20;
+
 /** Every `.ts` file under `dir`. */
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -59,5 +62,16 @@ describe("imports in src", () => {
     const graph = new Map(files.map((file) => [file, importsOf(file, readFileSync(file, "utf8"))]));
     const cycles = cyclesOf(graph).map((cycle) => cycle.map((file) => relative(ROOT, file)).join(" → "));
     expect(cycles).toEqual([]);
+  });
+});
+
+describe("folders of src", () => {
+  it(`hold at most ${MAX_FOLDER_FILES} source files each, tests apart`, () => {
+    const perFolder = new Map<string, number>();
+    for (const file of sourceFiles(SRC).filter((file) => !file.endsWith(".test.ts"))) {
+      const folder = relative(ROOT, dirname(file));
+      perFolder.set(folder, (perFolder.get(folder) ?? 0) + 1);
+    }
+    expect([...perFolder].filter(([, count]) => count > MAX_FOLDER_FILES)).toEqual([]);
   });
 });
