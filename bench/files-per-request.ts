@@ -1,3 +1,5 @@
+import { readFile } from "node:fs/promises";
+import { dirname } from "node:path";
 import { Session } from "node:inspector/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import type { Profiler } from "node:inspector";
@@ -14,7 +16,8 @@ import { createBenchProject, postJson, startBenchService } from "./parts/support
  * call runs (its pass wrapped here, no hook in src), so a call's answer and the apply it wakes count apart. Each path
  * is counted ROUNDS times: the JSON has each round's count and the union of the files. Beside the files, the lines
  * of the functions that ran (TypeScript as written, through tsx's source maps): how much code the path is, wherever
- * it lives.
+ * it lives. And the fewest files those same files could be joined into with rooms kept (no file joins another folder's)
+ * and no file over MAX_FILE_LINES: what bounds the count while files are cut by room (bench/README.md).
  */
 const SRC = new URL("../src/", import.meta.url).href;
 const SERVER = `${SRC}server/`;
@@ -22,6 +25,8 @@ const WAIT_LIMIT_MS = 180_000;
 const TAG = "bench-files";
 /** Each path is counted this many times, a new player each time. */
 const ROUNDS = 3;
+/** The longest a file of `src` may be (`max-lines` in eslint.config.js). */
+const MAX_FILE_LINES = 300;
 
 interface Phase {
   phase: string;
@@ -30,6 +35,8 @@ interface Phase {
   server_files: number;
   /** Lines of those files inside a function that ran (a function's whole body, whichever branches ran). */
   lines_ran: number;
+  /** At least this many files hold those files whole, joined only within their folder: Σ ⌈folder's lines / 300⌉. */
+  fewest_in_rooms: number;
   list: string[];
 }
 
@@ -115,6 +122,7 @@ export default async function filesPerRequestBench() {
             files: rounds.map((one) => one.files),
             server_files: rounds.map((one) => one.server_files),
             lines_ran: rounds.map((one) => one.lines_ran),
+            fewest_in_rooms: rounds.map((one) => one.fewest_in_rooms),
             list: [...new Set(rounds.flatMap((one) => one.list))].sort(),
           },
         ]),
@@ -186,7 +194,25 @@ async function phaseOf(session: Session, phase: string, scripts: Profiler.Script
   let lines = 0;
   for (const script of outside) lines += await linesRan(session, script);
   const list = outside.map((script) => script.url.slice(SRC.length)).sort();
-  return { phase, files: list.length, server_files: ran.length - list.length, lines_ran: lines, list };
+  const fewest = await fewestInRooms(list);
+  return {
+    phase,
+    files: list.length,
+    server_files: ran.length - list.length,
+    lines_ran: lines,
+    fewest_in_rooms: fewest,
+    list,
+  };
+}
+
+/** Σ over folders of ⌈lines of the folder's `files` / MAX_FILE_LINES⌉: no joining of whole files within rooms does better. */
+async function fewestInRooms(files: readonly string[]): Promise<number> {
+  const linesByFolder = new Map<string, number>();
+  for (const file of files) {
+    const lines = (await readFile(new URL(file, SRC), "utf8")).split("\n").length - 1;
+    linesByFolder.set(dirname(file), (linesByFolder.get(dirname(file)) ?? 0) + lines);
+  }
+  return [...linesByFolder.values()].reduce((sum, lines) => sum + Math.ceil(lines / MAX_FILE_LINES), 0);
 }
 
 /**
@@ -216,8 +242,9 @@ async function linesRan(session: Session, script: Profiler.ScriptCoverage): Prom
   return lines.size;
 }
 
-function log({ phase, files, server_files, lines_ran }: Phase): void {
+function log({ phase, files, server_files, lines_ran, fewest_in_rooms }: Phase): void {
   process.stderr.write(
-    `${phase.padEnd(80)} ${String(files).padStart(3)} files (+${server_files} in src/server), ${lines_ran} lines ran\n`,
+    `${phase.padEnd(80)} ${String(files).padStart(3)} files (+${server_files} in src/server), ${lines_ran} lines ran, ` +
+      `at least ${fewest_in_rooms} files with rooms kept\n`,
   );
 }
