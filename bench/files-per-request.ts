@@ -16,8 +16,9 @@ import { createBenchProject, postJson, startBenchService } from "./parts/support
  * call runs (its pass wrapped here, no hook in src), so a call's answer and the apply it wakes count apart. Each path
  * is counted ROUNDS times: the JSON has each round's count and the union of the files. Beside the files, the lines
  * of the functions that ran (TypeScript as written, through tsx's source maps): how much code the path is, wherever
- * it lives. And the fewest files those same files could be joined into with rooms kept (no file joins another folder's)
- * and no file over MAX_FILE_LINES: what bounds the count while files are cut by room (bench/README.md).
+ * it lives. And two bounds of the count with rooms kept (code joins only code of its own folder) and no file over
+ * MAX_FILE_LINES: the fewest files the path's files fit in kept whole, and the fewest its lines that ran would fit in
+ * were files cut by the paths that run them (bench/README.md).
  */
 const SRC = new URL("../src/", import.meta.url).href;
 const SERVER = `${SRC}server/`;
@@ -36,7 +37,9 @@ interface Phase {
   /** Lines of those files inside a function that ran (a function's whole body, whichever branches ran). */
   lines_ran: number;
   /** At least this many files hold those files whole, joined only within their folder: Σ ⌈folder's lines / 300⌉. */
-  fewest_in_rooms: number;
+  fewest_whole: number;
+  /** At least this many files hold the lines that ran, cut out of their files, within their folder. */
+  fewest_cut_by_path: number;
   list: string[];
 }
 
@@ -122,7 +125,8 @@ export default async function filesPerRequestBench() {
             files: rounds.map((one) => one.files),
             server_files: rounds.map((one) => one.server_files),
             lines_ran: rounds.map((one) => one.lines_ran),
-            fewest_in_rooms: rounds.map((one) => one.fewest_in_rooms),
+            fewest_whole: rounds.map((one) => one.fewest_whole),
+            fewest_cut_by_path: rounds.map((one) => one.fewest_cut_by_path),
             list: [...new Set(rounds.flatMap((one) => one.list))].sort(),
           },
         ]),
@@ -191,28 +195,32 @@ async function phaseOf(session: Session, phase: string, scripts: Profiler.Script
     (script) => script.url.startsWith(SRC) && script.functions.some((fn) => fn.ranges[0].count > 0),
   );
   const outside = ran.filter((script) => !script.url.startsWith(SERVER));
-  let lines = 0;
-  for (const script of outside) lines += await linesRan(session, script);
   const list = outside.map((script) => script.url.slice(SRC.length)).sort();
-  const fewest = await fewestInRooms(list);
+  const byFolder = { whole: new Map<string, number>(), ran: new Map<string, number>() };
+  for (const script of outside) {
+    const folder = dirname(script.url.slice(SRC.length));
+    const whole = (await readFile(new URL(script.url), "utf8")).split("\n").length - 1;
+    byFolder.whole.set(folder, (byFolder.whole.get(folder) ?? 0) + whole);
+    byFolder.ran.set(folder, (byFolder.ran.get(folder) ?? 0) + (await linesRan(session, script)));
+  }
   return {
     phase,
     files: list.length,
     server_files: ran.length - list.length,
-    lines_ran: lines,
-    fewest_in_rooms: fewest,
+    lines_ran: sum(byFolder.ran.values(), (lines) => lines),
+    fewest_whole: sum(byFolder.whole.values(), filesFor),
+    fewest_cut_by_path: sum(byFolder.ran.values(), filesFor),
     list,
   };
 }
 
-/** Σ over folders of ⌈lines of the folder's `files` / MAX_FILE_LINES⌉: no joining of whole files within rooms does better. */
-async function fewestInRooms(files: readonly string[]): Promise<number> {
-  const linesByFolder = new Map<string, number>();
-  for (const file of files) {
-    const lines = (await readFile(new URL(file, SRC), "utf8")).split("\n").length - 1;
-    linesByFolder.set(dirname(file), (linesByFolder.get(dirname(file)) ?? 0) + lines);
-  }
-  return [...linesByFolder.values()].reduce((sum, lines) => sum + Math.ceil(lines / MAX_FILE_LINES), 0);
+/** The fewest files of at most MAX_FILE_LINES that `lines` of one folder fit in. */
+const filesFor = (lines: number) => Math.ceil(lines / MAX_FILE_LINES);
+
+function sum(values: Iterable<number>, of: (value: number) => number): number {
+  let total = 0;
+  for (const value of values) total += of(value);
+  return total;
 }
 
 /**
@@ -242,9 +250,9 @@ async function linesRan(session: Session, script: Profiler.ScriptCoverage): Prom
   return lines.size;
 }
 
-function log({ phase, files, server_files, lines_ran, fewest_in_rooms }: Phase): void {
+function log({ phase, files, server_files, lines_ran, fewest_whole, fewest_cut_by_path }: Phase): void {
   process.stderr.write(
     `${phase.padEnd(80)} ${String(files).padStart(3)} files (+${server_files} in src/server), ${lines_ran} lines ran, ` +
-      `at least ${fewest_in_rooms} files with rooms kept\n`,
+      `rooms kept: at least ${fewest_whole} files whole, ${fewest_cut_by_path} cut by path\n`,
   );
 }
