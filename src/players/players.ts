@@ -245,6 +245,11 @@ export class Players {
     return this.writes.contention;
   }
 
+  /** Rounds and erasures that failed at or after their commit point, being completed in the background (a metric). */
+  get completionsRunning(): number {
+    return this.writes.completionsRunning;
+  }
+
   /** One page of the project's trait keys in code point order, and how many there are. */
   async listTraitKeys(projectId: string, page: number, pageSize: number): Promise<{ keys: string[]; total: number }> {
     const keys = sortKeys(await this.stores.traitKeys.listInProject(projectId));

@@ -89,6 +89,11 @@ export async function startService({
   }
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   countPlayerWriteContention(metrics, capabilities.players.contention);
+  metrics.gauge(
+    "platform_player_completions_running",
+    "Players rounds and erasures that failed at or after their commit point, being completed in the background.",
+    () => capabilities.players.completionsRunning,
+  );
   const closing = new AbortController();
   const fill = capabilities.ownerMemory && new OwnerMemoryFill(capabilities.ownerMemory, closing.signal, log);
   let caughtUp = false;

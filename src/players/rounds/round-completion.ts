@@ -22,27 +22,29 @@ export interface RoundCompletionOptions {
  * profiles as they are (see completeMembership), retried with backoff until
  * that succeeds, so a failure of the database never leaves search or
  * players_count behind the profiles until the next start (whose repair pass
- * also completes it). Then `afterwards` runs: the round's history resync,
- * which must not be applied before its membership is written.
+ * also completes it). Then a failed erasure's `finish`, retried the same way.
+ * Then `afterwards` runs: the round's history resync, which must not be
+ * applied before its membership is written.
  */
 export class RoundCompletion {
   constructor(private readonly options: RoundCompletionOptions) {}
 
   /** Starts completing `round` in the background; the promise settles once it is done (tests await it). */
-  async start(round: RoundMembership, afterwards: () => Promise<void>): Promise<void> {
-    await this.untilDone(round);
+  async start(round: RoundMembership, afterwards: () => Promise<void>, finish?: () => Promise<void>): Promise<void> {
+    await this.untilDone(round.projectId, "tag membership of a players round", () => this.complete(round));
+    if (finish) await this.untilDone(round.projectId, "an erasure's events and links", finish);
     await afterwards();
   }
 
-  private async untilDone(round: RoundMembership): Promise<void> {
+  private async untilDone(projectId: string, what: string, task: () => Promise<void>): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.complete(round);
+        return await task();
       } catch (error) {
         const wait = Math.min(FIRST_RETRY_MS * 2 ** (attempt - 1), MAX_RETRY_MS);
         this.options.log?.warn(
-          { projectId: round.projectId, attempt, error: (error as Error)?.message, retryInMs: wait },
-          "tag membership of a players round not completed yet; retrying",
+          { projectId, attempt, error: (error as Error)?.message, retryInMs: wait },
+          `${what} not completed yet; retrying`,
         );
         await delay(wait, undefined, { ref: false });
       }

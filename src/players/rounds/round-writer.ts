@@ -4,13 +4,13 @@ import { UnavailableError } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
 import type { Erasure } from "../rules/erasure.js";
-import { partnerOf } from "../rules/identity-key.js";
 import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/operations.js";
 import { membersLock, statsLock } from "./round-locks.js";
 import type { RoundMembership } from "../membership/membership-repair.js";
 import type { ProfileSlot, SlotContent } from "../rules/profile.js";
 import type { Registration } from "./registration.js";
 import { RoundCompletion } from "./round-completion.js";
+import { finishErasure, finishIfMarked } from "./erasure-finish.js";
 import type { PlayerStores } from "../storage/stores.js";
 import { playerChange, writtenProfiles, type HistoryFollower, type WrittenProfile } from "./written-profiles.js";
 
@@ -96,15 +96,14 @@ export class RoundWriter {
   /**
    * Writes an erasure (decided under the players' locks). Nothing another call can see comes before the commit point:
    * the covered players are recorded as any round's (so a crash's membership repair finds them), then the markers over
-   * their profiles are written: the commit point. After it, the segment that takes their histories out is queued
-   * (every event received after the answer comes after it), the covered keys are recorded with its place (charts
-   * count them as no one from then on), and the links are removed; a failure there answers unavailable with the
-   * profiles erased, and a retry finishes the erasure. Then membership and counts, and the resync that settles the
-   * record once membership is written (as any round's). Returns the keys whose write lost to another process: the
-   * segment, the record of its place and the unlinking then wait for the round run again.
+   * their profiles are written: the commit point. After it, finishErasure: its events' segment, the record of its
+   * place, the links removed; a failure at or after the commit point answers unavailable and leaves that to the
+   * background (finishIfMarked), which a retry waits for (completedFor). Then membership and counts, and the resync
+   * that settles the record once membership is written (as any round's). Returns the keys whose write lost to another
+   * process: the erasure's finish then waits for the round run again.
    */
   async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
-    const { stores, histories } = this.options;
+    const { stores } = this.options;
     const writes = [...erasure.writes].map(([identityKey, { read, next }]) => ({ identityKey, read, next }));
     const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
     const moving = moves.filter(movesAnyTag);
@@ -117,14 +116,12 @@ export class RoundWriter {
     try {
       lost = await this.writeSlots(projectId, writes);
       // Should the rounds run out, no live player has lost its history or its links.
-      if (lost.size === 0) {
-        const seq = (await histories?.erase(projectId, erasure.identityKeys)) ?? 0;
-        const erased = { identityKeys: [], folds: [], tags, erasure: { identityKeys: erasure.identityKeys, seq } };
-        begun.recorded = await stores.changes.record(projectId, erased, now);
-        await this.unlink(projectId, erasure);
-      }
+      if (lost.size === 0) begun.recorded = await finishErasure(this.options, projectId, erasure, tags, now);
     } catch (error) {
-      this.track(this.complete(projectId, begun, resync));
+      const finish = async () => {
+        begun.recorded = (await finishIfMarked(this.options, projectId, erasure, tags, now)) ?? begun.recorded;
+      };
+      this.track(this.complete(projectId, begun, resync, finish));
       throw error;
     }
     const writtenMoves = moves.filter((move) => !lost.has(move.identityKey));
@@ -137,15 +134,6 @@ export class RoundWriter {
     }
     await stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
     return { lost };
-  }
-
-  /** An erasure's device and account links removed (and the platform user's partner id, if it named the player). */
-  private async unlink(projectId: string, { identityKey, devices }: Erasure): Promise<void> {
-    const { stores } = this.options;
-    const partner = partnerOf(identityKey);
-    await stores.devices.unlinkMany(projectId, devices);
-    const platformUser = partner === null ? null : await stores.accounts.unlink(projectId, partner);
-    if (platformUser !== null) await stores.platformUsers.forgetPartner(projectId, platformUser, partner!);
   }
 
   /**
@@ -211,14 +199,26 @@ export class RoundWriter {
     return work;
   }
 
-  /** Membership completed in the background, then the resync: a failed round's profiles may be written or not. */
-  private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[]) {
-    const work = this.completion.start(begun.membership, () => this.queueResync(projectId, resync, begun.recorded));
+  /**
+   * Membership completed in the background, then `finish` (a failed erasure's), then the resync: a failed round's
+   * profiles may be written or not.
+   */
+  private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[], finish?: () => Promise<void>) {
+    const work = this.completion.start(
+      begun.membership,
+      () => this.queueResync(projectId, resync, begun.recorded),
+      finish,
+    );
     const running = this.completing.get(projectId) ?? new Set();
     this.completing.set(projectId, running.add(work));
     const done = () => void (running.delete(work) && running.size === 0 && this.completing.delete(projectId));
     work.then(done, done);
     return work;
+  }
+
+  /** Failed rounds (erasures among them) being completed in the background now. */
+  get completionsRunning(): number {
+    return [...this.completing.values()].reduce((count, running) => count + running.size, 0);
   }
 
   /**

@@ -107,6 +107,11 @@ export class WritePath {
     return erase({ stores, locks, clock, lockWaitLimitMs, writer: this.writer }, projectId, identity);
   }
 
+  /** Failed rounds being completed in the background (exported as a metric). */
+  get completionsRunning(): number {
+    return this.writer.completionsRunning;
+  }
+
   /** Waits for what the rounds left running behind them (RoundWriter.settled). */
   settled(): Promise<void> {
     return this.writer.settled();

@@ -18,8 +18,9 @@ export interface HistoryFollower {
    */
   queue(projectId: string, written: readonly WrittenProfile[], recorded: string | null): Promise<void>;
   /**
-   * At an erasure, before its profiles are written: queues the segment that takes the histories of `identityKeys`
-   * out of every count and deletes their raw events; answers its place in the queue (events after it are new).
+   * At an erasure, once the markers over its profiles are written: queues the segment that takes the histories of
+   * `identityKeys` out of every count and deletes their raw events; answers its place in the queue (events after it
+   * are new).
    */
   erase(projectId: string, identityKeys: readonly string[]): Promise<number>;
 }

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { commandOn, suiteBehindProxy } from "../../support/db/db-proxy.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
-import { ownerRoundsDone } from "../../support/service/metrics.js";
+import { completionsDone, ownerRoundsDone } from "../../support/service/metrics.js";
 
 // players/delete when the database fails: before its commit point (the write of the markers over the profiles) a 503
-// erased nothing, the worker's work included; after it, a 503 left the profiles erased and the retry finishes the rest.
+// erased nothing, the worker's work included; after it, a 503 left the profiles erased and the service finishes the
+// rest behind it, unless the player is written again first (then the client's retry does).
 const suite = suiteBehindProxy({ DB_TIMEOUT_MS: "1000" });
 
 /** A project with ann (red) and gone (red, vip, with a linked device gdev), events of each applied. */
@@ -89,17 +90,39 @@ describe("players/delete cut off by a database failure", () => {
     await p.expectReads(["ann"]);
   });
 
-  it("after its commit point: 503 with the profile erased; the retry answers deleted and finishes the erasure", async () => {
+  it("after its commit point: 503 with the profile erased; the service finishes the erasure behind it", async () => {
     const p = await project();
     suite.proxy.cutAfter(suite.svc.database.client, commandOn("update", "player_profiles"));
     expect((await p.erase()).status).toBe(503);
     await suite.proxy.restoreFor(suite.svc.baseUrl);
     expect(await p.post("/v1/players/get", { partner_user_id: "gone" })).toMatchObject({ found: false });
 
-    expect((await p.erase()).body).toEqual({ deleted: true, identity_key: "u:gone" });
+    // No retry: the device link goes, and the player's events leave every count.
+    await completionsDone(suite.svc);
     await p.expectFound(false);
     await p.expectReads(["ann"]);
+    // What a retry finds: nothing of the player left.
+    expect((await p.erase()).body).toEqual({ deleted: false, identity_key: "u:gone" });
     await p.send({ partner_user_id: "ann" }, "ann", 1);
+    await p.expectReads(["ann"]);
+  });
+
+  it("after its commit point, a write of the player before the erasure is finished: the rest is left to the retry", async () => {
+    const p = await project();
+    // The erasure's segment cannot be written: its markers are, then its finish fails, behind the 503 too.
+    suite.proxy.failCommandsHolding("event_segments");
+    expect((await p.erase()).status).toBe(503);
+    expect(await p.post("/v1/players/get", { partner_user_id: "gone" })).toMatchObject({ found: false });
+    const again = { players: [{ partner_user_id: "gone", tags: ["red", "vip"] }] };
+    expect(await p.post("/v1/players/update", again)).toMatchObject({ success: true });
+    await suite.proxy.restoreFor(suite.svc.baseUrl);
+
+    // The player written again keeps the device link and the events the erasure had not taken out yet.
+    await completionsDone(suite.svc);
+    await p.expectFound(true);
+    await p.expectReads(["ann", "gone"]);
+    expect((await p.erase()).body).toEqual({ deleted: true, identity_key: "u:gone" });
+    await p.expectFound(false);
     await p.expectReads(["ann"]);
   });
 });

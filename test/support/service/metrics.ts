@@ -32,6 +32,14 @@ export async function ownerRoundsDone(svc: TestService): Promise<void> {
   );
 }
 
+/** Until no players round or erasure that failed is being completed in the background (its /metrics say so). */
+export async function completionsDone(svc: TestService): Promise<void> {
+  await waitFor(
+    () => metricsOf(svc, ["platform_player_completions_running"]),
+    ([running]) => running === 0,
+  );
+}
+
 /** Until the owner of an embedded database has written the membership it keeps in memory (at once elsewhere). */
 export async function ownerMembershipWritten(svc: TestService): Promise<void> {
   await waitFor(
