@@ -97,11 +97,11 @@ describe("players/delete cut off by a database failure", () => {
     await suite.proxy.restoreFor(suite.svc.baseUrl);
     expect(await p.post("/v1/players/get", { partner_user_id: "gone" })).toMatchObject({ found: false });
 
-    // No retry: the device link goes, and the player's events leave every count.
+    // No retry: the player leaves every count.
     await completionsDone(suite.svc);
     await p.expectFound(false);
     await p.expectReads(["ann"]);
-    // What a retry finds: nothing of the player left.
+    // A retry finds nothing of the player left, their device link included.
     expect((await p.erase()).body).toEqual({ deleted: false, identity_key: "u:gone" });
     await p.send({ partner_user_id: "ann" }, "ann", 1);
     await p.expectReads(["ann"]);
