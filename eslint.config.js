@@ -28,7 +28,7 @@ export default tseslint.config(
     },
   },
   {
-    // A file a newcomer reads in one sitting (docs/architecture.md); a longer one holds more than one job.
+    // A file a newcomer reads in one sitting: a longer one holds more than one job (docs/testing.md: layout checks).
     files: ["src/**/*.ts"],
     rules: { "max-lines": ["error", { max: 300 }] },
   },
