@@ -75,11 +75,18 @@ describe("a restart of the owner of an embedded database", () => {
       trends: (i) =>
         svc.postOk("/v1/events/trends", { from: day, to: day, tags: [TAGS[i], "vip"], tags_match: "all" }, key),
     };
+    // Each call's reads alone: the update's resync is applied before the next call, as the worker's first apply of the
+    // project since the start reads its trait keys and summed properties (once), whenever it lands.
     const first: Record<string, string[]> = {};
-    for (const [name, call] of Object.entries(calls)) first[name] = await readsOf(() => call(0));
-    await ownerRoundsDone(svc);
+    for (const [name, call] of Object.entries(calls)) {
+      first[name] = await readsOf(() => call(0));
+      await ownerRoundsDone(svc);
+    }
     const again: Record<string, string[]> = {};
-    for (const [name, call] of Object.entries(calls)) again[name] = await readsOf(() => call(1));
+    for (const [name, call] of Object.entries(calls)) {
+      again[name] = await readsOf(() => call(1));
+      await ownerRoundsDone(svc);
+    }
     expect(first).toEqual(again);
     // None of them scans a collection the owner keeps in memory.
     expect(Object.values(first).flat()).not.toContainEqual(expect.stringMatching(/profiles|members|rollups|accounts/));
