@@ -70,7 +70,11 @@ export class ApplyWorker {
     this.step = stepsOf("apply", options.steps ?? notTimed);
     this.pollMs = options.pollMs ?? 250;
     this.gapGraceMs = options.gapGraceMs ?? 30_000;
-    this.histories = new WriteBehindSchedule({ ...options, setAside: this.setAside });
+    this.histories = new WriteBehindSchedule({
+      ...options,
+      setAside: this.setAside,
+      onError: (error) => this.report(error),
+    });
     options.writer.onQueued(() => this.wake());
     this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
   }
@@ -95,6 +99,14 @@ export class ApplyWorker {
       this.lease.release().catch(() => undefined),
       deadline,
     );
+  }
+
+  /**
+   * Reports a pass's failure, but not that of a pass the stop cut short (the database closed under it): it ends as
+   * in a crash, and the next worker redoes what it left.
+   */
+  private report(error: unknown): void {
+    if (!this.stopping.signal.aborted) this.options.onError?.(error);
   }
 
   /** New work was queued in this process. */
@@ -127,7 +139,7 @@ export class ApplyWorker {
       try {
         worked = await this.pass();
       } catch (error) {
-        this.options.onError?.(error);
+        this.report(error);
       }
       if (!worked) await this.idle();
     }
@@ -180,7 +192,7 @@ export class ApplyWorker {
     } catch (error) {
       if (segment.projectId === null) throw error;
       this.setAside.failed(segment.projectId, now.getTime());
-      this.options.onError?.(error);
+      this.report(error);
       return false;
     }
     if (segment.projectId !== null) this.setAside.succeeded(segment.projectId);
