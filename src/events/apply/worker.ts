@@ -13,6 +13,12 @@ import { WriteBehindSchedule } from "./write-behind-schedule.js";
 const LOOKAHEAD = 256;
 /** How often a caller waiting for a segment to be applied looks at the queue's cursor. */
 const APPLIED_POLL_MS = 20;
+/**
+ * After this many passes in a row found nothing to do, an idle worker (or one standing by for the lease) looks
+ * QUIET_POLL_FACTOR times less often: a quiet service sends fewer commands, and an ingest here still wakes it at once.
+ */
+const QUIET_AFTER_PASSES = 8;
+const QUIET_POLL_FACTOR = 4;
 
 export interface WorkerOptions extends ApplyDeps {
   /** Resyncs queued again for changes left unsettled (the repair). */
@@ -26,7 +32,7 @@ export interface WorkerOptions extends ApplyDeps {
    * over after that.
    */
   leaseMs?: number;
-  /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
+  /** How often an idle worker looks for work (an ingest in this process wakes it at once); quiet, less often. */
   pollMs?: number;
   /** A sequence number reserved but never written for this long was given up by its writer. */
   gapGraceMs?: number;
@@ -134,6 +140,7 @@ export class ApplyWorker {
   }
 
   private async loop(): Promise<void> {
+    let idlePasses = 0;
     while (!this.stopping.signal.aborted) {
       let worked = false;
       try {
@@ -141,7 +148,8 @@ export class ApplyWorker {
       } catch (error) {
         this.report(error);
       }
-      if (!worked) await this.idle();
+      idlePasses = worked ? 0 : idlePasses + 1;
+      if (!worked) await this.idle(idlePasses > QUIET_AFTER_PASSES ? this.pollMs * QUIET_POLL_FACTOR : this.pollMs);
     }
   }
 
@@ -246,9 +254,9 @@ export class ApplyWorker {
     return true;
   }
 
-  private async idle(): Promise<void> {
+  private async idle(ms: number): Promise<void> {
     const woken = new Promise<void>((resolve) => (this.wakeUp = resolve));
-    await Promise.race([woken, delay(this.pollMs, undefined, { signal: this.stopping.signal }).catch(() => undefined)]);
+    await Promise.race([woken, delay(ms, undefined, { signal: this.stopping.signal }).catch(() => undefined)]);
     this.wakeUp = undefined;
   }
 }
