@@ -59,6 +59,8 @@ export class ApplyWorker {
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> | undefined;
   private gap: { seq: number; since: number } | undefined;
+  /** The stop's grace ran out with a pass under way: what fails in it from then on is the database closing under it. */
+  private abandoned = false;
   /**
    * Whether a plan may be stored for a segment not applied in full: after the lease lapsed (another worker's) or an
    * apply of this one's stopped midway. Otherwise the worker plans without looking; should a plan be stored all the
@@ -99,7 +101,10 @@ export class ApplyWorker {
     this.stopping.abort();
     this.wakeUp?.();
     this.markCaughtUp();
-    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) return;
+    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) {
+      this.abandoned = true;
+      return;
+    }
     await this.histories.writeBefore(deadline, this.options.clock.now()).catch(() => undefined);
     await settledBy(
       this.lease.release().catch(() => undefined),
@@ -108,11 +113,11 @@ export class ApplyWorker {
   }
 
   /**
-   * Reports a pass's failure, but not that of a pass the stop cut short (the database closed under it): it ends as
-   * in a crash, and the next worker redoes what it left.
+   * Reports a failure, but not that of a pass the stop cut short (the database closed under it): it ends as in a
+   * crash, and the next worker redoes what it left.
    */
   private report(error: unknown): void {
-    if (!this.stopping.signal.aborted) this.options.onError?.(error);
+    if (!this.abandoned) this.options.onError?.(error);
   }
 
   /** New work was queued in this process. */
@@ -140,7 +145,7 @@ export class ApplyWorker {
   }
 
   private async loop(): Promise<void> {
-    let idlePasses = 0;
+    let quietPasses = 0;
     while (!this.stopping.signal.aborted) {
       let worked = false;
       try {
@@ -148,8 +153,8 @@ export class ApplyWorker {
       } catch (error) {
         this.report(error);
       }
-      idlePasses = worked ? 0 : idlePasses + 1;
-      if (!worked) await this.idle(idlePasses > QUIET_AFTER_PASSES ? this.pollMs * QUIET_POLL_FACTOR : this.pollMs);
+      quietPasses = worked ? 0 : quietPasses + 1;
+      if (!worked) await this.idle(quietPasses > QUIET_AFTER_PASSES ? this.pollMs * QUIET_POLL_FACTOR : this.pollMs);
     }
   }
 
