@@ -1,6 +1,5 @@
 import { readFile } from "node:fs/promises";
 import { mkdir } from "node:fs/promises";
-import { Writable } from "node:stream";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumOrSkip } from "../support/dashboard/browser.js";
@@ -12,6 +11,7 @@ import {
   SCREENSHOTS,
   screenshot as shoot,
 } from "../support/dashboard/dashboard-page.js";
+import { logLines } from "../support/log-lines.js";
 import { queueOf, waitFor } from "../support/service/events.js";
 import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
@@ -26,7 +26,8 @@ let svc: TestService;
 let browser: Browser;
 let page: Page;
 let project: Awaited<ReturnType<TestService["createProject"]>>;
-const logLines: string[] = [];
+/** What the service logs at trace level: no key may appear in it. */
+const serviceLog = logLines();
 const requestedUrls: string[] = [];
 
 const api = async (route: string, body: object, key = project.privateKey) => {
@@ -61,13 +62,7 @@ const applyTrends = () => apply(page, "events/trends");
 
 describe.skipIf(!browserPath)("dashboard in Chromium", () => {
   beforeAll(async () => {
-    const logStream = new Writable({
-      write(chunk, _encoding, done) {
-        logLines.push(String(chunk));
-        done();
-      },
-    });
-    svc = await startTestService({ LOG_LEVEL: "trace" }, { logDestination: logStream });
+    svc = await startTestService({ LOG_LEVEL: "trace" }, { logDestination: serviceLog.destination });
     project = await api(
       "/v1/admin/projects",
       { name: "Dashboard Game", game_id: 900_000 + (process.pid % 90_000) },
@@ -306,7 +301,7 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     expect(requestedUrls.length).toBeGreaterThan(10);
     for (const url of [...requestedUrls, page.url()]) for (const key of keys) expect(url).not.toContain(key);
     expect(await page.evaluate(() => localStorage.length)).toBe(0);
-    const log = logLines.join("");
+    const log = serviceLog.lines.join("");
     expect(log).toContain('"rpc"');
     for (const key of keys) expect(log).not.toContain(key);
   });

@@ -1,16 +1,10 @@
-import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
+import { logLines } from "../support/log-lines.js";
 
 function capture() {
-  const lines: string[] = [];
-  const stream = new Writable({
-    write(chunk, _encoding, done) {
-      lines.push(chunk.toString());
-      done();
-    },
-  });
-  return { log: createLogger("info", stream), output: () => lines.join("") };
+  const { destination, lines } = logLines();
+  return { log: createLogger("info", destination), output: () => lines.join("") };
 }
 
 describe("logger", () => {

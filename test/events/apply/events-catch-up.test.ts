@@ -1,7 +1,7 @@
-import { Writable } from "node:stream";
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, describe, expect, it } from "vitest";
 import { CATCH_UP_SEGMENTS } from "../../../src/events/apply/write-behind-schedule.js";
+import { logLines } from "../../support/log-lines.js";
 import { eventTimes, queueOf, waitFor } from "../../support/service/events.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 
@@ -19,14 +19,8 @@ const cursorOf = ({ db }: { db: TestService["database"]["db"] }) =>
 
 describe("the apply worker's first passes after a stop that left histories unwritten", () => {
   it("write them again from their plans in bounded steps, then apply the rest: every event counted once", async () => {
-    const firstLog: { level: number; msg: string }[] = [];
-    const logDestination = new Writable({
-      write(chunk, _encoding, done) {
-        firstLog.push(JSON.parse(String(chunk)));
-        done();
-      },
-    });
-    const first = await startTestService({ LOG_LEVEL: "warn" }, { logDestination });
+    const firstLog = logLines();
+    const first = await startTestService({ LOG_LEVEL: "warn" }, { logDestination: firstLog.destination });
     running.push(first);
     const { publicKey, privateKey } = await first.createProject();
     const [{ timestamp }] = eventTimes(first, 1);
@@ -98,7 +92,8 @@ describe("the apply worker's first passes after a stop that left histories unwri
     }
 
     // The pass the stop cut short (its database closed under it) ended as in a crash, not as an error of the service's.
-    expect(firstLog.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
+    const logged = firstLog.lines.map((line) => JSON.parse(line) as { level: number; msg: string });
+    expect(logged.filter((line) => line.level >= 50).map((line) => line.msg)).toEqual([]);
 
     const total = SEGMENTS * EVENTS_PER_SEGMENT;
     for (const body of [{ from: day, to: day, names: ["play"] }, filtered]) {
