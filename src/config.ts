@@ -62,17 +62,14 @@ export interface Config {
   eventMaxLagSeconds: number;
   /** With this many events accepted and not yet applied, POST /v1/events answers 429 with Retry-After and accepts nothing. */
   eventMaxQueueEvents: number;
-  /** Changed players of a project waiting for their resync past which players/update answers 429. */
-  playerChangesMax: number;
-  /**
-   * (player, day) totals one step of a sum's back-fill gathers: the bound of its plan, one document of at most
-   * 16 MiB (about 60 bytes a total, and the step's last segment adds at most 1,000).
-   */
-  eventSumBackfillStep: number;
+  /** Failures in a row after which an event segment is parked (set aside with its error; its project goes on). */
+  eventParkAfterFailures: number;
+  /** How long an `event_id` counts an event once (a repeat within it counts nothing), in days. */
+  eventIdWindowDays: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
   eventWorker: boolean;
-  /** What the instance owning an embedded database may keep in memory (profiles, player histories), in MiB; 0: nothing. */
-  ownerMemoryMb: number;
+  /** What an instance keeps of the stored sets it read and wrote (players' sets, activity, columns), in MiB. */
+  setCacheMb: number;
   /** Browser origins (`https://studio.example.com`) answered with CORS headers on /v1 and the RPC paths. */
   corsOrigins: string[];
 }
@@ -152,10 +149,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventNameLimit: integer("EVENT_NAME_LIMIT", 1000, 1, 100_000),
     eventMaxLagSeconds: integer("EVENT_MAX_LAG_SECONDS", 300, 1, 86_400),
     eventMaxQueueEvents: integer("EVENT_MAX_QUEUE_EVENTS", 1_000_000, 1, 1_000_000_000),
-    playerChangesMax: integer("PLAYER_CHANGES_MAX", 20_000, 1, 100_000),
-    eventSumBackfillStep: integer("EVENT_SUM_BACKFILL_STEP", 100_000, 1, 100_000),
+    eventParkAfterFailures: integer("EVENT_PARK_AFTER_FAILURES", 5, 1, 1_000),
+    eventIdWindowDays: integer("EVENT_ID_WINDOW_DAYS", 30, 1, 3650),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
-    ownerMemoryMb: integer("OWNER_MEMORY_MB", 2048, 0, 1_048_576),
+    setCacheMb: integer("SET_CACHE_MB", 1024, 1, 1_048_576),
     corsOrigins,
   };
   if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {

@@ -9,7 +9,6 @@ import {
 import { WriteRefusedError } from "../errors.js";
 import type { Database } from "./database.js";
 import { Gate, sideBySide } from "./gate.js";
-import { OwnerMemory } from "./owner-memory.js";
 
 /* The engine seam: what the stores do differently per engine, and how writes are batched. */
 
@@ -20,9 +19,8 @@ const IDS_PER_COMMAND = 1000;
  * What the stores do differently per engine, decided here and nowhere else
  * (docs/database.md measures each). FerretDB 1.24 (embedded): `$in` scans, so
  * many documents are read by point reads side by side; one instance owns the
- * database, so it may remember what it wrote (`ownerMemory`). MongoDB: `$in`
- * over `_id` uses the index, and other instances write too, so nothing they can
- * change is remembered.
+ * database, so what it cached of what it wrote is what the database holds (`soleWriter`). MongoDB: `$in` over `_id`
+ * uses the index, and other instances write too, so a cache is checked against the versions stored.
  */
 export interface Engine {
   /** The documents of `ids`, in that order (null where there is none). */
@@ -32,8 +30,6 @@ export interface Engine {
     collection: Collection<D>,
     operations: readonly AnyBulkWriteOperation<D>[],
   ): Promise<StatementFailure[]>;
-  /** The owner's memory budget; null where other instances may write, or with a budget of 0. */
-  ownerMemory: OwnerMemory | null;
   /** Whether this instance is the only writer (an embedded database's owner): what it knows it wrote is all there is. */
   soleWriter: boolean;
   /**
@@ -58,14 +54,13 @@ export interface Engine {
 /** Whether one instance must own the database (src/db/lease.ts): true of FerretDB, for what `Engine` lists. */
 export const needsOwner = (database: Pick<Database, "isFerretDb">): boolean => database.isFerretDb;
 
-export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryBytes: number): Engine {
+export function engineOf(database: Pick<Database, "isFerretDb">): Engine {
   if (needsOwner(database)) {
     return {
       readByIds: <D extends Document>(collection: Collection<D>, ids: readonly string[]) =>
         sideBySide(ids, (_id) => collection.findOne({ _id } as Filter<D>)),
       // A command of 100 statements, or two of 50 side by side, deadlock it (MAX_STATEMENTS_PER_COMMAND below).
       writeAll: batchedWrite,
-      ownerMemory: ownerMemoryBytes > 0 ? new OwnerMemory(ownerMemoryBytes) : null,
       soleWriter: true,
       isolatesUpdates: false,
       ttlIndexes: false,
@@ -83,7 +78,6 @@ export function engineOf(database: Pick<Database, "isFerretDb">, ownerMemoryByte
       return ids.map((id) => found.get(id) ?? null);
     },
     writeAll: bulkWrite,
-    ownerMemory: null,
     soleWriter: false,
     isolatesUpdates: true,
     ttlIndexes: true,

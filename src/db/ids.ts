@@ -19,5 +19,13 @@ export function projectOfId(id: string): string {
  * filter on `project_id` scans every project's documents on FerretDB.
  */
 export function projectIdRange(projectId: string): { $gte: string; $lt: string } {
-  return { $gte: `${projectId}/`, $lt: `${projectId}0` };
+  return prefixRange(`${projectId}/`);
+}
+
+/**
+ * Every `_id` starting with `prefix`, which ends in "/" ("0" follows it): one range of the `_id` index on both
+ * engines, when no character of the prefix needs escaping in JSON (src/db/ferretdb-build.ts).
+ */
+export function prefixRange(prefix: string): { $gte: string; $lt: string } {
+  return { $gte: prefix, $lt: `${prefix.slice(0, -1)}0` };
 }

@@ -1,130 +1,134 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
-import { KeptEvents } from "./kept-events.js";
 import type { Database } from "../db/database.js";
-import { AsOfNow } from "./reads/as-of-now.js";
-import { Backpressure } from "./queue/backpressure.js";
 import type { Engine } from "../db/engine.js";
-import { CohortRollupStore } from "./rollups/cohort-rollup-store.js";
-import { EventIdStore } from "./queue/event-id-store.js";
-import { EventNameStore } from "./rollups/event-name-store.js";
-import { Events } from "./events.js";
-import { PlanStore } from "./rollups/plan-store.js";
-import { Resyncs } from "./apply/resyncs.js";
-import type { PlayerDirectory } from "./player-directory.js";
-import type { ChangedPlayers } from "../players/changed-players.js";
-import { PlayerRollupStore } from "./rollups/player-rollup-store.js";
-import { QueueLagMeter, QueueStateStore, QueueWriter } from "./queue/queue.js";
-import { Retention } from "./apply/retention.js";
-import { RetentionWindow } from "./rollup-keys.js";
-import { SegmentStore } from "./queue/segment-store.js";
-import { TraitCohorts } from "./apply/trait-cohorts.js";
-import { EventTraitKeyStore } from "./rollups/event-trait-key-store.js";
-import { SummedPropertyStore } from "./rollups/summed-property-store.js";
-import { CohortReader } from "./reads/trends.js";
-import { PlayerActivity } from "./kpis/player-activity.js";
+import { UnavailableError } from "../errors.js";
+import type { Sets } from "../sets/capability.js";
 import type { StepTimer } from "../steps.js";
+import { activityCodec } from "./activity/activity-chunk.js";
+import { ActivityStore, type MonthNames } from "./activity/activity-store.js";
+import { RawEventStore } from "./activity/raw-events.js";
+import { Retention } from "./apply/retention.js";
 import { ApplyWorker, type WorkerOptions } from "./apply/worker.js";
+import { WorkerRegistry } from "./apply/workers.js";
+import { Events } from "./events.js";
+import { KeptEvents } from "./kept-events.js";
+import type { PlayerActivityChanges, PlayerDirectory } from "./player-directory.js";
+import { Backpressure } from "./queue/backpressure.js";
+import { EventIdStore } from "./queue/event-id-store.js";
+import { QueueLagMeter } from "./queue/lag.js";
+import { QueueStore } from "./queue/queue-store.js";
+import { QueueWriter } from "./queue/queue-writer.js";
+import { SegmentStore } from "./queue/segment-store.js";
+import { DaySetReader } from "./reads/day-sets.js";
+import { RetentionWindow } from "./rollup-keys.js";
+import { EventNameStore } from "./rollups/event-name-store.js";
+import { SummedPropertyStore } from "./rollups/summed-property-store.js";
+import { KeyedLock } from "../db/keyed-lock.js";
+
+/** How often a fold or an erasure waiting for the apply worker looks at its queue, and how long it waits at most. */
+const CONTROL_POLL_MS = 20;
+const CONTROL_WAIT_MS = 30_000;
 
 export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
-  /** The queue's lag, measured from the database: right whichever instance applies. */
+  /** The queues' lag, measured from the database: right whichever instance applies. */
   lag: QueueLagMeter;
   backpressure: Backpressure;
-  /** One player's raw events still kept, a bounded batch at a time (players/data). */
+  /** One player's raw events still kept (players/data). */
   keptEvents: KeptEvents;
-  /** Fills the owner's memory of a project's player histories and event names (a start, before it is ready). */
-  fillOwnerMemory(projectId: string): Promise<void>;
 }
 
-/** The event queue and how player writes reach it: made before the players, whose write path it follows. */
+/** The projects' queues and how player changes reach them: made before the players, whose writes queue folds and erasures. */
 export interface EventQueue {
-  queue: QueueStateStore;
+  queue: QueueStore;
   segments: SegmentStore;
   writer: QueueWriter;
-  /** The players write path's HistoryFollower. */
-  histories: Resyncs;
+  /** The players' PlayerActivityChanges: each queued, and carried out by the project's worker before it answers. */
+  changes: PlayerActivityChanges;
 }
 
-export async function createEventQueue({ database, clock }: { database: Database; clock: Clock }): Promise<EventQueue> {
-  const queue = new QueueStateStore(database.db, database.timeoutMs);
-  await queue.ensure();
+export function createEventQueue({ database, clock }: { database: Database; clock: Clock }): EventQueue {
+  const queue = new QueueStore(database.db, new KeyedLock());
   const segments = new SegmentStore(database.db);
   const writer = new QueueWriter({ queue, segments, clock });
-  return { queue, segments, writer, histories: new Resyncs({ writer }) };
+  const carriedOut = async (projectId: string, seq: number) => {
+    for (const deadline = Date.now() + CONTROL_WAIT_MS; Date.now() < deadline; await delay(CONTROL_POLL_MS)) {
+      const { applied, ahead } = await queue.read(projectId);
+      if (applied >= seq || ahead.has(seq)) return;
+    }
+    throw new UnavailableError("the event queue's worker did not carry the change out in time; it is queued, retry");
+  };
+  const changes: PlayerActivityChanges = {
+    fold: async (projectId, moves) =>
+      carriedOut(projectId, await writer.enqueue(projectId, { kind: "fold", moves: [...moves] })),
+    erase: async (projectId, identityKeys) =>
+      carriedOut(projectId, await writer.enqueue(projectId, { kind: "erase", identityKeys: [...identityKeys] })),
+  };
+  return { queue, segments, writer, changes };
 }
 
 export interface CreateEventsOptions {
   database: Database;
   engine: Engine;
+  sets: Sets;
   clock: Clock;
   eventQueue: EventQueue;
   retentionDays: number;
   /** EVENT_NAME_LIMIT: distinct event names a project may use. */
   nameLimit: number;
-  /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses whole calls. */
+  /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses a project's calls. */
   maxLagSeconds: number;
-  /** EVENT_MAX_QUEUE_EVENTS: with this many events waiting, ingestion refuses whole calls. */
+  /** EVENT_MAX_QUEUE_EVENTS: with this many of its events waiting, ingestion refuses a project's calls. */
   maxQueueEvents: number;
   /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
   dbTimeoutMs: number;
-  /** The players side: profiles, device links, cohort members (players/directory.ts). */
+  /** EVENT_PARK_AFTER_FAILURES: failures in a row after which a segment is parked. */
+  parkAfter: number;
+  /** The players side: cohorts as sets, the top tags (players/directory.ts). */
   directory: PlayerDirectory;
-  /** The players' changed players: charts correct for them, the worker settles them. */
-  changes: ChangedPlayers;
-  /** EVENT_SUM_BACKFILL_STEP: (player, day) totals a step of a sum's back-fill gathers. */
-  sumBackfillStep: number;
   /** Where the request paths' steps are timed (the service's metrics). */
   steps: StepTimer;
-  /** Lease, polling and test hooks of the apply worker. */
+  /** The apply worker's lease, polling and reports. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
 }
 
 /** The events capability and its apply worker (not started: the caller decides whether this process applies). */
 export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
-  const { database, clock, retentionDays } = options;
+  const { database, engine, sets, clock, retentionDays } = options;
   const { db } = database;
   const { queue, segments, writer } = options.eventQueue;
-  const { changes } = options;
-  const eventIds = new EventIdStore(db, options.engine);
-  const playerRollups = new PlayerRollupStore(db, options.engine);
-  const cohortRollups = new CohortRollupStore(db, options.engine);
-  const { directory } = options;
-  const traitKeys = new EventTraitKeyStore(db);
+  const eventIds = new EventIdStore(db, engine);
+  const raw = new RawEventStore(db, engine);
+  const months = sets.chunks<MonthNames>("event_activity_days", monthsCodec);
+  const activity = new ActivityStore(sets.chunks("event_activity", activityCodec), months, sets.numbers);
   const summed = new SummedPropertyStore(db);
-  const traitCohorts = new TraitCohorts({ store: traitKeys, queue });
   const names = new EventNameStore(db, {
     limit: options.nameLimit,
     waitLimitMs: options.dbTimeoutMs,
-    soleWriter: options.engine.soleWriter,
+    soleWriter: engine.soleWriter,
   });
+  const workers = new WorkerRegistry(db);
+  await workers.createIndexes(engine.ttlIndexes);
   const window = new RetentionWindow(retentionDays);
-  const retention = new Retention({ window, queue, segments, eventIds, playerRollups, cohortRollups });
   const worker = new ApplyWorker({
     ...options.worker,
     queue,
     segments,
-    plans: new PlanStore(db, options.engine),
-    cohortRollups,
-    changes,
-    resyncs: options.eventQueue.histories,
-    playerRollups,
+    writer,
+    numbers: sets.numbers,
     eventIds,
-    directory,
-    retention,
+    raw,
+    activity,
+    summed,
     window,
     clock,
-    traitKeys,
-    traitCohorts,
-    writer,
-    names,
-    summed,
-    sumBackfillStep: options.sumBackfillStep,
+    workers,
+    parkAfter: options.parkAfter,
+    retention: new Retention({ window, activity, raw, eventIds }),
     steps: options.steps,
   });
-  const asOfNow = new AsOfNow({ changes, queue, playerRollups, directory });
-  const reader = new CohortReader({ cohortRollups, playerRollups, directory, traitCohorts, asOfNow, names });
-  const activity = new PlayerActivity({ asOfNow, playerRollups, directory });
   const lag = new QueueLagMeter(queue, segments, clock);
   const backpressure = new Backpressure({
     lag,
@@ -136,10 +140,8 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     writer,
     worker,
     lag,
-    reader,
-    activity,
-    directory,
-    traitCohorts,
+    reader: new DaySetReader(activity),
+    directory: options.directory,
     window,
     names,
     summed,
@@ -147,10 +149,17 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     clock,
     steps: options.steps,
   });
-  const fillOwnerMemory = async (projectId: string) => {
-    // After a stop that left history changes unwritten, some histories filled here are behind their segments: the
-    // worker's catch-up, before the instance is ready, forgets those it writes and fills their projects again.
-    await Promise.all([playerRollups.fillMemory(projectId), names.current(projectId)]);
-  };
-  return { events, worker, lag, backpressure, fillOwnerMemory, keptEvents: new KeptEvents(segments) };
+  const keptEvents = new KeptEvents({ numbers: sets.numbers, activity, raw, queue, segments, window, clock });
+  return { events, worker, lag, backpressure, keptEvents };
 }
+
+/** A month's days and their names, stored as one JSON string (FerretDB decodes a document field by field). */
+const monthsCodec = {
+  decode: (doc: { days?: string } | null): MonthNames =>
+    new Map(Object.entries(JSON.parse(doc?.days ?? "{}") as Record<string, string[]>).map(([d, n]) => [d, new Set(n)])),
+  encode: (month: MonthNames) => ({
+    days: JSON.stringify(Object.fromEntries([...month].map(([d, n]) => [d, [...n]]))),
+  }),
+  bytes: (month: MonthNames) => 64 + [...month.values()].reduce((sum, names) => sum + 32 + 40 * names.size, 0),
+  clone: (month: MonthNames): MonthNames => new Map([...month].map(([day, names]) => [day, new Set(names)])),
+};

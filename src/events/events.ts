@@ -1,24 +1,24 @@
 import type { Backpressure } from "./queue/backpressure.js";
 import type { Clock } from "../clock.js";
 import { InvalidArgumentError } from "../errors.js";
-import type { EventNameStore } from "./rollups/event-name-store.js";
 import type { IncomingEvent } from "./queue/entries.js";
 import { ingest, type IngestOutcome } from "./queue/ingest.js";
 import { stepsOf, type StepTimer } from "../steps.js";
-import type { Lag, QueueLagMeter, QueueWriter } from "./queue/queue.js";
-import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
+import type { Lag, QueueLagMeter } from "./queue/lag.js";
+import type { QueueWriter } from "./queue/queue-writer.js";
+import { nameTotals, seriesOf, trendCounts, type TrendSeries } from "./reads/trends.js";
 import { dayOf, type RetentionWindow } from "./rollup-keys.js";
 import type { ApplyWorker } from "./apply/worker.js";
 import type { CohortFilter, EventQuery } from "./reads/query.js";
 import { activePoints, type ActivePoint } from "./kpis/active-players.js";
-import { bucketCounts, withSums } from "./kpis/bucket-counts.js";
 import { retentionTables, type RetentionCohort, type RetentionMode } from "./kpis/cohort-retention.js";
-import { dayNumber, type Interval } from "./kpis/periods.js";
-import type { PlayerActivity } from "./kpis/player-activity.js";
+import { bucketsOf, dayNumber, type Interval } from "./kpis/periods.js";
 import type { PlayerDirectory } from "./player-directory.js";
-import type { TraitCohorts, TraitMaterialisation } from "./apply/trait-cohorts.js";
+import type { EventNameStore } from "./rollups/event-name-store.js";
 import type { SummedPropertyStore } from "./rollups/summed-property-store.js";
 import { sumIdsOf, withSummed, withoutSummed } from "./reads/sums.js";
+import type { DaySetReader } from "./reads/day-sets.js";
+import type { Cohort } from "./reads/cohort-counts.js";
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -71,20 +71,16 @@ export interface PropertySum {
 export interface Freshness {
   /** Every event received before this instant is counted. */
   completeThrough: Date;
-  /** Age of the oldest accepted event not yet applied; 0 when none waits. */
+  /** Age of the project's oldest accepted event not yet applied; 0 when none waits. */
   lagSeconds: number;
 }
 
 export interface EventsOptions {
   writer: QueueWriter;
   worker: ApplyWorker;
-  /** The queue's lag (freshness, `/readyz`). */
   lag: QueueLagMeter;
-  reader: CohortReader;
-  /** The KPIs' read model: which players were active on which days. */
-  activity: PlayerActivity;
+  reader: DaySetReader;
   directory: PlayerDirectory;
-  traitCohorts: TraitCohorts;
   window: RetentionWindow;
   names: EventNameStore;
   summed: SummedPropertyStore;
@@ -94,9 +90,8 @@ export interface EventsOptions {
 }
 
 /**
- * The events of every project: ingestion onto the queue (applied later by
- * the ApplyWorker) and charts from the rollups. Player changes move histories
- * between cohorts through Resyncs (apply/resyncs.ts).
+ * The events of every project: ingestion onto the project's queue (applied later by the ApplyWorker) and charts and
+ * KPIs as set arithmetic over the days' sets and the cohorts' (docs/architecture.md, "Cohorts as sets").
  */
 export class Events {
   constructor(private readonly options: EventsOptions) {}
@@ -105,61 +100,46 @@ export class Events {
     return ingest(this.options, projectId, events);
   }
 
-  /**
-   * Turns on materialised cohorts for a trait key of the project (idempotent).
-   * Answers whether a filter on it reads them already; until then it is
-   * answered exactly by the slower path. Null when the project has no such key.
-   */
-  async materialiseTrait(projectId: string, key: string): Promise<{ ready: boolean } | null> {
-    if (!(await this.options.directory.hasTraitKey(projectId, key))) return null;
-    const { traitCohorts } = this.options;
-    const { ready, backfill } = await traitCohorts.materialise(projectId, key);
-    if (backfill) {
-      await this.options.writer.enqueue(projectId, { kind: "materialise", key }, 0, new Date(0));
-      await traitCohorts.markRequested(projectId, key);
-    }
-    return { ready };
-  }
-
-  /** Per trait key of the project, in order: whether its cohorts are materialised, and read already. */
-  traitMaterialisation(projectId: string, keys: readonly string[]): Promise<TraitMaterialisation[]> {
-    return this.options.traitCohorts.materialisation(projectId, keys);
-  }
-
   /** A chart's daily (or weekly, monthly) counts per cohort, and how fresh they are. */
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, splitByTags, interval, sum } = request;
     const names = request.names?.length ? request.names : undefined;
     if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
-    const { reader, summed } = this.options;
     const step = stepsOf("trends", this.options.steps);
     const sumIds = sum
-      ? await step("sums", async () => sumIdsOf(await summed.list(projectId), sum, names))
+      ? await step("sums", async () => sumIdsOf(await this.options.summed.list(projectId), sum, names))
       : new Map<string, string>();
-    const ids = new Set(sumIds.values());
-    const freshness = await step("freshness", () => this.freshness());
-    const firstDay = this.firstDay();
+    const freshness = await step("freshness", () => this.freshness(projectId));
     const split = await step("split", () => this.split(projectId, query.cohort, splitByTags));
-    const cohorts = split.map(({ filter }) => filter);
-    const byDay = interval === "day" || ids.size > 0;
-    const days = byDay
-      ? await step("counts", () => reader.countsOfEach(projectId, query, firstDay, cohorts, names, ids))
-      : [];
-    const { dates, counts } =
-      interval === "day"
-        ? { dates: query.days, counts: days }
-        : await step("buckets", async () =>
-            withSums(
-              bucketCounts(await this.options.activity.of(projectId, cohorts), query.days, interval, firstDay),
-              days,
-            ),
-          );
+    const days = this.inWindow(query.days);
+    const counts = await step("counts", () =>
+      trendCounts(this.options.reader, projectId, {
+        days,
+        interval,
+        names,
+        cohorts: split.map(({ cohort }) => cohort),
+        sumIds: new Set(sumIds.values()),
+      }),
+    );
+    const { dates } = bucketsOf(query.days, interval);
     const series = await step("series", () =>
       split.flatMap(({ tag }, i) =>
         seriesOf(dates, counts[i], names, sumIds).map((one) => (tag === null ? one : { ...one, tag })),
       ),
     );
     return { series, freshness };
+  }
+
+  async names(projectId: string, query: EventQuery) {
+    const freshness = await this.freshness(projectId);
+    const cohort = await this.options.directory.cohortOf(projectId, query.cohort);
+    const [counts] = await trendCounts(this.options.reader, projectId, {
+      days: this.inWindow(query.days),
+      interval: "day",
+      cohorts: [cohort],
+      sumIds: new Set(),
+    });
+    return { names: nameTotals(counts), freshness };
   }
 
   /** The properties the project sums (those whose back-fill is written), by name and property. */
@@ -171,9 +151,9 @@ export class Events {
   }
 
   /**
-   * Sums `name`'s `property` from now on, or stops. Turning it on answers once the raw events kept before it
-   * are counted (its back-fill, queued in steps: sum-backfill.ts); a retry of a call cut short queues it again,
-   * which counts nothing twice. `signal`: the caller went away (the back-fill goes on).
+   * Sums `name`'s `property` from now on, or stops. Turning it on answers once the raw events kept before it are
+   * counted (its back-fill, queued in steps: sum-backfill.ts); a retry of a call cut short queues it again, which
+   * counts nothing twice. `signal`: the caller went away (the back-fill goes on).
    */
   async updateProperty(projectId: string, change: PropertySum, signal?: AbortSignal): Promise<PropertySum> {
     const { summed, writer, worker } = this.options;
@@ -185,8 +165,8 @@ export class Events {
     const pairs = await summed.update(projectId, (pairs, nextId) => withSummed(pairs, nextId, name, property));
     const pair = pairs.find((one) => one.name === name && one.property === property);
     if (pair && !pair.ready) {
-      const seq = await writer.enqueue(projectId, { kind: "sum", id: pair.id }, 0, new Date(0));
-      await worker.applied(seq, signal);
+      const seq = await writer.enqueue(projectId, { kind: "sum", id: pair.id });
+      await worker.applied(projectId, seq, signal);
       await worker.sumWritten(projectId, pair.id, signal);
     }
     return change;
@@ -195,20 +175,23 @@ export class Events {
   /** Per start day (or week) of the range, its players and how many of them returned in each period after. */
   async retention(projectId: string, request: RetentionRequest) {
     const { query, interval } = request;
-    const freshness = await this.freshness();
+    const freshness = await this.freshness(projectId);
     const split = await this.split(projectId, query.cohort, request.splitByTags);
-    const activity = await this.options.activity.of(
+    const { firstDay, today, sets } = await this.windowSets(projectId, dayOf(this.options.clock.now()));
+    const tables = retentionTables(
+      this.options.reader,
       projectId,
-      split.map(({ filter }) => filter),
+      sets,
+      {
+        ...request,
+        from: dayNumber(query.days[0]),
+        to: dayNumber(query.days.at(-1)!),
+        periods: request.periods ?? (interval === "week" ? 12 : 30),
+        today,
+        firstDay,
+      },
+      split.map(({ cohort }) => cohort),
     );
-    const tables = retentionTables(activity, {
-      ...request,
-      from: dayNumber(query.days[0]),
-      to: dayNumber(query.days.at(-1)!),
-      periods: request.periods ?? (interval === "week" ? 12 : 30),
-      today: dayNumber(dayOf(this.options.clock.now())),
-      firstDay: dayNumber(this.firstDay()),
-    });
     const series: KpiSeries<RetentionCohort>[] = split.map(({ tag }, i) => ({ tag, values: tables[i] }));
     return { series, freshness };
   }
@@ -217,20 +200,31 @@ export class Events {
   async active(projectId: string, request: ActiveRequest) {
     const { query, names } = request;
     if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
-    const freshness = await this.freshness();
+    const freshness = await this.freshness(projectId);
     const split = await this.split(projectId, query.cohort, request.splitByTags);
-    const activity = await this.options.activity.of(
+    const to = query.days.at(-1)!;
+    const { firstDay, sets } = await this.windowSets(projectId, to);
+    const points = activePoints(
+      this.options.reader,
       projectId,
-      split.map(({ filter }) => filter),
+      sets,
+      { from: dayNumber(query.days[0]), to: dayNumber(to), names: names?.length ? names : undefined, firstDay },
+      split.map(({ cohort }) => cohort),
     );
-    const points = activePoints(activity, {
-      from: dayNumber(query.days[0]),
-      to: dayNumber(query.days.at(-1)!),
-      names: names?.length ? names : undefined,
-      firstDay: dayNumber(this.firstDay()),
-    });
     const series: KpiSeries<ActivePoint>[] = split.map(({ tag }, i) => ({ tag, values: points[i] }));
     return { series, freshness };
+  }
+
+  /** The sets of the retention window's days through `through` (what a KPI's first days are found among). */
+  private async windowSets(projectId: string, through: string) {
+    const { window, clock, reader } = this.options;
+    const firstDay = dayNumber(window.firstDay(clock.now()));
+    const today = dayNumber(dayOf(clock.now()));
+    const last = Math.min(dayNumber(through), today);
+    const days = Array.from({ length: Math.max(0, last - firstDay + 1) }, (_, i) =>
+      dayOf(new Date((firstDay + i) * 86_400_000)),
+    );
+    return { firstDay, today, sets: await reader.read(projectId, days) };
   }
 
   /**
@@ -239,13 +233,19 @@ export class Events {
    */
   private async split(
     projectId: string,
-    cohort: CohortFilter,
+    filter: CohortFilter,
     splitByTags: boolean,
-  ): Promise<{ tag: string | null; filter: CohortFilter }[]> {
-    if (!splitByTags) return [{ tag: null, filter: cohort }];
-    const { traits, tagsNone } = cohort;
-    const tags = cohort.tags.length > 0 ? cohort.tags : await this.topTags(projectId, tagsNone);
-    return tags.map((tag) => ({ tag, filter: { tags: [tag], tagsMatch: "any" as const, traits, tagsNone } }));
+  ): Promise<{ tag: string | null; cohort: Cohort }[]> {
+    const { directory } = this.options;
+    if (!splitByTags) return [{ tag: null, cohort: await directory.cohortOf(projectId, filter) }];
+    const { traits, tagsNone } = filter;
+    const tags = filter.tags.length > 0 ? filter.tags : await this.topTags(projectId, tagsNone);
+    return Promise.all(
+      tags.map(async (tag) => ({
+        tag,
+        cohort: await directory.cohortOf(projectId, { tags: [tag], tagsMatch: "any", traits, tagsNone }),
+      })),
+    );
   }
 
   /** The tags a split shows when none are given: the most players first, none of the excluded ones (all-zero series). */
@@ -254,22 +254,20 @@ export class Events {
     return tags.filter((tag) => !excluded.includes(tag)).slice(0, MAX_SPLIT_TAGS);
   }
 
-  private firstDay(): string {
-    return this.options.window.firstDay(this.options.clock.now());
-  }
-
-  async names(projectId: string, query: EventQuery) {
-    const freshness = await this.freshness();
-    return { names: nameTotals(await this.options.reader.counts(projectId, query, this.firstDay())), freshness };
+  /** The days of a range inside the retention window (days before it count nothing). */
+  private inWindow(days: readonly string[]): string[] {
+    const firstDay = this.options.window.firstDay(this.options.clock.now());
+    return days.filter((day) => day >= firstDay);
   }
 
   /** Measured before the counts are read, so every event it calls counted was applied when they were. */
-  private async freshness(): Promise<Freshness> {
+  private async freshness(projectId: string): Promise<Freshness> {
     const readAt = this.options.clock.now().getTime();
-    const { seconds } = await this.options.lag.measure();
+    const { seconds } = await this.options.lag.ofProject(projectId);
     return { completeThrough: new Date(readAt - seconds * 1000), lagSeconds: seconds };
   }
 
+  /** The worst lag of every project's queue (`/readyz`, `/metrics`). */
   lag(): Promise<Lag> {
     return this.options.lag.measure();
   }

@@ -1,30 +1,45 @@
-import { eventsOfPlayers } from "./apply/apply.js";
+import type { Clock } from "../clock.js";
+import type { PlayerNumbers } from "../sets/player-numbers.js";
+import type { ActivityStore } from "./activity/activity-store.js";
+import type { RawEventStore } from "./activity/raw-events.js";
+import { identityOf } from "./apply/apply-batch.js";
 import type { QueuedEvent } from "./queue/entries.js";
-import type { EventPosition, SegmentStore } from "./queue/segment-store.js";
+import type { QueueStore } from "./queue/queue-store.js";
+import type { SegmentStore } from "./queue/segment-store.js";
+import { daysBetween, parseDay, dayOf, type RetentionWindow } from "./rollup-keys.js";
 
-/** Events a batch of players/data holds at most… */
-const PAGE_EVENTS = 1_000;
-/** …and segments a read of one scans at most: a player with few events in a large queue is read in short steps. */
-const PAGE_SEGMENTS = 200;
+export interface KeptEventsOptions {
+  numbers: PlayerNumbers;
+  activity: ActivityStore;
+  raw: RawEventStore;
+  queue: QueueStore;
+  segments: SegmentStore;
+  window: RetentionWindow;
+  clock: Clock;
+}
 
 /**
- * The raw events still kept of one player (players/data): the queue's segments within the retention window, read in
- * queue order a bounded page at a time, the next read only once the last batch was taken, so a player with a million
- * events is never in memory at once.
+ * The raw events still kept of one player (players/data): those applied, a day at a time (the days the player's
+ * number has activity on, an indexed range of `event_raw` each), then those still queued.
  */
 export class KeptEvents {
-  constructor(private readonly segments: SegmentStore) {}
+  constructor(private readonly options: KeptEventsOptions) {}
 
-  /** The events of `identityKeys` in queue order, a non-empty batch of at most PAGE_EVENTS at a time. */
+  /** The events of `identityKeys`, a non-empty batch at a time. */
   async *batches(projectId: string, identityKeys: readonly string[]): AsyncGenerator<QueuedEvent[]> {
-    const pick = eventsOfPlayers(identityKeys);
-    for (let from: EventPosition | null = { seq: 0, index: 0 }; from !== null;) {
-      const { events, next } = await this.segments.pickEvents(projectId, from, pick, {
-        limit: PAGE_EVENTS,
-        segments: PAGE_SEGMENTS,
-      });
-      if (events.length > 0) yield events;
-      from = next;
+    const { numbers, activity, raw, queue, segments, window, clock } = this.options;
+    const now = clock.now();
+    const window_ = daysBetween(window.oldest(now), parseDay(dayOf(now))!);
+    const days = new Set<string>();
+    for (const number of new Set((await numbers.find(projectId, identityKeys)).values())) {
+      for (const { day } of await activity.pairsOf(projectId, number, window_)) days.add(day);
+    }
+    for (const key of identityKeys) yield* raw.ofPlayer(projectId, key, [...days].sort());
+    const keys = new Set(identityKeys);
+    const { applied, reserved } = await queue.read(projectId);
+    for await (const events of segments.queuedEvents(projectId, applied + 1, reserved)) {
+      const theirs = events.filter((event) => keys.has(identityOf(event)));
+      if (theirs.length > 0) yield theirs;
     }
   }
 }

@@ -1,15 +1,22 @@
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import type { Engine } from "../db/engine.js";
+import type { PlayerActivityChanges } from "../events/player-directory.js";
 import type { Logger } from "../log.js";
-import { repairRegistryCounters } from "./membership/counter-repair.js";
-import { repairMembership } from "./membership/membership-repair.js";
-import { Players, type PlayersOptions } from "./players.js";
+import { bitmapCodec, type Sets } from "../sets/capability.js";
+import type { StepTimer } from "../steps.js";
+import { CohortSets } from "./cohorts/cohort-sets.js";
+import { seenCodec, TagSeen } from "./cohorts/tag-seen.js";
+import { columnCodec, TraitColumns } from "./cohorts/trait-columns.js";
+import { Players } from "./players.js";
+import { syncFromProfiles } from "./rounds/cohort-sync.js";
+import { Registration } from "./rounds/registration.js";
+import { repairRegistryCounters } from "./storage/counter-repair.js";
 import { createPlayerIndexes, createPlayerStores } from "./storage/stores.js";
 
 /**
- * Rounds younger than this may still be running on another instance (MongoDB
- * only: one instance owns an embedded FerretDB), so a start leaves them alone.
+ * Rounds younger than this may still be running on another instance (MongoDB only: one instance owns an embedded
+ * FerretDB), so a start leaves their intents alone.
  */
 const REPAIR_GRACE_MS = 5 * 60_000;
 
@@ -21,40 +28,44 @@ const REPAIR_GRACE_MS = 5 * 60_000;
 const LOCK_WAITS = 10;
 
 /**
- * Players ready to serve: indexes made, tag membership repaired if a crash left it behind the profiles, registry
- * counters set to their records if a failed registration left them high.
+ * Players ready to serve: indexes made, the sets of rounds a crash cut short made to follow their profiles again,
+ * registry counters set to their records if a failed registration left them high.
  */
-export async function createPlayers({
-  database,
-  engine,
-  clock,
-  log,
-  histories,
-  maxChangedPlayers,
-  queueBehind,
-  steps,
-}: {
+export async function createPlayers(options: {
   database: Database;
   engine: Engine;
+  sets: Sets;
   clock: Clock;
   log?: Logger;
-  histories?: PlayersOptions["histories"];
-  maxChangedPlayers?: number;
-  queueBehind?: PlayersOptions["queueBehind"];
-  steps?: PlayersOptions["steps"];
+  activity?: PlayerActivityChanges;
+  steps?: StepTimer;
 }): Promise<Players> {
-  const stores = createPlayerStores(database.db, engine, log);
-  await createPlayerIndexes(stores);
-  // The sole writer has no other instance mid-write: what the repairs find is no one's work in progress.
-  await repairMembership({ stores, now: clock.now(), graceMs: engine.soleWriter ? 0 : REPAIR_GRACE_MS, log });
+  const { database, engine, sets, clock, log } = options;
+  const stores = createPlayerStores(database.db, engine);
+  await createPlayerIndexes(stores, engine);
+  const cohorts = new CohortSets(
+    sets.chunks("player_sets", bitmapCodec),
+    new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
+    sets.numbers,
+  );
+  // The sole writer has no other instance mid-write: every intent it finds is a round a crash cut short.
+  const stale = await stores.intents.stale(new Date(clock.now().getTime() - (engine.soleWriter ? 0 : REPAIR_GRACE_MS)));
+  for (const intent of stale) {
+    await syncFromProfiles(stores, cohorts, intent);
+    await stores.intents.settle(intent.id);
+  }
+  if (stale.length > 0) log?.info({ rounds: stale.length }, "players' sets repaired after a crash");
   await repairRegistryCounters({ stores, lower: engine.soleWriter, log });
+  const registration = new Registration(stores);
   return new Players({
     stores,
+    cohorts,
+    numbers: sets.numbers,
+    registration,
+    seen: new TagSeen(sets.chunks("player_tag_seen", seenCodec), registration),
+    activity: options.activity,
     clock,
-    histories,
-    maxChangedPlayers,
-    queueBehind,
-    steps,
+    steps: options.steps,
     log,
     lockWaitLimitMs: LOCK_WAITS * database.timeoutMs,
   });

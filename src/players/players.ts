@@ -1,5 +1,7 @@
 import type { Clock } from "../clock.js";
 import { settledBy } from "../deadline.js";
+import type { PlayerActivityChanges } from "../events/player-directory.js";
+import type { PlayerNumbers } from "../sets/player-numbers.js";
 import { fail, ok, type Rejection, type Result } from "../errors.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
@@ -16,23 +18,22 @@ import {
 } from "./rules/operations.js";
 import type { ProfileQuery } from "./rules/profile-match.js";
 import type { ProfileRecord } from "./rules/profile.js";
-import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, Registration } from "./rounds/registration.js";
-import { exportProfiles } from "./export.js";
+import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, type Registration } from "./rounds/registration.js";
 import { Search, type TagRecord } from "./search.js";
 import { StoredPlayerDirectory } from "./directory.js";
-import type { ChangedPlayers } from "./changed-players.js";
 import type { PlayerStores } from "./storage/stores.js";
 import type { TagMetadata } from "./storage/tag-store.js";
-import { ChangesLimit } from "./rounds/changes-limit.js";
+import type { CohortSets } from "./cohorts/cohort-sets.js";
+import { IdentityOrder } from "./cohorts/identity-order.js";
+import type { TagSeen } from "./cohorts/tag-seen.js";
 import { registryLock } from "./rounds/round-locks.js";
 import { UpdateReplays } from "./rounds/update-replays.js";
 import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
-import { WritePath, type WritePathOptions } from "./rounds/write-path.js";
+import { WritePath } from "./rounds/write-path.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../steps.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
 export type { ErasureOutcome } from "./rounds/erasure-round.js";
-export type { WrittenProfile } from "./rounds/written-profiles.js";
 
 export interface Identity {
   partnerUserId?: string;
@@ -59,15 +60,17 @@ const REJECT_MESSAGES: Record<EntryRejectCode, string> = {
 
 export interface PlayersOptions {
   stores: PlayerStores;
+  /** The players' sets: tags, traits, profiles (cohorts/cohort-sets.ts). */
+  cohorts: CohortSets;
+  numbers: PlayerNumbers;
+  registration: Registration;
+  seen: TagSeen;
+  /** The events side: folds' and erasures' activity, carried out before the call answers. */
+  activity?: PlayerActivityChanges;
   clock: Clock;
-  /** Told of each round's written profiles and folds (updates, verifies) once they and their membership are written. */
-  histories?: WritePathOptions["histories"];
   log?: Logger;
-  lockWaitLimitMs?: WritePathOptions["lockWaitLimitMs"];
-  /** Changed players of a project waiting for their resync past which updates are refused (PLAYER_CHANGES_MAX). */
-  maxChangedPlayers?: number;
-  /** Whether segments (the resyncs among them) wait behind the event queue's apply cursor. */
-  queueBehind?: () => Promise<boolean>;
+  /** How long a round waits for its players' locks before it answers unavailable. */
+  lockWaitLimitMs?: number;
   /** Where players/update's steps are timed (`platform_step_seconds{path="update"}`); untimed without. */
   steps?: StepTimer;
 }
@@ -78,7 +81,7 @@ const MAX_FOLD_HOPS = 8;
 /**
  * Player tags and traits of every project: the use cases. Writes go through
  * the WritePath (rounds of side-by-side reads and batched writes, locks and
- * version guards); reads of cohorts go through tag membership (Search).
+ * version guards, then the players' sets); reads of cohorts are set arithmetic (Search).
  */
 export class Players {
   /** A round that found the database unavailable fails the calls then queued on its players at once. */
@@ -91,43 +94,27 @@ export class Players {
   readonly replays: UpdateReplays;
   /** The players as the events side reads them. */
   readonly directory: StoredPlayerDirectory;
-  /** The changes rounds record before they write: the event charts count them as of now until the worker settles them. */
-  readonly changes: ChangedPlayers;
 
-  private readonly log: Logger | undefined;
-  private readonly registration: Registration;
-  private readonly changesLimit: ChangesLimit;
   private readonly step: Step;
 
-  constructor({
-    stores,
-    clock,
-    maxChangedPlayers = Infinity,
-    queueBehind = async () => true,
-    steps = notTimed,
-    ...options
-  }: PlayersOptions) {
+  constructor({ stores, clock, steps = notTimed, ...options }: PlayersOptions) {
     this.stores = stores;
     this.step = stepsOf("update", steps);
-    this.changesLimit = new ChangesLimit({ changes: stores.changes, clock, max: maxChangedPlayers, queueBehind });
-    this.log = options.log;
     this.clock = clock;
-    this.changes = stores.changes;
-    this.registration = new Registration(stores);
-    this.writes = new WritePath({ stores, registration: this.registration, locks: this.locks, clock, ...options });
-    this.reads = new Search(stores);
-    this.directory = new StoredPlayerDirectory(stores, this.reads);
+    this.writes = new WritePath({ stores, locks: this.locks, clock, ...options });
+    const order = new IdentityOrder(options.numbers);
+    this.reads = new Search({ stores, cohorts: options.cohorts, order, seen: options.seen });
+    this.directory = new StoredPlayerDirectory(options.cohorts, this.reads);
     this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
   }
 
   /**
    * players/update: applies entries; each applies whole or is rejected whole. Entries about one player apply in
    * request order. With `requestId` (players/update's request_id), the profiles written carry it for a day: a retry
-   * after a failure leaves the entries an earlier attempt applied to them as they are. Its steps: `admit` (the record
-   * of changed players has room), then the write path's rounds (WritePath.apply).
+   * after a failure leaves the entries an earlier attempt applied to them as they are. Its steps: the write path's
+   * rounds (WritePath.apply).
    */
   async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<EntryOutcome[]> {
-    await this.step("admit", () => this.changesLimit.admit(projectId));
     const finals = await this.writes.apply(
       projectId,
       entries.map((entry, index) => ({
@@ -201,43 +188,22 @@ export class Players {
     return null;
   }
 
-  /**
-   * A clean stop, once no call is left, all within `graceMs`: membership kept in memory is written, then the resyncs
-   * that waited for it are queued, and the changed players the owner settled are removed from the record. What the
-   * time does not allow is left as a crash leaves it, to the next start's repairs (membership re-derived from the
-   * profiles, changed players resynced).
-   */
+  /** A clean stop, once no call is left: what the rounds left running behind them, within `graceMs`. */
   async stop(graceMs: number): Promise<void> {
-    const deadline = Date.now() + graceMs;
-    const warn = (what: string) => (error: unknown) =>
-      this.log?.warn({ error: (error as Error)?.message }, `players: ${what} not written at stop`);
-    const late = (what: string) =>
-      this.log?.warn(`players: ${what} not written by the stop's deadline; the next start repairs it`);
-    const membership = this.stores.membership.writeBehindNow().catch(warn("membership kept in memory"));
-    if (!(await settledBy(membership, deadline))) return late("membership kept in memory");
-    await settledBy(this.writes.settled(), deadline);
-    if (!(await settledBy(this.stores.changes.writeSettled().catch(warn("settled changes")), deadline))) {
-      late("settled changes");
-    }
+    await settledBy(this.writes.settled(), Date.now() + graceMs);
   }
 
-  /** Membership and count documents changed in the owner's memory, not yet written (a metric). */
-  get unwrittenMembership(): number {
-    return this.stores.membership.waitingWrites;
+  /** Whether a trait key is the project's; its sets are read from its column at once (cohorts/trait-columns.ts). */
+  async materialiseTrait(projectId: string, key: string): Promise<{ ready: boolean } | null> {
+    return (await this.stores.traitKeys.findRegistered(projectId, [key])).has(key) ? { ready: true } : null;
   }
 
   /**
-   * Fills the owner's memory of a project (a start, before it is ready): its profiles, membership, account links and
-   * changed players, and the registered tags' ids.
+   * Per trait key: every key's cohorts are sets read from its column, whatever its number of values, so each is
+   * materialised and ready (the answer's shape kept from when keys were materialised one by one).
    */
-  async fillOwnerMemory(projectId: string): Promise<void> {
-    await Promise.all([
-      this.stores.profiles.fillMemory(projectId),
-      this.stores.membership.fill(projectId),
-      this.stores.accounts.fillMemory(projectId),
-      this.stores.changes.waiting(projectId),
-      this.registration.learnTags(projectId),
-    ]);
+  traitMaterialisation(keys: readonly string[]): { materialised: boolean; ready: boolean }[] {
+    return keys.map(() => ({ materialised: true, ready: true }));
   }
 
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */
@@ -257,9 +223,9 @@ export class Players {
     return { keys: keys.slice(skip, skip + pageSize), total: keys.length };
   }
 
-  /** Every profile of a cohort in identity key order, read as it is consumed (export.ts). */
+  /** Every profile of a cohort in identity key order, read as it is consumed. */
   export(projectId: string, query: ProfileQuery): AsyncGenerator<ProfileRecord> {
-    return exportProfiles(this.stores, projectId, query);
+    return this.reads.export(projectId, query);
   }
 
   search(...args: Parameters<Search["search"]>) {

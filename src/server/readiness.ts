@@ -6,17 +6,13 @@ export interface ReadinessOptions {
   database: Database;
   /** The answer's deadline: a database that has not answered a ping by then is not ready. */
   timeoutMs: number;
-  /** Why the instance is not ready yet while it starts (the owner's memory filling), else undefined. */
-  starting?: () => string | undefined;
 }
 
 /**
- * A readiness check for /readyz and the gRPC health service: the start is
- * over (what the owner keeps in memory is filled) and the database answers a
- * ping within `timeoutMs`. Checks that overlap share one ping, so probes
+ * A readiness check for /readyz and the gRPC health service: the database answers a ping within `timeoutMs`. Checks that overlap share one ping, so probes
  * during a stall never pile up connections.
  */
-export function createReadinessCheck({ database, timeoutMs, starting }: ReadinessOptions): () => Promise<Readiness> {
+export function createReadinessCheck({ database, timeoutMs }: ReadinessOptions): () => Promise<Readiness> {
   let inFlight: Promise<Readiness> | undefined;
   const ping = (): Promise<Readiness> => {
     inFlight ??= database.db
@@ -27,8 +23,6 @@ export function createReadinessCheck({ database, timeoutMs, starting }: Readines
     return inFlight;
   };
   return async () => {
-    const pending = starting?.();
-    if (pending !== undefined) return { ready: false, reason: pending };
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<Readiness>((resolve) => {
       timer = setTimeout(() => resolve({ ready: false, reason: "database did not answer in time" }), timeoutMs);

@@ -32,8 +32,6 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
       players,
       launchTokens: launch.tokens,
       clock,
-      materialiseTrait: (projectId, key) => events.events.materialiseTrait(projectId, key),
-      traitMaterialisation: (projectId, keys) => events.events.traitMaterialisation(projectId, keys),
       keptEvents: events.keptEvents,
     }),
   );

@@ -8,7 +8,6 @@ import { requiredScope } from "./calls/auth.js";
 import { createCapabilities } from "./calls/capabilities.js";
 import { bindPort, CLOSE_GRACE_MS, listen, type BoundPort, type Listener } from "./http/listener.js";
 import { Metrics } from "./calls/metrics.js";
-import { OwnerMemoryFill } from "../db/owner-memory-fill.js";
 import { createRequestHandler } from "./http/request-handler.js";
 import { SERVICES } from "./routes.js";
 
@@ -69,24 +68,11 @@ export async function startService({
       return Object.fromEntries(INGEST_LIMITS.map((limit) => [limit, reached.includes(limit) ? 1 : 0]));
     },
   );
-  const { ownerMemory } = capabilities.engine;
-  if (ownerMemory) {
-    metrics.gauge(
-      "platform_owner_memory_bytes",
-      "Estimated bytes the instance owning its embedded database keeps in memory (profiles, player histories).",
-      () => ownerMemory.usedBytes,
-    );
-    metrics.gauge(
-      "platform_owner_membership_unwritten",
-      "Tag membership and count documents the owner changed in memory and has not written to its database yet.",
-      () => capabilities.players.unwrittenMembership,
-    );
-    metrics.gauge(
-      "platform_owner_changes_unsettled",
-      "Player changes recorded and not settled yet (their resync not applied): charts correct for each as of now.",
-      () => capabilities.players.changes.unsettled ?? 0,
-    );
-  }
+  metrics.gauge(
+    "platform_set_cache_bytes",
+    "Bytes of stored sets (chunks of players' sets, activity and columns) the instance keeps of what it read (SET_CACHE_MB).",
+    () => capabilities.sets.cache.bytes,
+  );
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);
   countPlayerWriteContention(metrics, capabilities.players.contention);
   metrics.gauge(
@@ -95,8 +81,6 @@ export async function startService({
     () => capabilities.players.completionsRunning,
   );
   const closing = new AbortController();
-  const fill = capabilities.ownerMemory && new OwnerMemoryFill(capabilities.ownerMemory, closing.signal, log);
-  let caughtUp = false;
   const handler = createRequestHandler({
     config,
     database,
@@ -105,8 +89,6 @@ export async function startService({
     capabilities,
     metrics,
     closing: closing.signal,
-    // Asked on every call: once caught up (the fill done before), nothing more is.
-    starting: () => (caughtUp ? undefined : (fill?.pending ?? "writing the player histories a stop left unwritten")),
   });
   const listener = listen(handler, port ?? (await bindPort(config.port, config.host)), {
     headersTimeoutMs: config.serverHeadersTimeoutSeconds * 1000,
@@ -114,17 +96,9 @@ export async function startService({
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
     maxConnections: config.serverMaxConnections,
   });
-  // The worker starts once the memory is filled: its writes would otherwise throw away a fill of histories under way.
-  // The owner is ready once its worker wrote the histories a stop or a crash left unwritten, with its memory or
-  // without (OWNER_MEMORY_MB=0 after a start that kept some): until then charts read them as they were.
-  const ready = (async () => {
-    await fill?.done;
-    if (config.eventWorker && !closing.signal.aborted) {
-      worker.start();
-      if (capabilities.engine.soleWriter) await worker.caughtUp;
-    }
-    caughtUp = true;
-  })();
+  // Nothing is filled before an instance is ready: every read reads the sets it needs, and keeps them.
+  if (config.eventWorker) worker.start();
+  const ready = Promise.resolve();
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
@@ -134,10 +108,10 @@ export async function startService({
       const deadline = Date.now() + graceMs;
       capabilities.launch.stop();
       closing.abort();
-      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its segment
-      // meanwhile and writes what it keeps within half the grace, so that the players' writes after it have time too.
+      // The listener starts closing at once (answers in flight say Connection: close); the worker finishes its step
+      // meanwhile within half the grace, so that the players' writes after it have time too.
       await Promise.all([listener.close(graceMs), worker.stop(graceMs / 2)]);
-      // No call is left: what the players' rounds write behind them goes to the database before it closes.
+      // No call is left: what the players' rounds completed behind them goes to the database before it closes.
       await capabilities.players.stop(Math.max(0, deadline - Date.now()));
       stopDatabaseMetrics();
     },

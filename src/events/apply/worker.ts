@@ -1,147 +1,104 @@
+import { randomUUID } from "node:crypto";
 import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
-import { applySegment, type ApplyDeps } from "./apply.js";
-import type { Resyncs } from "./resyncs.js";
+import type { QueueState } from "../queue/queue-store.js";
+import { projectStep, type HeldQueue, type ProjectStepDeps } from "./project-step.js";
 import type { Retention } from "./retention.js";
-import { QueueLease, type QueueState } from "../queue/queue.js";
-import type { Segment } from "../queue/segment-store.js";
-import { SetAsideProjects } from "../queue/set-aside.js";
-import { WriteBehindSchedule } from "./write-behind-schedule.js";
+import { ownerOf, type WorkerRegistry } from "./workers.js";
 
-/** Segments past a set-aside project's head that the worker looks through for other projects' work. */
-const LOOKAHEAD = 256;
-/** How often a caller waiting for a segment to be applied looks at the queue's cursor. */
+/** How often a caller waiting for a segment to be applied looks at its queue. */
 const APPLIED_POLL_MS = 20;
-/**
- * After this many passes in a row found nothing to do, an idle worker (or one standing by for the lease) looks
- * QUIET_POLL_FACTOR times less often: a quiet service sends fewer commands, and an ingest here still wakes it at once.
- */
+/** After this many passes in a row found nothing to do, an idle worker looks QUIET_POLL_FACTOR times less often. */
 const QUIET_AFTER_PASSES = 8;
 const QUIET_POLL_FACTOR = 4;
+/** The first wait before a failing project's queue is tried again; it doubles on each failure up to MAX. */
+const FIRST_BACKOFF_MS = 1_000;
+const MAX_BACKOFF_MS = 30_000;
+/** A sequence number reserved and not written for this long was given up by its writer. */
+const GAP_GRACE_MS = 30_000;
 
-export interface WorkerOptions extends ApplyDeps {
-  /** Resyncs queued again for changes left unsettled (the repair). */
-  resyncs: Resyncs;
-  /** The window's hourly sweep, a step between segments. */
+export interface WorkerOptions extends ProjectStepDeps {
   retention: Retention;
-  /** Where the apply's steps are timed (`platform_step_seconds{path="apply"}`). */
+  workers: WorkerRegistry;
   steps?: StepTimer;
-  /**
-   * How long the lease on the queue lasts without renewal (renewed once half of it has run); another worker takes
-   * over after that.
-   */
+  /** How long a lease on a project's queue lasts without renewal; renewed on a timer three times within it. */
   leaseMs?: number;
-  /** How often an idle worker looks for work (an ingest in this process wakes it at once); quiet, less often. */
+  /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
   pollMs?: number;
-  /** A sequence number reserved but never written for this long was given up by its writer. */
+  /** A sequence number reserved but never written for this long was given up by its writer (a tombstone closes it). */
   gapGraceMs?: number;
+  /** Failures in a row after which a segment is parked (EVENT_PARK_AFTER_FAILURES). */
+  parkAfter: number;
   onError?: (error: unknown) => void;
 }
 
 /**
- * Drains the event queue in sequence order, one segment at a time, while it
- * holds the queue's lease (one worker applies at a time; the others stand by
- * and take over when a lease runs out). Each segment's plan is stored before
- * it is written, and every rollup document absorbs a segment at most once
- * (absorb.ts), so a crash at any point, or two workers on one segment, apply
- * each event exactly once.
+ * Applies the projects' queues, each one's segments in order, while it holds that project's lease: the projects are
+ * shared among the live workers (workers.ts), each lease renewed on a timer and fenced by its epoch (every write of
+ * the cursor names it). A project whose segment fails backs off alone; after `parkAfter` failures in a row the
+ * segment is parked (set aside with its error) and its queue goes on.
  */
 export class ApplyWorker {
-  private readonly lease: QueueLease;
-  /** The apply's steps (applySegment), timed. */
+  private readonly id = randomUUID();
   private readonly step: Step;
-  /** Whether this worker's lease still runs: a plan it settles after that may be stale. */
-  private readonly leaseHolds = () => this.lease.holds(this.options.clock.now());
+  private readonly leaseMs: number;
   private readonly pollMs: number;
-  private readonly gapGraceMs: number;
+  private readonly held = new Map<string, { epoch: number }>();
+  private readonly backoff = new Map<string, { untilMs: number; ms: number }>();
+  private readonly gaps = new Map<string, { seq: number; sinceMs: number }>();
   private readonly stopping = new AbortController();
   private wakeUp: (() => void) | undefined;
   private running: Promise<void> | undefined;
-  private gap: { seq: number; since: number } | undefined;
-  /** The stop's grace ran out with a pass under way: what fails in it from then on is the database closing under it. */
-  private abandoned = false;
-  /**
-   * Whether a plan may be stored for a segment not applied in full: after the lease lapsed (another worker's) or an
-   * apply of this one's stopped midway. Otherwise the worker plans without looking; should a plan be stored all the
-   * same (a stalled worker's), settling answers it.
-   */
-  private planLeftBehind = true;
-  private readonly setAside = new SetAsideProjects();
-  private readonly histories: WriteBehindSchedule;
-  /** Resolves once the history changes a previous worker left unwritten are in the database (or the worker stopped). */
-  readonly caughtUp: Promise<void>;
-  private markCaughtUp!: () => void;
+  private renewal: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: WorkerOptions) {
-    this.lease = new QueueLease(options.queue, options.leaseMs ?? 10_000);
     this.step = stepsOf("apply", options.steps ?? notTimed);
+    this.leaseMs = options.leaseMs ?? 10_000;
     this.pollMs = options.pollMs ?? 250;
-    this.gapGraceMs = options.gapGraceMs ?? 30_000;
-    this.histories = new WriteBehindSchedule({
-      ...options,
-      setAside: this.setAside,
-      onError: (error) => this.report(error),
-    });
-    options.writer.onQueued(() => this.wake());
-    this.caughtUp = new Promise((resolve) => (this.markCaughtUp = resolve));
+    options.writer.onQueued(() => this.wakeUp?.());
   }
 
   start(): void {
+    this.renewal ??= setInterval(() => void this.renewLeases().catch((e: unknown) => this.report(e)), this.leaseMs / 3);
     this.running ??= this.loop();
   }
 
-  /**
-   * Stops after the pass under way, then writes the history changes waiting in memory a slice at a time, all within
-   * `graceMs`. What is not written by then the next worker writes from the plans kept for it (catchUp), as after a
-   * crash; a pass still running then ends with the process, as in a crash, and the lease lapses on its own.
-   */
+  /** Stops after the pass under way (within `graceMs`), then lets its leases go. */
   async stop(graceMs = Infinity): Promise<void> {
     const deadline = Date.now() + graceMs;
     this.stopping.abort();
     this.wakeUp?.();
-    this.markCaughtUp();
-    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) {
-      this.abandoned = true;
-      return;
-    }
-    await this.histories.writeBefore(deadline, this.options.clock.now()).catch(() => undefined);
+    clearInterval(this.renewal);
+    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) return;
+    const letGo = Promise.all([
+      ...[...this.held].map(([projectId, { epoch }]) => this.options.queue.releaseLease(projectId, this.id, epoch)),
+      this.options.workers.leave(this.id),
+    ]);
     await settledBy(
-      this.lease.release().catch(() => undefined),
+      letGo.catch(() => undefined),
       deadline,
     );
   }
 
-  /**
-   * Reports a failure, but not that of a pass the stop cut short (the database closed under it): it ends as in a
-   * crash, and the next worker redoes what it left.
-   */
-  private report(error: unknown): void {
-    if (!this.abandoned) this.options.onError?.(error);
-  }
-
-  /** New work was queued in this process. */
-  private wake(): void {
-    this.wakeUp?.();
-  }
-
-  /** Resolves once segment `seq` is applied (by any worker), or rejects when `signal` aborts first. */
-  async applied(seq: number, signal?: AbortSignal): Promise<void> {
+  /** Resolves once segment `seq` of the project is applied (or carried out ahead), by any worker. */
+  async applied(projectId: string, seq: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
-      const { applied, ahead } = await this.options.queue.read();
+      const { applied, ahead } = await this.options.queue.read(projectId);
       if (applied >= seq || ahead.has(seq)) return;
       await delay(APPLIED_POLL_MS, undefined, { signal });
     }
   }
 
-  /**
-   * Resolves once sum `id`'s back-fill is written in full, its steps queued one after another (or the sum was turned
-   * off meanwhile); rejects when `signal` aborts first.
-   */
+  /** Resolves once sum `id`'s back-fill is written in full (or the sum was turned off meanwhile). */
   async sumWritten(projectId: string, id: string, signal?: AbortSignal): Promise<void> {
     while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
       await delay(APPLIED_POLL_MS, undefined, { signal });
     }
+  }
+
+  private report(error: unknown): void {
+    if (!this.stopping.signal.aborted) this.options.onError?.(error);
   }
 
   private async loop(): Promise<void> {
@@ -158,104 +115,94 @@ export class ApplyWorker {
     }
   }
 
-  /** One step of work: applies the next segment if this worker holds the lease. True when it applied one. */
+  /** One step of each project this worker is owed whose queue has work; true when any did some. */
   private async pass(): Promise<boolean> {
-    const { queue, segments, clock } = this.options;
+    const { queue, workers, retention, clock } = this.options;
     const now = clock.now();
-    const lease = await this.lease.take(now);
-    if (lease === "refused") return false;
-    if (lease === "resumed") {
-      // Another worker may have applied meanwhile: what this one keeps may be missing its writes and plans.
-      this.options.traitKeys.leaseLapsed();
-      this.options.summed.leaseLapsed();
-      this.planLeftBehind = true;
+    const alive = await workers.heartbeat(this.id, now, new Date(now.getTime() + this.leaseMs));
+    const states = await queue.readAll();
+    const mine = states.filter((state) => ownerOf(state.projectId, alive) === this.id);
+    for (const projectId of this.held.keys()) {
+      if (mine.some((state) => state.projectId === projectId)) continue;
+      const { epoch } = this.held.get(projectId)!;
+      this.held.delete(projectId);
+      await queue.releaseLease(projectId, this.id, epoch);
     }
-    if (await this.histories.catchUp()) return true;
-    this.markCaughtUp();
-    await this.options.retention.sweepIfDue(now);
-    await this.options.resyncs.repairIfDue(now, this.options);
-    const state = await queue.read();
-    const seq = state.applied + 1;
-    if (seq > state.reserved) return this.histories.idle(now);
-    const segment = await segments.find(seq);
-    if (!segment) return (await this.histories.idle(now)) || this.closeGap(seq, now);
-    this.gap = undefined;
-    if (state.ahead.has(seq)) {
-      await this.advance(seq, segment.count, now);
-      return true;
+    let worked = await retention.sweepIdsIfDue(now);
+    for (const state of mine) {
+      if (this.stopping.signal.aborted) break;
+      if ((this.backoff.get(state.projectId)?.untilMs ?? 0) > now.getTime()) continue;
+      worked = (await this.work(state, now)) || worked;
     }
-    if (segment.projectId !== null && this.setAside.waits(segment.projectId, now.getTime())) {
-      return this.applyAhead(seq, state, segment.projectId, now);
-    }
-    if (!(await this.tryApply(seq, segment, now, { inOrder: true }))) return false;
-    await this.advance(seq, segment.count, now);
-    return true;
+    return worked;
   }
 
-  /**
-   * Applies `segment`; on failure its project is set aside with backoff and
-   * the failure reported, and the worker goes on with other projects'.
-   */
-  private async tryApply(seq: number, segment: Segment, now: Date, { inOrder = false } = {}): Promise<boolean> {
+  /** A step of one project's queue under its lease; a failure backs the project off, or parks the segment. */
+  private async work(state: QueueState, now: Date): Promise<boolean> {
+    const hasWork = state.reserved > state.applied;
+    const { retention, queue } = this.options;
+    const lease = await this.lease(state.projectId, now, hasWork);
+    if (!lease) return false;
     try {
-      const lookForPlan = this.planLeftBehind;
-      this.planLeftBehind = true;
-      const target = { seq, segment, inOrder, lookForPlan, leaseHolds: this.leaseHolds };
-      this.planLeftBehind = !(await applySegment(this.options, this.step, target));
+      const outcome = await projectStep(this.options, this.step, await this.heldQueue(state, lease.epoch));
+      this.backoff.delete(state.projectId);
+      if (outcome === "gap") return this.closeGap(state, now);
+      this.gaps.delete(state.projectId);
+      return outcome === "done" || (await retention.sweepIfDue(state.projectId, now));
     } catch (error) {
-      if (segment.projectId === null) throw error;
-      this.setAside.failed(segment.projectId, now.getTime());
       this.report(error);
-      return false;
-    }
-    if (segment.projectId !== null) this.setAside.succeeded(segment.projectId);
-    return true;
-  }
-
-  /**
-   * While the head of the queue belongs to a set-aside project, applies the
-   * next segment after it of a project with nothing waiting before it (every
-   * document is one project's, so projects' segments commute). The cursor
-   * stays; such a segment is marked in the cursor's document once applied in
-   * full (reads accept its histories; the cursor only advances past it).
-   * It stops at a gap: the missing segment's project is unknown.
-   */
-  private async applyAhead(seq: number, state: QueueState, waiting: string, now: Date): Promise<boolean> {
-    const held = new Set([waiting]);
-    for (let next = seq + 1; next <= Math.min(state.reserved, seq + LOOKAHEAD); next++) {
-      if (state.ahead.has(next)) continue;
-      const head = await this.options.segments.head(next);
-      if (!head) return false;
-      if (head.projectId === null) continue;
-      if (held.has(head.projectId) || this.setAside.waits(head.projectId, now.getTime())) {
-        held.add(head.projectId);
-        continue;
-      }
-      const segment = await this.options.segments.find(next);
-      if (segment && (await this.tryApply(next, segment, now))) {
-        await this.step("advance", () => this.options.queue.markAhead(next));
+      const seq = state.applied + 1;
+      const count = await queue.failed(state.projectId, seq, lease.epoch).catch(() => 0);
+      if (count >= this.options.parkAfter && !state.controls.includes(seq)) {
+        const segment = await this.options.segments.head(state.projectId, seq);
+        await queue.park(state.projectId, seq, segment?.count ?? 0, String(error), now, lease.epoch);
         return true;
       }
-      held.add(head.projectId);
+      const ms = Math.min(MAX_BACKOFF_MS, 2 * (this.backoff.get(state.projectId)?.ms ?? FIRST_BACKOFF_MS / 2));
+      this.backoff.set(state.projectId, { untilMs: now.getTime() + ms, ms });
+      return false;
     }
-    return false;
   }
 
-  /** The cursor moved past segment `seq` (the apply's last step), and what the write-behind schedule keeps with it. */
-  private advance(seq: number, events: number, now: Date): Promise<void> {
-    return this.step("advance", async () => {
-      const written = this.histories.writtenThrough(seq);
-      await this.options.queue.advance(seq, events, written);
-      await this.histories.advanced(seq, written, now);
-    });
+  /** The project's lease, taken when there is work (or a sweep to run) and not held yet. */
+  private async lease(projectId: string, now: Date, hasWork: boolean) {
+    const held = this.held.get(projectId);
+    if (held) return held;
+    if (!hasWork && !this.options.retention.due(projectId, now)) return null;
+    const taken = await this.options.queue.takeLease(projectId, this.id, now, new Date(now.getTime() + this.leaseMs));
+    if (!taken) return null;
+    if (taken.resumed) this.options.summed.leaseLapsed(projectId);
+    this.held.set(projectId, { epoch: taken.epoch });
+    return this.held.get(projectId)!;
+  }
+
+  /** Renews every lease held (a timer: a long step keeps its lease); one another worker took is let go. */
+  private async renewLeases(): Promise<void> {
+    const now = this.options.clock.now();
+    for (const [projectId, { epoch }] of this.held) {
+      const taken = await this.options.queue.takeLease(projectId, this.id, now, new Date(now.getTime() + this.leaseMs));
+      if (!taken || taken.epoch !== epoch) this.held.delete(projectId);
+    }
+  }
+
+  private async heldQueue(state: QueueState, epoch: number): Promise<HeldQueue> {
+    const erasedAt = new Map<string, number>();
+    for (const seq of state.ahead) {
+      const segment = await this.options.segments.find(state.projectId, seq);
+      if (segment?.work?.kind === "erase") for (const key of segment.work.identityKeys) erasedAt.set(key, seq);
+    }
+    return { state, epoch, erasedAt };
   }
 
   /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */
-  private async closeGap(seq: number, now: Date): Promise<boolean> {
-    if (this.gap?.seq !== seq) this.gap = { seq, since: now.getTime() };
-    if (now.getTime() - this.gap.since < this.gapGraceMs) return false;
+  private async closeGap(state: QueueState, now: Date): Promise<boolean> {
+    const seq = state.applied + 1;
+    const gap = this.gaps.get(state.projectId);
+    if (gap?.seq !== seq) this.gaps.set(state.projectId, { seq, sinceMs: now.getTime() });
+    const graceMs = this.options.gapGraceMs ?? GAP_GRACE_MS;
+    if (now.getTime() - this.gaps.get(state.projectId)!.sinceMs < graceMs) return false;
     // Whether the tombstone or the late segment won the sequence number, it is there now.
-    await this.options.segments.insertTombstone(seq, now);
+    await this.options.segments.insertTombstone(state.projectId, seq, now);
     return true;
   }
 

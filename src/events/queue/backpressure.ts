@@ -1,6 +1,6 @@
 import type { Clock } from "../../clock.js";
 import { QueueBehindError } from "../../errors.js";
-import type { Lag, QueueLagMeter } from "./queue.js";
+import type { Lag, QueueLagMeter } from "./lag.js";
 
 /** How long a measured lag stands for the next ingest calls: one read of the queue a second, however many calls. */
 const MEASURED_LAG_REUSE_MS = 1_000;
@@ -14,8 +14,8 @@ export type IngestLimit = "lag" | "queue_size";
 export const INGEST_LIMITS: readonly IngestLimit[] = ["lag", "queue_size"];
 
 export interface BackpressureOptions {
-  /** The queue's lag, measured from the database: right whichever instance applies. */
-  lag: Pick<QueueLagMeter, "measure">;
+  /** The queues' lag, measured from the database: right whichever instance applies. */
+  lag: Pick<QueueLagMeter, "ofProject">;
   clock: Clock;
   /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses whole calls. */
   maxLagSeconds: number;
@@ -24,16 +24,12 @@ export interface BackpressureOptions {
 }
 
 /**
- * Ingestion pushes back when the apply worker falls behind: while the oldest
- * waiting event is older than EVENT_MAX_LAG_SECONDS, or EVENT_MAX_QUEUE_EVENTS
- * events wait, a call of events is refused whole, so the queue stops growing
- * (in time and in size) and senders back off.
+ * Ingestion pushes back when the apply of a project falls behind: while its oldest waiting event is older than
+ * EVENT_MAX_LAG_SECONDS, or EVENT_MAX_QUEUE_EVENTS of its events wait, a call of its events is refused whole, so its
+ * queue stops growing (in time and in size) and its senders back off; other projects' calls are not held back.
  */
 export class Backpressure {
-  private measured: { atMs: number; lag: Lag } | undefined;
-  private measuring: Promise<Lag> | undefined;
-  /** Events this instance admitted that the last measurement may not hold yet (counted twice rather than never). */
-  private admittedSinceMeasured = 0;
+  private readonly projects = new Map<string, ProjectLag>();
 
   constructor(private readonly options: BackpressureOptions) {}
 
@@ -49,12 +45,13 @@ export class Backpressure {
    * Admits a call of `events` events, or throws QueueBehindError, with a time
    * to wait, while a limit refuses events; answers the queue's lag, measured within the last second.
    */
-  async admit(events: number): Promise<Lag> {
-    const measured = await this.recentLag();
-    const lag = { ...measured, depth: measured.depth + this.admittedSinceMeasured };
+  async admit(projectId: string, events: number): Promise<Lag> {
+    const project = this.projects.get(projectId) ?? this.projects.set(projectId, { admitted: 0 }).get(projectId)!;
+    const measured = await this.recentLag(projectId, project);
+    const lag = { ...measured, depth: measured.depth + project.admitted };
     const [limit] = this.limitsReached(lag);
     if (limit === undefined) {
-      this.admittedSinceMeasured += events;
+      project.admitted += events;
       return measured;
     }
     throw limit === "lag" ? this.behindInTime(lag) : this.fullQueue(lag);
@@ -80,19 +77,26 @@ export class Backpressure {
     );
   }
 
-  private async recentLag(): Promise<Lag> {
+  private async recentLag(projectId: string, project: ProjectLag): Promise<Lag> {
     const nowMs = this.options.clock.now().getTime();
-    if (this.measured && nowMs - this.measured.atMs < MEASURED_LAG_REUSE_MS) return this.measured.lag;
-    this.measuring ??= this.measure(nowMs).finally(() => (this.measuring = undefined));
-    return this.measuring;
+    if (project.measured && nowMs - project.measured.atMs < MEASURED_LAG_REUSE_MS) return project.measured.lag;
+    project.measuring ??= this.measure(projectId, project, nowMs).finally(() => (project.measuring = undefined));
+    return project.measuring;
   }
 
-  private async measure(nowMs: number): Promise<Lag> {
+  private async measure(projectId: string, project: ProjectLag, nowMs: number): Promise<Lag> {
     // Events admitted while the measurement runs stay counted: the measurement may or may not hold them.
-    const admittedBefore = this.admittedSinceMeasured;
-    const lag = await this.options.lag.measure();
-    this.admittedSinceMeasured -= admittedBefore;
-    this.measured = { atMs: nowMs, lag };
+    const admittedBefore = project.admitted;
+    const lag = await this.options.lag.ofProject(projectId);
+    project.admitted -= admittedBefore;
+    project.measured = { atMs: nowMs, lag };
     return lag;
   }
+}
+
+/** A project's last measured lag, and the events this instance admitted that it may not hold yet. */
+interface ProjectLag {
+  measured?: { atMs: number; lag: Lag };
+  measuring?: Promise<Lag>;
+  admitted: number;
 }

@@ -5,7 +5,8 @@ import type { RetentionWindow } from "../rollup-keys.js";
 import type { EventNameStore } from "../rollups/event-name-store.js";
 import type { Backpressure } from "./backpressure.js";
 import { checkEvent, type EventRejectCode, type IncomingEvent, type QueuedEvent } from "./entries.js";
-import type { Lag, QueueWriter } from "./queue.js";
+import type { Lag } from "./lag.js";
+import type { QueueWriter } from "./queue-writer.js";
 
 export interface IngestOutcome {
   accepted: number;
@@ -39,14 +40,13 @@ export async function ingest(
   events: readonly IncomingEvent[],
 ): Promise<IngestOutcome> {
   const step = stepsOf("ingest", deps.steps);
-  const lag = await step("admit", () => deps.backpressure.admit(events.length));
+  const lag = await step("admit", () => deps.backpressure.admit(projectId, events.length));
   const now = deps.clock.now();
   const checked = await step("check", () => checkEvents(events, now, deps.window.oldest(now)));
   const accepted = await step("names", () => admitNames(deps.names, projectId, checked));
   if (accepted.length > 0) {
-    const latest = new Date(Math.max(...accepted.map((event) => event.t.getTime())));
     await step("enqueue", () =>
-      deps.writer.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, latest, now),
+      deps.writer.enqueue(projectId, { kind: "events", events: accepted }, accepted.length, now),
     );
   }
   const rejected = checked.rejected.sort((a, b) => a.index - b.index);

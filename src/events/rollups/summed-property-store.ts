@@ -10,8 +10,8 @@ export interface SummedProperty {
   property: string;
   /** The queue segment that turned it on: later segments sum it as they apply, the back-fill the earlier ones. */
   from: number | null;
-  /** The back-fill's steps written so far counted the raw events of segments through this one (absent: none). */
-  counted?: number;
+  /** The back-fill's steps written so far counted the raw events of the days through this one (absent: none). */
+  counted?: string;
   /** The back-fill is written: reads may show it. */
   ready: boolean;
 }
@@ -60,9 +60,9 @@ export class SummedPropertyStore {
     return byName;
   }
 
-  /** The apply worker's lease lapsed before it took it again: another worker may have turned sums on meanwhile. */
-  leaseLapsed(): void {
-    this.known.clear();
+  /** The apply worker's lease on the project lapsed before it took it again: another may have turned sums on. */
+  leaseLapsed(projectId: string): void {
+    this.known.delete(projectId);
   }
 
   /** Applies `change` to the project's list; answers the list as written (or as it was, when unchanged). */

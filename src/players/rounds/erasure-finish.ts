@@ -1,53 +1,46 @@
 import type { KeyedLock } from "../../db/keyed-lock.js";
+import type { PlayerActivityChanges } from "../../events/player-directory.js";
+import type { CohortSets } from "../cohorts/cohort-sets.js";
+import { memberChange, membershipOf, numberOf } from "../rules/cohort-moves.js";
 import type { Erasure } from "../rules/erasure.js";
 import { partnerOf } from "../rules/identity-key.js";
 import type { PlayerStores } from "../storage/stores.js";
 import { profileLock } from "./round-locks.js";
-import type { HistoryFollower } from "./written-profiles.js";
 
 /** What writes an erasure's steps after its commit point. */
 export interface ErasureFinishDeps {
   stores: PlayerStores;
+  cohorts: CohortSets;
   locks: KeyedLock;
-  histories?: HistoryFollower;
+  activity?: PlayerActivityChanges;
 }
 
 /**
- * An erasure's steps after its commit point (the markers over its profiles): the segment that takes the players'
- * histories and raw events out (every event received afterwards comes after it), the covered keys recorded with its
- * place (charts count them as no one from then on), then the device and account links removed. `tags`: the tags its
- * players left. Answers the record's id, which the erasure's resync settles.
+ * An erasure's steps after its commit point (the markers over its profiles): the players out of every set of the
+ * players (tags, traits, profiles), their device and account links removed, then their activity out of every count and
+ * their raw events deleted (the events side, before this answers: every event received afterwards makes a new player).
  */
-export async function finishErasure(
-  { stores, histories }: ErasureFinishDeps,
-  projectId: string,
-  erasure: Erasure,
-  tags: readonly string[],
-  now: Date,
-): Promise<string> {
-  const { identityKeys } = erasure;
-  const seq = (await histories?.erase(projectId, identityKeys)) ?? 0;
-  const erased = { identityKeys: [], folds: [], tags: [...tags], erasure: { identityKeys, seq } };
-  const recorded = await stores.changes.record(projectId, erased, now);
+export async function finishErasure(deps: ErasureFinishDeps, projectId: string, erasure: Erasure): Promise<void> {
+  const { stores, cohorts, activity } = deps;
+  const changes = [...erasure.writes.values()].flatMap(({ read }) => {
+    const number = numberOf(read);
+    const change = number === undefined ? null : memberChange(number, membershipOf(read), null);
+    return change ? [change] : [];
+  });
+  await cohorts.write(projectId, changes);
   await unlink(stores, projectId, erasure);
-  return recorded;
+  await activity?.erase(projectId, erasure.identityKeys);
 }
 
 /**
  * finishErasure in the background, for a call that failed at or after its commit point: under its players' locks,
- * and only while every marker it wrote is in place. Otherwise it does nothing and answers undefined: no marker
- * written means the call's 503 left nothing done; a marker overwritten (a write after the failure made a new player
- * there, whose links and events the erasure must not take), or only some written, leaves the rest to the client's retry.
+ * and only while every marker it wrote is in place. Otherwise it does nothing: no marker written means the call's 503
+ * left nothing done; a marker overwritten (a write after the failure made a new player there, whose links and events
+ * the erasure must not take), or only some written, leaves the rest to the client's retry.
  */
-export async function finishIfMarked(
-  deps: ErasureFinishDeps,
-  projectId: string,
-  erasure: Erasure,
-  tags: readonly string[],
-  now: Date,
-): Promise<string | undefined> {
+export async function finishIfMarked(deps: ErasureFinishDeps, projectId: string, erasure: Erasure): Promise<void> {
   const locks = erasure.identityKeys.map((key) => profileLock(projectId, key));
-  return deps.locks.run(locks, async () => {
+  await deps.locks.run(locks, async () => {
     const slots = await deps.stores.profiles.readSlots(projectId, [...erasure.writes.keys()]);
     // An erasure of links alone writes no marker to check it by: it is left to the client's retry.
     const marked =
@@ -56,7 +49,7 @@ export async function finishIfMarked(
         const slot = slots.get(key);
         return slot?.profile === null && slot.foldedInto === null && slot.version === read.version + 1;
       });
-    return marked ? finishErasure(deps, projectId, erasure, tags, now) : undefined;
+    if (marked) await finishErasure(deps, projectId, erasure);
   });
 }
 

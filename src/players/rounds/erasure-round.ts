@@ -51,7 +51,7 @@ export async function erase(
     const outcome = await locks.run(
       keys.map((key) => profileLock(projectId, key)),
       async () => {
-        const slots = await stores.profiles.readSlots(projectId, keys, { fillMemory: true });
+        const slots = await stores.profiles.readSlots(projectId, keys);
         const now = slots.get(target)!;
         if (now.foldedInto !== null || erasedKeys(target, now, devices).some((key) => !keys.includes(key))) return null;
         const account = partner === null ? null : await stores.accounts.findPlatformUser(projectId, partner);

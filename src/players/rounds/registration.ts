@@ -1,5 +1,5 @@
 import { ContentionError } from "../../errors.js";
-import type { RegistryCounterStore } from "../membership/registry-counter-store.js";
+import type { RegistryCounterStore } from "../storage/registry-counter-store.js";
 import type { TagStore } from "../storage/tag-store.js";
 import type { TraitKeyStore } from "../storage/trait-key-store.js";
 

@@ -1,39 +1,67 @@
 import { setTimeout as delay } from "node:timers/promises";
+import type { FoldMove } from "../../events/queue/segment-store.js";
 import type { Logger } from "../../log.js";
-import type { KeyedLock } from "../../db/keyed-lock.js";
-import { completeMembership, type RoundMembership } from "../membership/membership-repair.js";
-import { membersLock, profileLock, statsLock } from "./round-locks.js";
-import type { PlayerStores } from "../storage/stores.js";
+import type { IntentStore, RoundIntent } from "../storage/intent-store.js";
 
 /** Waits between attempts: doubling from the first, capped at the last. */
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 10_000;
 
-export interface RoundCompletionOptions {
-  stores: PlayerStores;
-  locks: KeyedLock;
-  /** The lock of each profile, as the write path takes it. */
-  log?: Logger;
+/** A round cut short after it recorded its intent: the sets to re-derive, the folds to carry out, then forget it. */
+export interface UnfinishedRound {
+  intent: RoundIntent;
+  recorded: string;
+  moves: readonly FoldMove[];
+  /** An erasure's own steps after its commit point, when it is one. */
+  finish?: () => Promise<void>;
 }
 
 /**
- * Completes, in this process, the membership of a round that failed after it
- * recorded its change: its membership and counts are re-derived from the
- * profiles as they are (see completeMembership), retried with backoff until
- * that succeeds, so a failure of the database never leaves search or
- * players_count behind the profiles until the next start (whose repair pass
- * also completes it). Then a failed erasure's `finish`, retried the same way.
- * Then `afterwards` runs: the round's history resync, which must not be
- * applied before its membership is written.
+ * Completes, in this process, a round that failed after it recorded its intent: its players' sets re-derived from
+ * their profiles as they are, its folds carried out (or an erasure's steps), each retried with backoff until it
+ * succeeds, so a failure of the database never leaves reads behind the profiles until the next start (whose repair
+ * completes the intents left too); then the intent is forgotten.
  */
 export class RoundCompletion {
-  constructor(private readonly options: RoundCompletionOptions) {}
+  private readonly completing = new Map<string, Set<Promise<void>>>();
 
-  /** Starts completing `round` in the background; the promise settles once it is done (tests await it). */
-  async start(round: RoundMembership, afterwards: () => Promise<void>, finish?: () => Promise<void>): Promise<void> {
-    await this.untilDone(round.projectId, "tag membership of a players round", () => this.complete(round));
-    if (finish) await this.untilDone(round.projectId, "an erasure's events and links", finish);
-    await afterwards();
+  constructor(
+    private readonly options: {
+      log?: Logger;
+      sync: (intent: RoundIntent) => Promise<void>;
+      fold: (projectId: string, moves: readonly FoldMove[]) => Promise<void>;
+    },
+  ) {}
+
+  /** Starts completing `round` in the background; its promise settles once it is done. */
+  start(round: UnfinishedRound, intents: IntentStore): Promise<void> {
+    const { projectId } = round.intent;
+    const work = (async () => {
+      await this.untilDone(projectId, "the sets of a players round", () => this.options.sync(round.intent));
+      if (round.finish) await this.untilDone(projectId, "an erasure's links and activity", round.finish);
+      if (round.moves.length > 0) {
+        await this.untilDone(projectId, "a fold's activity", () => this.options.fold(projectId, round.moves));
+      }
+      await this.untilDone(projectId, "a players round's intent", () => intents.settle(round.recorded));
+    })();
+    const running = this.completing.get(projectId) ?? new Set();
+    this.completing.set(projectId, running.add(work));
+    const done = () => void (running.delete(work) && running.size === 0 && this.completing.delete(projectId));
+    work.then(done, done);
+    return work;
+  }
+
+  /** The completions of a project's rounds running now. */
+  of(projectId: string): Promise<void>[] {
+    return [...(this.completing.get(projectId) ?? [])];
+  }
+
+  get running(): number {
+    return [...this.completing.values()].reduce((count, running) => count + running.size, 0);
+  }
+
+  async settled(): Promise<void> {
+    while (this.completing.size > 0) await Promise.all([...this.completing.values()].flatMap((set) => [...set]));
   }
 
   private async untilDone(projectId: string, what: string, task: () => Promise<void>): Promise<void> {
@@ -49,23 +77,5 @@ export class RoundCompletion {
         await delay(wait, undefined, { ref: false });
       }
     }
-  }
-
-  /**
-   * Holds the round's profile locks, then the locks of the membership
-   * documents of its players and of the project's stats: the order and the
-   * keys of a round's own membership write, so no round of this process
-   * writes those players, documents or counts meanwhile.
-   */
-  private async complete(round: RoundMembership): Promise<void> {
-    const { stores, locks } = this.options;
-    const { projectId, identityKeys, tags } = round;
-    if (tags.length === 0) return;
-    const every = tags.map((tag) => ({ tag, added: identityKeys, removed: [] }));
-    const docLocks = stores.membership.bucketIds(projectId, every).map(membersLock);
-    await locks.run(
-      identityKeys.map((key) => profileLock(projectId, key)),
-      () => locks.run([...docLocks, statsLock(projectId)], () => completeMembership(stores, round)),
-    );
   }
 }

@@ -2,232 +2,189 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { KeyedLock } from "../../db/keyed-lock.js";
 import { UnavailableError } from "../../errors.js";
 import type { Logger } from "../../log.js";
+import type { PlayerActivityChanges } from "../../events/player-directory.js";
+import type { PlayerNumbers } from "../../sets/player-numbers.js";
+import type { CohortSets } from "../cohorts/cohort-sets.js";
 import type { RoundPlan } from "../rules/decide.js";
-import type { Erasure } from "../rules/erasure.js";
-import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/operations.js";
-import { membersLock, statsLock } from "./round-locks.js";
-import type { RoundMembership } from "../membership/membership-repair.js";
+import { foldMoves, memberChange, membershipOf, numberOf } from "../rules/cohort-moves.js";
 import type { ProfileSlot, SlotContent } from "../rules/profile.js";
-import type { Registration } from "./registration.js";
-import { RoundCompletion } from "./round-completion.js";
-import { finishErasure, finishIfMarked } from "./erasure-finish.js";
+import type { TagSeen } from "../cohorts/tag-seen.js";
 import type { PlayerStores } from "../storage/stores.js";
-import { playerChange, writtenProfiles, type HistoryFollower, type WrittenProfile } from "./written-profiles.js";
+import { RoundCompletion } from "./round-completion.js";
+import { intentOf, syncFromProfiles } from "./cohort-sync.js";
+import { finishErasure, finishIfMarked } from "./erasure-finish.js";
+import type { Erasure } from "../rules/erasure.js";
+import type { RoundIntent } from "../storage/intent-store.js";
 
 export interface RoundWriterOptions {
   stores: PlayerStores;
-  registration: Registration;
+  cohorts: CohortSets;
+  numbers: PlayerNumbers;
+  seen: TagSeen;
+  /** The events side: a fold's activity moves to the player before the round answers. */
+  activity?: PlayerActivityChanges;
   locks: KeyedLock;
-  /** Told of each round's profiles and folds once they and their membership are written: event histories follow them. */
-  histories?: HistoryFollower;
   log?: Logger;
 }
 
-interface PlannedWrite {
+export interface PlannedWrite {
   identityKey: string;
   read: ProfileSlot;
   next: SlotContent;
 }
 
-/** What a round recorded before it wrote: its change's id (null: nothing to record) and the membership it moves. */
-interface Begun {
-  recorded: string | null;
-  membership: RoundMembership;
-  /** The profiles it writes, as if every write held: what its change names, and a failed round's resync covers. */
-  planned: readonly WrittenProfile[];
+/** A round whose profile writes are acknowledged: what is left to write after its commit point. */
+export interface CommittedRound {
+  projectId: string;
+  writes: readonly PlannedWrite[];
+  written: ReadonlySet<string>;
+  plan: RoundPlan;
+  now: Date;
+  intent: RoundIntent;
+  /** The intent's id, forgotten once the players' sets follow their profiles. */
+  recorded: string;
 }
 
 /**
- * The writing half of a players round (WritePath decides, under the players'
- * locks): the round's changed players recorded, its profiles up to the commit point,
- * then its membership and counts, then the resync of its event histories.
+ * The writing half of a players round (WritePath decides, under the players' locks): new players numbered, the
+ * round's intent recorded beside its device links, its profiles written (the commit point); then `follow`: the
+ * players' sets (cohorts/cohort-sets.ts) and folds' activity, before the round answers, so every read after it sees it.
  */
 export class RoundWriter {
   private readonly completion: RoundCompletion;
-  /** Resyncs waiting for their membership to be written behind (the owner), and completions running. */
-  private readonly background = new Set<Promise<void>>();
-  /** The completions of failed rounds running, by project: an erasure waits for its project's (completedFor). */
-  private readonly completing = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly options: RoundWriterOptions) {
-    const { stores, locks, log } = options;
-    this.completion = new RoundCompletion({ stores, locks, log });
+    this.completion = new RoundCompletion({
+      log: options.log,
+      sync: (intent) => syncFromProfiles(options.stores, options.cohorts, intent),
+      fold: (projectId, moves) => options.activity?.fold(projectId, moves) ?? Promise.resolve(),
+    });
   }
 
   /**
-   * Writes a round up to its commit point: its changed players recorded (when it moves any cohort or folds) beside
-   * the device links (before any fold, see foldLateLinks), the tombstones of folded profiles (each keeping the data
-   * its fold merges), then the profiles. Returns the identity keys whose write lost to another process, or was not
-   * made because a profile folded into it changed after it was read here, and what `follow` writes after it (null:
-   * the round wrote nothing). A failure before the commit point leaves its membership to the background completion.
+   * Writes a round up to its commit point: numbers for its new players, its intent beside the device links, the
+   * tombstones of folded profiles (each keeping the data its fold merges), then the profiles. Returns the identity
+   * keys whose write lost to another process, and what `follow` writes after it (null: the round wrote nothing).
    */
-  async commit(
-    projectId: string,
-    plan: RoundPlan,
-    now: Date,
-  ): Promise<{ lost: Set<string>; committed: CommittedRound | null }> {
-    const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => ({
-      identityKey,
-      read,
-      next,
-    }));
+  async commit(projectId: string, plan: RoundPlan, now: Date) {
+    const { stores, numbers } = this.options;
+    const newPlayers = [...plan.writes].flatMap(([key, { next }]) =>
+      "profile" in next && next.profile.number === undefined ? [key] : [],
+    );
+    const numbered = newPlayers.length === 0 ? new Map<string, number>() : await numbers.assign(projectId, newPlayers);
+    const writes: PlannedWrite[] = [...plan.writes].map(([identityKey, { read, next }]) => {
+      const number = numbered.get(identityKey);
+      return {
+        identityKey,
+        read,
+        next: number === undefined || !("profile" in next) ? next : numberedAs(next, number),
+      };
+    });
     if (writes.length === 0 && plan.links.size === 0) return { lost: new Set<string>(), committed: null };
-    const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
-    const begun = await this.beginRound(projectId, { moves, writes, plan, now });
-    let lost: Set<string>, written: Set<string>;
+    const intent = intentOf(
+      projectId,
+      writes.map(({ identityKey, read, next }) => ({
+        identityKey,
+        read,
+        number: ("profile" in next ? next.profile.number : undefined) ?? numberOf(read),
+        after: membershipOf(next),
+      })),
+    );
+    // Side by side, and both settled before a failure is thrown: no write is left running behind it.
+    const [recording, linking] = await Promise.allSettled([
+      stores.intents.record(intent, now),
+      plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
+    ]);
+    for (const step of [recording, linking]) if (step.status === "rejected") throw step.reason;
+    const recorded = (recording as PromiseFulfilledResult<string>).value;
+    let lost: Set<string>;
     try {
       const tombstones = writes.filter((w) => "foldedInto" in w.next);
       const lostTombstones = await this.writeSlots(projectId, tombstones);
       lost = new Set(tombstones.flatMap((w) => (lostTombstones.has(w.identityKey) ? [foldTarget(w)] : [])));
       const profiles = writes.filter((w) => "profile" in w.next && !lost.has(w.identityKey));
       for (const key of await this.writeSlots(projectId, profiles)) lost.add(key);
-      written = new Set(
-        [...profiles, ...tombstones].map((w) => w.identityKey).filter((k) => !lost.has(k) && !lostTombstones.has(k)),
-      );
+      for (const key of lostTombstones) lost.add(key);
     } catch (error) {
-      // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
-      this.track(this.complete(projectId, begun, begun.planned));
+      // Some statements may have been applied: the sets follow the profiles as they are, whatever the call answers.
+      this.completion.start({ intent, recorded, moves: foldMoves(writes, plan.links) }, this.options.stores.intents);
       throw error;
     }
+    const written = new Set(writes.map((w) => w.identityKey).filter((key) => !lost.has(key)));
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
-    return { lost, committed: { projectId, moves, writes, written, plan, now, begun } };
+    return { lost, committed: { projectId, writes, written, plan, now, intent, recorded } };
   }
 
   /**
-   * Writes an erasure (decided under the players' locks). Nothing another call can see comes before the commit point:
-   * the covered players are recorded as any round's (so a crash's membership repair finds them), then the markers over
-   * their profiles are written: the commit point. After it, finishErasure: its events' segment, the record of its
-   * place, the links removed; a failure at or after the commit point answers unavailable and leaves that to the
-   * background (finishIfMarked), which a retry waits for (completedFor). Then membership and counts, and the resync
-   * that settles the record once membership is written (as any round's). Returns the keys whose write lost to another
-   * process: the erasure's finish then waits for the round run again.
+   * After the commit point: the written players' sets and traits, the tags given (their last_seen_at), the folds'
+   * activity; then the intent is forgotten. A failure is completed in the background.
+   */
+  async follow(round: CommittedRound): Promise<void> {
+    const { projectId, writes, written, plan, now, intent, recorded } = round;
+    const { cohorts, seen, stores, activity } = this.options;
+    const done = writes.filter((w) => written.has(w.identityKey));
+    const moves = foldMoves(done, plan.links);
+    try {
+      const changes = done.flatMap(({ read, next }) => {
+        const number = ("profile" in next ? next.profile.number : undefined) ?? numberOf(read);
+        const change = number === undefined ? null : memberChange(number, membershipOf(read), membershipOf(next));
+        return change ? [change] : [];
+      });
+      await Promise.all([cohorts.write(projectId, changes), seen.given(projectId, plan.given, now)]);
+      const overtaken = await stores.profiles.overtaken(projectId, done);
+      if (overtaken.length > 0) {
+        await syncFromProfiles(stores, cohorts, {
+          ...intent,
+          players: intent.players.filter((p) => overtaken.includes(p.key)),
+        });
+      }
+      if (moves.length > 0) await activity?.fold(projectId, moves);
+      await stores.intents.settle(recorded);
+    } catch (error) {
+      this.options.log?.warn(
+        { projectId, error: (error as Error)?.message },
+        "players round: profiles written, their sets not; completing them in the background",
+      );
+      this.completion.start({ intent, recorded, moves }, stores.intents);
+    }
+  }
+
+  /**
+   * Writes an erasure (decided under the players' locks): its intent, then the markers over its profiles (the commit
+   * point), then its steps after it (erasure-finish.ts), before it answers. A failure at or after the commit point
+   * answers unavailable and leaves them to the background while every marker is in place, which a retry waits for
+   * (completedFor). Returns the keys whose write lost to another process: the erasure then runs again.
    */
   async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
     const { stores } = this.options;
     const writes = [...erasure.writes].map(([identityKey, { read, next }]) => ({ identityKey, read, next }));
-    const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
-    const moving = moves.filter(movesAnyTag);
-    const tags = [...new Set(moving.flatMap((move) => move.before))];
-    const membership = { projectId, identityKeys: moving.map((move) => move.identityKey), tags };
-    const resync = erasure.identityKeys.map((identityKey) => ({ identityKey, foldedInto: null }));
-    const change = { identityKeys: erasure.identityKeys, folds: [], tags };
-    const begun: Begun = { recorded: await stores.changes.record(projectId, change, now), membership, planned: resync };
+    const intent = intentOf(
+      projectId,
+      writes.map(({ identityKey, read }) => ({ identityKey, read, number: numberOf(read), after: null })),
+    );
+    const recorded = await stores.intents.record(intent, now);
+    const unfinished = { intent, recorded, moves: [], finish: () => finishIfMarked(this.options, projectId, erasure) };
     let lost: Set<string>;
     try {
       lost = await this.writeSlots(projectId, writes);
-      // Should the rounds run out, no live player has lost its history or its links.
-      if (lost.size === 0) begun.recorded = await finishErasure(this.options, projectId, erasure, tags, now);
+      // Should the rounds run out, no live player has lost its sets, its links or its activity.
+      if (lost.size === 0) await finishErasure(this.options, projectId, erasure);
+      await stores.intents.settle(recorded);
     } catch (error) {
-      const finish = async () => {
-        begun.recorded = (await finishIfMarked(this.options, projectId, erasure, tags, now)) ?? begun.recorded;
-      };
-      this.track(this.complete(projectId, begun, resync, finish));
+      this.completion.start(unfinished, stores.intents);
       throw error;
     }
-    const writtenMoves = moves.filter((move) => !lost.has(move.identityKey));
-    try {
-      await this.writeMembership(projectId, writtenMoves, new Set(), now);
-    } catch (error) {
-      this.options.log?.warn({ projectId, error: (error as Error)?.message }, "erasure: membership completed later");
-      this.track(this.complete(projectId, begun, resync));
-      return { lost };
-    }
-    await stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
     return { lost };
   }
 
-  /**
-   * The round's changed players recorded (what charts count as of now from then on, and
-   * what a crash's repair completes), beside its device links. A failure
-   * fails the round before any profile is written.
-   */
-  private async beginRound(
-    projectId: string,
-    round: Pick<CommittedRound, "moves" | "writes" | "plan" | "now">,
-  ): Promise<Begun> {
-    const { moves, writes, plan, now } = round;
-    const { stores } = this.options;
-    const moving = moves.filter(movesAnyTag);
-    const membership: RoundMembership = {
-      projectId,
-      identityKeys: moving.map((move) => move.identityKey),
-      tags: [...new Set(moving.flatMap((move) => [...move.before, ...move.after]))],
-    };
-    const planned = writtenProfiles(writes, new Set(writes.map((w) => w.identityKey)), plan.links);
-    const change = playerChange(planned, membership.tags);
-    const changes = change.identityKeys.length > 0 || change.folds.length > 0;
-    // Side by side, and both settled before a failure is thrown: no write is left running behind it.
-    const [recording, linking] = await Promise.allSettled([
-      changes ? stores.changes.record(projectId, change, now) : null,
-      plan.links.size > 0 ? stores.devices.linkMany(projectId, plan.links, now) : undefined,
-    ]);
-    for (const step of [recording, linking]) if (step.status === "rejected") throw step.reason;
-    return { recorded: recording.status === "fulfilled" ? recording.value : null, membership, planned };
-  }
-
-  /**
-   * After the commit point: membership and counts, then the event histories' resync (whose apply settles the record,
-   * so it is queued only once membership is written); where membership is written behind (the owner), the call does
-   * not wait for the resync, which waits for the membership. A failure is left to the background completion.
-   */
-  async follow(round: CommittedRound): Promise<void> {
-    const { projectId, moves, writes, written, plan, now, begun } = round;
-    const resync = writtenProfiles(writes, written, plan.links);
-    const writtenMoves = moves.filter((move) => written.has(move.identityKey));
-    try {
-      await this.writeMembership(projectId, writtenMoves, plan.given, now);
-    } catch (error) {
-      this.options.log?.warn(
-        { projectId, error: (error as Error)?.message },
-        "players round: profiles written, membership not; completing it in the background",
-      );
-      this.track(this.complete(projectId, begun, resync));
-      return;
-    }
-    await this.options.stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
-  }
-
-  /** Waits for what runs behind the rounds: resyncs waiting for their membership, and completions (a clean stop). */
-  async settled(): Promise<void> {
-    while (this.background.size > 0) await Promise.all(this.background);
-  }
-
-  private track(work: Promise<void>): Promise<void> {
-    this.background.add(work);
-    const done = () => void this.background.delete(work);
-    work.then(done, done);
-    return work;
-  }
-
-  /**
-   * Membership completed in the background, then `finish` (a failed erasure's), then the resync: a failed round's
-   * profiles may be written or not.
-   */
-  private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[], finish?: () => Promise<void>) {
-    const work = this.completion.start(
-      begun.membership,
-      () => this.queueResync(projectId, resync, begun.recorded),
-      finish,
-    );
-    const running = this.completing.get(projectId) ?? new Set();
-    this.completing.set(projectId, running.add(work));
-    const done = () => void (running.delete(work) && running.size === 0 && this.completing.delete(projectId));
-    work.then(done, done);
-    return work;
-  }
-
-  /** Failed rounds (erasures among them) being completed in the background now. */
+  /** Failed rounds being completed in the background now. */
   get completionsRunning(): number {
-    return [...this.completing.values()].reduce((count, running) => count + running.size, 0);
+    return this.completion.running;
   }
 
-  /**
-   * Waits for the completions of the project's failed rounds, up to `limitMs`: a retry of an erasure whose profiles
-   * were written before a failure finds nothing left to move, so it answers only once that erasure's membership is
-   * complete. Unavailable when they outlast the limit (the database is still away).
-   */
+  /** Waits for the project's completions, up to `limitMs` (an erasure's retry finds its earlier attempt done). */
   async completedFor(projectId: string, limitMs: number | undefined): Promise<void> {
-    const running = [...(this.completing.get(projectId) ?? [])];
+    const running = this.completion.of(projectId);
     if (running.length === 0) return;
     const all = Promise.all(running).then(() => true);
     const limiting = new AbortController();
@@ -241,41 +198,12 @@ export class RoundWriter {
     }
   }
 
-  /**
-   * The resync, once the round's membership is in the database (its apply settles the players' entries). A failure is
-   * logged: the recorded players stay waiting, and the events side's check queues it again.
-   */
-  private async queueResync(projectId: string, resync: readonly WrittenProfile[], recorded: string | null) {
-    try {
-      await this.options.stores.membership.written(projectId);
-      await this.options.histories?.queue(projectId, resync, recorded);
-    } catch (error) {
-      this.options.log?.warn(
-        { projectId, error: (error as Error)?.message },
-        "players round: profiles written, their event histories not queued; the recorded players are queued later",
-      );
-    }
+  /** Waits for what runs behind the rounds (a clean stop). */
+  settled(): Promise<void> {
+    return this.completion.settled();
   }
 
-  /**
-   * Membership and the tag counts of `moves`, and the last-given time of the `given` tags, in one write (the owner:
-   * in its memory, written behind).
-   */
-  private async writeMembership(projectId: string, moves: readonly TagMove[], given: ReadonlySet<string>, now: Date) {
-    const { stores, locks, registration } = this.options;
-    const changes = membershipChanges(moves);
-    const deltas = countDeltas(changes);
-    const ids = await registration.tagIds(projectId, [...new Set([...deltas.keys(), ...given])]);
-    const byId = (tags: Iterable<string>) => [...tags].filter((tag) => ids.has(tag)).map((tag) => ids.get(tag)!);
-    const docLocks = stores.membership.bucketIds(projectId, changes).map(membersLock);
-    const idDeltas = new Map([...deltas].flatMap(([tag, d]) => (ids.has(tag) ? [[ids.get(tag)!, d] as const] : [])));
-    // Under both locks together, so a completion's recount never falls between.
-    await locks.run([...docLocks, statsLock(projectId)], () =>
-      stores.membership.apply(projectId, changes, { deltas: idDeltas, given: byId(given), now }),
-    );
-  }
-
-  private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
+  async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
     const lost = await this.options.stores.profiles.writeSlots(
       projectId,
       writes.map(({ identityKey, read, next }) => ({ identityKey, readVersion: read.version, next })),
@@ -284,16 +212,9 @@ export class RoundWriter {
   }
 }
 
-/** A round whose profile writes are acknowledged: what is left to write after its commit point. */
-export interface CommittedRound {
-  projectId: string;
-  moves: readonly TagMove[];
-  writes: readonly PlannedWrite[];
-  written: ReadonlySet<string>;
-  plan: RoundPlan;
-  now: Date;
-  begun: Begun;
-}
+const numberedAs = (next: { profile: NonNullable<ProfileSlot["profile"]> }, number: number): SlotContent => ({
+  profile: { ...next.profile, number },
+});
 
 /** The profile a tombstone's fold writes into. */
 const foldTarget = (write: PlannedWrite) => ("foldedInto" in write.next ? write.next.foldedInto : write.identityKey);

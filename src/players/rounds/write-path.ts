@@ -17,6 +17,7 @@ import type { ProfileSlot } from "../rules/profile.js";
 import { erase, type ErasureOutcome } from "./erasure-round.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundWriter, type RoundWriterOptions } from "./round-writer.js";
+import type { Registration } from "./registration.js";
 import { untimed, type Step } from "../../steps.js";
 
 /** Rounds of one call before it gives up; only writers in other processes can make a round lose. */
@@ -25,6 +26,7 @@ const MAX_ROUNDS = 20;
 const lostRoundBackoffMs = (round: number) => Math.random() * Math.min(100, 2 ** round);
 
 export interface WritePathOptions extends RoundWriterOptions {
+  registration: Registration;
   clock: Clock;
   /** How long a round waits for its players' locks before it answers unavailable, having written nothing. */
   lockWaitLimitMs?: number;
@@ -167,7 +169,7 @@ export class WritePath {
     links: ReadonlyMap<string, DeviceLink | null>,
     { redirects, written }: CallSoFar,
   ): Promise<RoundReads> {
-    const slots = await this.options.stores.profiles.readSlots(projectId, keys, { fillMemory: true });
+    const slots = await this.options.stores.profiles.readSlots(projectId, keys);
     const accounts = await this.accountsOf(projectId, slots);
     const now = this.options.clock.now();
     const replayed = replayedProfiles(entries[0]?.requestId ?? null, slots, written, now);

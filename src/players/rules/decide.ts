@@ -214,6 +214,7 @@ function decideEntry(
     version: 0,
     firstSeenAt: earliest([profile?.firstSeenAt, ...folded.map(([, p]) => p.firstSeenAt)]) ?? reads.now,
     lastSeenAt: reads.now,
+    ...(profile?.number !== undefined && { number: profile.number }),
     absorbed: [
       ...new Set([...(profile?.absorbed ?? []), ...folded.flatMap(([key, p]) => [key, ...(p.absorbed ?? [])])]),
     ],

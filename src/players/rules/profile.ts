@@ -12,6 +12,8 @@ export interface ProfileRecord {
   version: number;
   firstSeenAt: Date;
   lastSeenAt: Date;
+  /** The player's number in the project's sets (sets/player-numbers.ts); absent until the profile is first written. */
+  number?: number;
   /** Identity keys of the folded profiles whose data this profile took in: each is merged once (see ProfileSlot.snapshot). */
   absorbed?: readonly string[];
   /** The request_ids of the last calls that wrote this profile (decide.ts, REQUESTS_KEPT): a retry's entries apply once. */

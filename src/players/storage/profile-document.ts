@@ -18,6 +18,8 @@ export interface ProfileDoc {
   version: number;
   first_seen_at: Date;
   last_seen_at: Date;
+  /** The player's number in the project's sets. */
+  n?: number;
   /** Set on the tombstone a fold leaves: the identity key the profile now lives under. */
   folded_into?: string | null;
   /** Set on the marker an erasure leaves: no data but the key, and the version that guards a late writer. */
@@ -84,6 +86,7 @@ export function profileDocument(profile: ProfileRecord): ProfileDoc {
     version: profile.version,
     first_seen_at: profile.firstSeenAt,
     last_seen_at: profile.lastSeenAt,
+    ...(profile.number !== undefined && { n: profile.number }),
     ...(profile.absorbed?.length ? { absorbed: [...profile.absorbed] } : {}),
     ...(profile.requests?.length ? { requests: [...profile.requests] } : {}),
   };
@@ -101,6 +104,7 @@ export function toProfile(doc: ProfileDoc): ProfileRecord {
     version: doc.version,
     firstSeenAt: doc.first_seen_at,
     lastSeenAt: doc.last_seen_at,
+    ...(doc.n !== undefined && { number: doc.n }),
     absorbed: doc.absorbed ?? [],
     requests: doc.requests ?? [],
   };

@@ -12,7 +12,7 @@ import { createLaunch, type Launch } from "../../launch/capability.js";
 import type { Logger } from "../../log.js";
 import { createPlayers } from "../../players/capability.js";
 import type { Players } from "../../players/players.js";
-import type { OwnerMemoryParts } from "../../db/owner-memory-fill.js";
+import { createSets, type Sets } from "../../sets/capability.js";
 import type { StepTimer } from "../../steps.js";
 
 /** The domain objects the handlers translate to, built once per start. */
@@ -22,12 +22,12 @@ export interface Capabilities {
   launch: Launch;
   players: Players;
   events: EventsCapability;
-  /** What differs between engines, and the owner's memory (its size is a metric). */
+  /** What differs between engines. */
   engine: Engine;
+  /** The stored sets' stores and the instance's cache of them (its size is a metric). */
+  sets: Sets;
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
-  /** What the owner keeps in memory, filled at start before it is ready; null without the owner's memory (MongoDB). */
-  ownerMemory: OwnerMemoryParts | null;
 }
 
 export interface CapabilityOptions {
@@ -56,35 +56,24 @@ export async function createCapabilities({
   await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
   const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
-  const engine = engineOf(database, config.ownerMemoryMb * 2 ** 20);
-  // Events read the players (their directory), and the players' writes queue history moves: the queue comes first.
-  const eventQueue = await createEventQueue({ database, clock });
-  const players = await createPlayers({
-    database,
-    engine,
-    clock,
-    log,
-    histories: eventQueue.histories,
-    maxChangedPlayers: config.playerChangesMax,
-    steps,
-    queueBehind: async () => {
-      const { reserved, applied } = await eventQueue.queue.read();
-      return reserved > applied;
-    },
-  });
+  const engine = engineOf(database);
+  const sets = createSets({ database, engine, cacheBytes: config.setCacheMb * 2 ** 20 });
+  // Events read the players' sets, and the players' folds and erasures reach the events' queues: the queues first.
+  const eventQueue = createEventQueue({ database, clock });
+  const players = await createPlayers({ database, engine, sets, clock, log, activity: eventQueue.changes, steps });
   const events = await createEvents({
     database,
     engine,
+    sets,
     clock,
     eventQueue,
     retentionDays: config.eventRetentionDays,
     nameLimit: config.eventNameLimit,
     maxLagSeconds: config.eventMaxLagSeconds,
     maxQueueEvents: config.eventMaxQueueEvents,
-    sumBackfillStep: config.eventSumBackfillStep,
     dbTimeoutMs: config.dbTimeoutMs,
+    parkAfter: config.eventParkAfterFailures,
     directory: players.directory,
-    changes: players.changes,
     steps,
     worker: {
       onError: (err) => log.error({ err }, "event apply worker"),
@@ -107,10 +96,7 @@ export async function createCapabilities({
     players,
     events,
     engine,
+    sets,
     generatedAdminKey: generatedKey,
-    ownerMemory: engine.ownerMemory && {
-      projectIds: () => projectStore.projectIds(),
-      fills: [(projectId) => players.fillOwnerMemory(projectId), events.fillOwnerMemory],
-    },
   };
 }

@@ -28,7 +28,6 @@ import { registerReflection, REFLECTION_SERVICES } from "../reflection.js";
 import { registerServices, SERVICES } from "../routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
 import { sizeLimitAs413 } from "../bodies/size-limit-status.js";
-import { startingInterceptor } from "../calls/starting.js";
 import { markInvalidUtf8, strictUtf8Decoder } from "../bodies/unicode.js";
 import { validationInterceptor } from "../calls/validate.js";
 
@@ -54,8 +53,6 @@ export interface RequestHandlerOptions {
   metrics: Metrics;
   /** Aborted when the service starts closing: open health Watch calls then end instead of holding the grace period. */
   closing: AbortSignal;
-  /** Why the instance is not ready yet while it starts, else undefined (readiness.ts). */
-  starting?: () => string | undefined;
 }
 
 /**
@@ -66,7 +63,7 @@ export interface RequestHandlerOptions {
 export function createRequestHandler(options: RequestHandlerOptions): NodeHandler {
   const { config, database, log, clock, capabilities, metrics, closing } = options;
   const serveMetrics = metricsHandler(metrics);
-  const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs, starting: options.starting });
+  const readiness = createReadinessCheck({ database, timeoutMs: config.readyTimeoutMs });
   // Binary messages: invalid UTF-8 is refused by the validation interceptor (see unicode.ts).
   markInvalidUtf8();
   // gRPC's standard health and reflection services, so probes and grpcurl work as with any gRPC server.
@@ -79,8 +76,6 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       metricsInterceptor(metrics),
       accessLogInterceptor(log),
       errorInterceptor(log),
-      // Before authentication: a call before the start is over does nothing, not even count a failed key.
-      startingInterceptor(options.starting ?? (() => undefined), SERVICES),
       // Before authentication: a body that cannot be decoded is 400 whatever the key, as malformed JSON is.
       undecodableBodyInterceptor(),
       authInterceptor({

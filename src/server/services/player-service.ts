@@ -27,7 +27,6 @@ import {
 } from "../../../gen/platformapi/v1/players_pb.js";
 import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
-import type { TraitMaterialisation } from "../../events/apply/trait-cohorts.js";
 import type { KeptEvents } from "../../events/kept-events.js";
 import type { QueuedEvent } from "../../events/queue/entries.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
@@ -149,10 +148,6 @@ export interface PlayerServiceOptions {
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
   launchTokens: LaunchTokens;
   clock: Clock;
-  /** Materialised trait cohorts belong to the event rollups: null when the project has no such key. */
-  materialiseTrait: (projectId: string, key: string) => Promise<{ ready: boolean } | null>;
-  /** Per key, in order: whether its cohorts are materialised, and read already. */
-  traitMaterialisation: (projectId: string, keys: readonly string[]) => Promise<TraitMaterialisation[]>;
   /** Raw events belong to the event queue: one player's still kept, a page at a time. */
   keptEvents: KeptEvents;
 }
@@ -162,8 +157,6 @@ export function createPlayerService({
   players,
   launchTokens,
   clock,
-  materialiseTrait,
-  traitMaterialisation,
   keptEvents,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
@@ -251,7 +244,7 @@ export function createPlayerService({
       const projectId = projectOf(ctx);
       const page = paging(req);
       const { keys, total } = await players.listTraitKeys(projectId, page.page, page.pageSize);
-      const states = await traitMaterialisation(projectId, keys);
+      const states = players.traitMaterialisation(keys);
       return create(ListTraitsResponseSchema, {
         traits: keys.map((key, i) => create(TraitRecordSchema, { key, ...states[i] })),
         traitsInfo: pageInfo(total, page),
@@ -260,7 +253,7 @@ export function createPlayerService({
 
     async updateTrait(req, ctx) {
       const key = traitUpdate(req);
-      const outcome = await materialiseTrait(projectOf(ctx), key);
+      const outcome = await players.materialiseTrait(projectOf(ctx), key);
       if (!outcome) throw new NotFoundError(`key: the project has no trait key ${key}`);
       return create(UpdateTraitResponseSchema, { key, materialised: true, ready: outcome.ready });
     },

@@ -82,7 +82,7 @@ export async function startTestService(
     HOST: "127.0.0.1",
     DB_NAME: `test_${randomBytes(6).toString("hex")}`,
     PLATFORM_ADMIN_KEY: ADMIN_KEY,
-    LOG_LEVEL: "silent",
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
     ...env,
   });
   const { database, service } = await startOnce(() =>

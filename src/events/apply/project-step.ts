@@ -1,0 +1,115 @@
+import type { Clock } from "../../clock.js";
+import type { Step } from "../../steps.js";
+import type { QueueState, QueueStore } from "../queue/queue-store.js";
+import type { Segment, SegmentStore } from "../queue/segment-store.js";
+import { daysBetween, parseDay, type RetentionWindow } from "../rollup-keys.js";
+import { applyBatch, type BatchDeps, type EventsSegment } from "./apply-batch.js";
+import { carryOutErasure, carryOutFold, type ControlDeps } from "./controls.js";
+import { sumBackfillStep, type BackfillDeps } from "./sum-backfill.js";
+
+/** Segments an apply takes together at most, and events: under a backlog, fewer writes an event. */
+const BATCH_SEGMENTS = 16;
+const BATCH_EVENTS = 8_000;
+
+export interface ProjectStepDeps extends BatchDeps, ControlDeps, BackfillDeps {
+  queue: QueueStore;
+  segments: SegmentStore;
+  window: RetentionWindow;
+  clock: Clock;
+}
+
+/** A project's queue as a worker holding its lease sees it. */
+export interface HeldQueue {
+  state: QueueState;
+  epoch: number;
+  /** The erasures carried out ahead of their place, by key: the earlier events of those keys are dropped. */
+  erasedAt: ReadonlyMap<string, number>;
+}
+
+/**
+ * One step of a project's queue, by a worker holding its lease: the first fold or erasure queued and not carried out
+ * (before any events ahead of it), else the segments after the cursor: a batch of events, a step of a sum's
+ * back-fill, a fold or erasure in its place, or a tombstone; the cursor moves past them (`advance`). False when there
+ * was nothing to do; `gap`: the next sequence number is reserved and not written.
+ */
+export async function projectStep(
+  deps: ProjectStepDeps,
+  step: Step,
+  held: HeldQueue,
+): Promise<"done" | "idle" | "gap"> {
+  const { state, epoch } = held;
+  const { projectId } = state;
+  const control = state.controls.find((seq) => !state.ahead.has(seq) && seq > state.applied);
+  if (control !== undefined) {
+    const segment = await deps.segments.find(projectId, control);
+    if (segment) await carryOut(deps, step, segment);
+    await step("advance", () => deps.queue.markAhead(projectId, control, epoch));
+    return "done";
+  }
+  const next = state.applied + 1;
+  if (next > state.reserved) return "idle";
+  if (state.ahead.has(next)) {
+    await advance(deps, step, held, [next], 0);
+    return "done";
+  }
+  const first = await deps.segments.find(projectId, next);
+  if (!first) return "gap";
+  if (first.work?.kind === "events") {
+    const batch = await eventsBatch(deps, state, first as EventsSegment);
+    const firstDay = deps.window.firstDay(deps.clock.now());
+    await applyBatch(deps, step, { projectId, segments: batch, firstDay, erasedAt: held.erasedAt });
+    const events = batch.reduce((sum, segment) => sum + segment.count, 0);
+    await advance(
+      deps,
+      step,
+      held,
+      batch.map((segment) => segment.seq),
+      events,
+    );
+    return "done";
+  }
+  await carryOut(deps, step, first);
+  await advance(deps, step, held, [next], first.count);
+  return "done";
+}
+
+/** A fold, an erasure or a step of a sum's back-fill (a tombstone does nothing). */
+async function carryOut(deps: ProjectStepDeps, step: Step, { projectId, seq, work }: Segment): Promise<void> {
+  const days = windowDays(deps);
+  if (work?.kind === "fold") await carryOutFold(deps, step, { projectId, seq, moves: work.moves, days });
+  else if (work?.kind === "erase") {
+    await carryOutErasure(deps, step, { projectId, seq, identityKeys: work.identityKeys, days });
+  } else if (work?.kind === "sum") {
+    await step("sum_backfill", () => sumBackfillStep(deps, { projectId, seq, id: work.id, after: work.after, days }));
+  }
+}
+
+/** `first` and the events segments after it, up to the batch's bounds or the first segment of other work. */
+async function eventsBatch(deps: ProjectStepDeps, state: QueueState, first: EventsSegment): Promise<EventsSegment[]> {
+  const batch = [first];
+  let events = first.count;
+  for (let seq = first.seq + 1; seq <= state.reserved && batch.length < BATCH_SEGMENTS; seq++) {
+    if (state.ahead.has(seq) || state.controls.includes(seq)) break;
+    const segment = await deps.segments.find(state.projectId, seq);
+    if (segment?.work?.kind !== "events" || events + segment.count > BATCH_EVENTS) break;
+    batch.push(segment as EventsSegment);
+    events += segment.count;
+  }
+  return batch;
+}
+
+/** The cursor past `seqs` (in a row after it), and their segments deleted. */
+async function advance(deps: ProjectStepDeps, step: Step, held: HeldQueue, seqs: number[], events: number) {
+  const { projectId } = held.state;
+  await step("advance", async () => {
+    if (await deps.queue.advance(projectId, seqs[0], seqs.at(-1)!, events, held.epoch)) {
+      await deps.segments.deleteApplied(projectId, seqs);
+    }
+  });
+}
+
+/** The days of the retention window, to today: where folds and erasures look for a player's activity. */
+function windowDays({ window, clock }: ProjectStepDeps): string[] {
+  const now = clock.now();
+  return daysBetween(window.oldest(now), parseDay(now.toISOString().slice(0, 10))!);
+}

@@ -1,0 +1,109 @@
+import { Bitmap, joined } from "../../sets/bitmap.js";
+import type { Slices } from "../../sets/bsi.js";
+import type { ActivityChunk, SumSlices } from "../activity/activity-chunk.js";
+import type { ActivityStore } from "../activity/activity-store.js";
+
+/** One name's activity on one day, every chunk of numbers joined: the sets a read's arithmetic runs on. */
+export interface DayActivity {
+  players: Bitmap;
+  counts: Slices;
+  sums: Map<string, SumSlices>;
+}
+
+/** Per day, per name: its activity (days and names without any left out). */
+export type DaySets = Map<string, Map<string, DayActivity>>;
+
+const EMPTY = new Bitmap();
+
+/** Assembled sets kept from read to read, each with the stored chunks it was made of. */
+interface Kept<T> {
+  parts: readonly object[];
+  value: T;
+}
+
+/**
+ * The sets of a range of days, joined from their stored chunks, and what reads derive from them (a day's players of
+ * any of some names), each kept while the chunks it was made of are the ones the store holds: a chunk written is a
+ * new object, so what was made of the old one is made again.
+ */
+export class DaySetReader {
+  private readonly kept = new Map<string, Kept<unknown>>();
+
+  constructor(private readonly activity: ActivityStore) {}
+
+  /** The activity of `days` (of `names`, every name when absent). */
+  async read(projectId: string, days: readonly string[], names?: readonly string[]): Promise<DaySets> {
+    const read = await this.activity.read(projectId, days, names);
+    const sets: DaySets = new Map();
+    for (const [day, byName] of read) {
+      const assembled = new Map<string, DayActivity>();
+      for (const [name, chunks] of byName) {
+        assembled.set(
+          name,
+          this.keep(`${projectId}/${day}/${name}`, chunks, () => join(chunks)),
+        );
+      }
+      sets.set(day, assembled);
+    }
+    return sets;
+  }
+
+  /** A day's players with an event of any of `names` (every name when absent). */
+  playersOf(projectId: string, day: string, sets: DaySets, names?: readonly string[]): Bitmap {
+    const byName = sets.get(day);
+    if (!byName) return EMPTY;
+    const parts = [...byName].filter(([name]) => !names || names.includes(name)).map(([, day]) => day.players);
+    const key = `${projectId}/${day}/any/${names?.join(",") ?? ""}`;
+    return this.keep(key, parts, () => joined(parts));
+  }
+
+  /**
+   * Per day of `days` (ascending, from the retention window's first day), the players whose first day of activity
+   * (of `names`: a start name, or the active players' names) it is: each day's players less every earlier day's.
+   */
+  firstDays(projectId: string, days: readonly string[], sets: DaySets, names?: readonly string[]): Map<string, Bitmap> {
+    const parts = days.map((day) => this.playersOf(projectId, day, sets, names));
+    return this.keep(`${projectId}/first/${names?.join(",") ?? ""}/${days[0]}`, parts, () => {
+      const seen = new Bitmap();
+      return new Map(
+        days.map((day, i) => {
+          const first = Bitmap.andNot(parts[i], seen);
+          seen.orInPlace(parts[i]);
+          return [day, first];
+        }),
+      );
+    });
+  }
+
+  /** Forgets what was kept of a project's days (a sweep dropped them). */
+  forget(projectId: string): void {
+    for (const key of this.kept.keys()) if (key.startsWith(`${projectId}/`)) this.kept.delete(key);
+  }
+
+  private keep<T>(key: string, parts: readonly object[], make: () => T): T {
+    const held = this.kept.get(key) as Kept<T> | undefined;
+    if (held && held.parts.length === parts.length && held.parts.every((part, i) => part === parts[i]))
+      return held.value;
+    const value = make();
+    this.kept.set(key, { parts, value });
+    return value;
+  }
+}
+
+function join(chunks: readonly ActivityChunk[]): DayActivity {
+  const depth = Math.max(0, ...chunks.map((chunk) => chunk.counts.length));
+  const ids = new Set(chunks.flatMap((chunk) => [...chunk.sums.keys()]));
+  const slices = (pick: (chunk: ActivityChunk) => Slices | undefined, length: number) =>
+    Array.from({ length }, (_, k) => joined(chunks.flatMap((chunk) => pick(chunk)?.[k] ?? [])));
+  return {
+    players: joined(chunks.map((chunk) => chunk.players)),
+    counts: slices((chunk) => chunk.counts, depth),
+    sums: new Map(
+      [...ids].map((id) => {
+        const of = (side: "pos" | "neg") => (chunk: ActivityChunk) => chunk.sums.get(id)?.[side];
+        const length = (side: "pos" | "neg") => Math.max(0, ...chunks.map((chunk) => of(side)(chunk)?.length ?? 0));
+        return [id, { pos: slices(of("pos"), length("pos")), neg: slices(of("neg"), length("neg")) }];
+      }),
+    ),
+  };
+}
