@@ -68,8 +68,8 @@ export interface Config {
   eventIdWindowDays: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
   eventWorker: boolean;
-  /** What an instance keeps of the stored sets it read and wrote (players' sets, activity, columns), in MiB. */
-  setCacheMb: number;
+  /** What an instance keeps of what it read and wrote (the stored sets; on the sole writer, profiles too), in MiB. */
+  cacheMb: number;
   /** Browser origins (`https://studio.example.com`) answered with CORS headers on /v1 and the RPC paths. */
   corsOrigins: string[];
 }
@@ -152,7 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventParkAfterFailures: integer("EVENT_PARK_AFTER_FAILURES", 5, 1, 1_000),
     eventIdWindowDays: integer("EVENT_ID_WINDOW_DAYS", 30, 1, 3650),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
-    setCacheMb: integer("SET_CACHE_MB", 1024, 1, 1_048_576),
+    cacheMb: integer("CACHE_MB", 1024, 0, 1_048_576),
     corsOrigins,
   };
   if (config.serverHeadersTimeoutSeconds > config.serverRequestTimeoutSeconds) {

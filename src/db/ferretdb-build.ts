@@ -34,12 +34,12 @@ const ID_RANGE_CASE = [
   "\t\t\t}\n",
 ].join("\n");
 /**
- * The indexed column holds `_id` as JSON text: a string is a quote, then its
- * characters (escaped where JSON needs it). Every `_id` starting with p, when
- * no character of p needs escaping, lies between `"p` and `"q`.
+ * The indexed column holds `_id` as JSON text: a string is a quote, its characters (escaped where JSON needs it), a
+ * quote. For strings of characters above the quote that need no escaping, the text of `s` lies between the texts of
+ * `p` and `q` exactly when `s` does: the trailing quote is below every character it can meet there.
  */
-const ID_PREFIX_RANGE_FUNC = `// idPrefixRange answers {$gte: p, $lt: q}, q being p with its last byte one higher, as bounds of the
-// indexed JSON text of _id, when no byte of p needs escaping in JSON.
+const ID_PREFIX_RANGE_FUNC = `// idPrefixRange answers {$gte: p, $lt: q} as bounds of the indexed JSON text of _id, when every byte of p and q
+// is above '"' and needs no escaping in JSON.
 func idPrefixRange(d *types.Document) (string, string, bool) {
 \tif d.Len() != 2 {
 \t\treturn "", "", false
@@ -48,13 +48,14 @@ func idPrefixRange(d *types.Document) (string, string, bool) {
 \thigh, _ := d.Get("$lt")
 \tp, okP := low.(string)
 \tq, okQ := high.(string)
-\tn := len(p)
-\tif !okP || !okQ || n == 0 || len(q) != n || p[:n-1] != q[:n-1] || q[n-1] != p[n-1]+1 {
+\tif !okP || !okQ || p >= q {
 \t\treturn "", "", false
 \t}
-\tfor i := 0; i < n; i++ {
-\t\tif c := p[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\\\' || c == '<' || c == '>' || c == '&' {
-\t\t\treturn "", "", false
+\tfor _, s := range []string{p, q} {
+\t\tfor i := 0; i < len(s); i++ {
+\t\t\tif c := s[i]; c <= '"' || c >= 0x7f || c == '\\\\' || c == '<' || c == '>' || c == '&' {
+\t\t\t\treturn "", "", false
+\t\t\t}
 \t\t}
 \t}
 \treturn \`"\` + p, \`"\` + q, true
@@ -91,11 +92,10 @@ const PATCHES = [
     to: "func Untrack(obj any, token *Token) {\n\tcheckArgs(obj, token)\n\tif !debugbuild.Enabled {\n\t\treturn\n\t}\n",
   },
   /**
-   * A filter of `_id` alone by a prefix range, `{$gte: "p/", $lt: "p0"}` (every
-   * `_id` starting with "p/": a project's documents, src/db/ids.ts), scanned
-   * the whole collection: only `_id` equality reached the index. The build
-   * answers it from the index too, for the query and for `explain`; FerretDB's
-   * own filter still runs on what the index returns.
+   * A filter of `_id` alone by a range, `{$gte: "p/", $lt: "p0"}` (every `_id` starting with "p/": a project's
+   * documents, src/db/ids.ts; or a range of days of one project's), scanned the whole collection: only `_id`
+   * equality reached the index. The build answers it from the index too, for the query and for `explain`;
+   * FerretDB's own filter still runs on what the index returns.
    */
   {
     file: "internal/backends/sqlite/collection.go",

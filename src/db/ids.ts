@@ -29,3 +29,10 @@ export function projectIdRange(projectId: string): { $gte: string; $lt: string }
 export function prefixRange(prefix: string): { $gte: string; $lt: string } {
   return { $gte: prefix, $lt: `${prefix.slice(0, -1)}0` };
 }
+
+/**
+ * A user's text as a part of an `_id` that ranges of `_id` may span: percent-encoded, so it holds no "/" and only
+ * characters above the quote that JSON keeps as they are (what the embedded engine's range of `_id` needs).
+ */
+export const idPart = (text: string): string =>
+  encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);

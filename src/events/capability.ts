@@ -1,8 +1,6 @@
-import { setTimeout as delay } from "node:timers/promises";
 import type { Clock } from "../clock.js";
 import type { Database } from "../db/database.js";
 import type { Engine } from "../db/engine.js";
-import { UnavailableError } from "../errors.js";
 import type { Sets } from "../sets/capability.js";
 import type { StepTimer } from "../steps.js";
 import { activityCodec } from "./activity/activity-chunk.js";
@@ -26,10 +24,6 @@ import { EventNameStore } from "./rollups/event-name-store.js";
 import { SummedPropertyStore } from "./rollups/summed-property-store.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 
-/** How often a fold or an erasure waiting for the apply worker looks at its queue, and how long it waits at most. */
-const CONTROL_POLL_MS = 20;
-const CONTROL_WAIT_MS = 30_000;
-
 export interface EventsCapability {
   events: Events;
   worker: ApplyWorker;
@@ -40,78 +34,51 @@ export interface EventsCapability {
   keptEvents: KeptEvents;
 }
 
-/** The projects' queues and how player changes reach them: made before the players, whose writes queue folds and erasures. */
+/**
+ * The projects' queues and their apply worker (not started: the caller decides whether this process applies), made
+ * before the players, whose folds and erasures the worker carries out before their calls answer.
+ */
 export interface EventQueue {
   queue: QueueStore;
   segments: SegmentStore;
   writer: QueueWriter;
-  /** The players' PlayerActivityChanges: each queued, and carried out by the project's worker before it answers. */
+  worker: ApplyWorker;
+  activity: ActivityStore;
+  raw: RawEventStore;
+  summed: SummedPropertyStore;
+  window: RetentionWindow;
+  /** The players' PlayerActivityChanges: each queued, then carried out at once (ApplyWorker.carryOut). */
   changes: PlayerActivityChanges;
 }
 
-export function createEventQueue({ database, clock }: { database: Database; clock: Clock }): EventQueue {
-  const queue = new QueueStore(database.db, new KeyedLock());
-  const segments = new SegmentStore(database.db);
-  const writer = new QueueWriter({ queue, segments, clock });
-  const carriedOut = async (projectId: string, seq: number) => {
-    for (const deadline = Date.now() + CONTROL_WAIT_MS; Date.now() < deadline; await delay(CONTROL_POLL_MS)) {
-      const { applied, ahead } = await queue.read(projectId);
-      if (applied >= seq || ahead.has(seq)) return;
-    }
-    throw new UnavailableError("the event queue's worker did not carry the change out in time; it is queued, retry");
-  };
-  const changes: PlayerActivityChanges = {
-    fold: async (projectId, moves) =>
-      carriedOut(projectId, await writer.enqueue(projectId, { kind: "fold", moves: [...moves] })),
-    erase: async (projectId, identityKeys) =>
-      carriedOut(projectId, await writer.enqueue(projectId, { kind: "erase", identityKeys: [...identityKeys] })),
-  };
-  return { queue, segments, writer, changes };
-}
-
-export interface CreateEventsOptions {
+export interface EventQueueOptions {
   database: Database;
   engine: Engine;
   sets: Sets;
   clock: Clock;
-  eventQueue: EventQueue;
   retentionDays: number;
-  /** EVENT_NAME_LIMIT: distinct event names a project may use. */
-  nameLimit: number;
-  /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses a project's calls. */
-  maxLagSeconds: number;
-  /** EVENT_MAX_QUEUE_EVENTS: with this many of its events waiting, ingestion refuses a project's calls. */
-  maxQueueEvents: number;
-  /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
-  dbTimeoutMs: number;
   /** EVENT_PARK_AFTER_FAILURES: failures in a row after which a segment is parked. */
   parkAfter: number;
-  /** The players side: cohorts as sets, the top tags (players/directory.ts). */
-  directory: PlayerDirectory;
-  /** Where the request paths' steps are timed (the service's metrics). */
+  /** Where the apply's steps are timed (the service's metrics). */
   steps: StepTimer;
   /** The apply worker's lease, polling and reports. */
   worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
 }
 
-/** The events capability and its apply worker (not started: the caller decides whether this process applies). */
-export async function createEvents(options: CreateEventsOptions): Promise<EventsCapability> {
-  const { database, engine, sets, clock, retentionDays } = options;
+export async function createEventQueue(options: EventQueueOptions): Promise<EventQueue> {
+  const { database, engine, sets, clock } = options;
   const { db } = database;
-  const { queue, segments, writer } = options.eventQueue;
+  const queue = new QueueStore(db, new KeyedLock());
+  const segments = new SegmentStore(db);
+  const writer = new QueueWriter({ queue, segments, clock });
   const eventIds = new EventIdStore(db, engine);
   const raw = new RawEventStore(db, engine);
   const months = sets.chunks<MonthNames>("event_activity_days", monthsCodec);
   const activity = new ActivityStore(sets.chunks("event_activity", activityCodec), months, sets.numbers);
   const summed = new SummedPropertyStore(db);
-  const names = new EventNameStore(db, {
-    limit: options.nameLimit,
-    waitLimitMs: options.dbTimeoutMs,
-    soleWriter: engine.soleWriter,
-  });
   const workers = new WorkerRegistry(db);
   await workers.createIndexes(engine.ttlIndexes);
-  const window = new RetentionWindow(retentionDays);
+  const window = new RetentionWindow(options.retentionDays);
   const worker = new ApplyWorker({
     ...options.worker,
     queue,
@@ -128,6 +95,44 @@ export async function createEvents(options: CreateEventsOptions): Promise<Events
     parkAfter: options.parkAfter,
     retention: new Retention({ window, activity, raw, eventIds }),
     steps: options.steps,
+  });
+  const changes: PlayerActivityChanges = {
+    fold: async (projectId, moves) =>
+      worker.carryOut(projectId, await writer.enqueue(projectId, { kind: "fold", moves: [...moves] })),
+    erase: async (projectId, identityKeys) =>
+      worker.carryOut(projectId, await writer.enqueue(projectId, { kind: "erase", identityKeys: [...identityKeys] })),
+  };
+  return { queue, segments, writer, worker, activity, raw, summed, window, changes };
+}
+
+export interface CreateEventsOptions {
+  engine: Engine;
+  database: Database;
+  sets: Sets;
+  clock: Clock;
+  eventQueue: EventQueue;
+  /** EVENT_NAME_LIMIT: distinct event names a project may use. */
+  nameLimit: number;
+  /** EVENT_MAX_LAG_SECONDS: past this lag, ingestion refuses a project's calls. */
+  maxLagSeconds: number;
+  /** EVENT_MAX_QUEUE_EVENTS: with this many of its events waiting, ingestion refuses a project's calls. */
+  maxQueueEvents: number;
+  /** How long an ingest waits its turn to register names (DB_TIMEOUT_MS). */
+  dbTimeoutMs: number;
+  /** The players side: cohorts as sets, the top tags (players/directory.ts). */
+  directory: PlayerDirectory;
+  /** Where the request paths' steps are timed (the service's metrics). */
+  steps: StepTimer;
+}
+
+/** The events capability: ingestion onto the queues, and the reads of the sets the worker writes. */
+export function createEvents(options: CreateEventsOptions): EventsCapability {
+  const { database, engine, sets, clock } = options;
+  const { queue, segments, writer, worker, activity, raw, summed, window } = options.eventQueue;
+  const names = new EventNameStore(database.db, {
+    limit: options.nameLimit,
+    waitLimitMs: options.dbTimeoutMs,
+    soleWriter: engine.soleWriter,
   });
   const lag = new QueueLagMeter(queue, segments, clock);
   const backpressure = new Backpressure({

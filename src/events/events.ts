@@ -165,8 +165,7 @@ export class Events {
     const pairs = await summed.update(projectId, (pairs, nextId) => withSummed(pairs, nextId, name, property));
     const pair = pairs.find((one) => one.name === name && one.property === property);
     if (pair && !pair.ready) {
-      const seq = await writer.enqueue(projectId, { kind: "sum", id: pair.id });
-      await worker.applied(projectId, seq, signal);
+      await writer.enqueue(projectId, { kind: "sum", id: pair.id });
       await worker.sumWritten(projectId, pair.id, signal);
     }
     return change;

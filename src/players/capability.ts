@@ -41,7 +41,7 @@ export async function createPlayers(options: {
   steps?: StepTimer;
 }): Promise<Players> {
   const { database, engine, sets, clock, log } = options;
-  const stores = createPlayerStores(database.db, engine);
+  const stores = createPlayerStores(database.db, engine, sets.cache);
   await createPlayerIndexes(stores, engine);
   const cohorts = new CohortSets(
     sets.chunks("player_sets", bitmapCodec),

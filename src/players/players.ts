@@ -90,6 +90,7 @@ export class Players {
   private readonly clock: Clock;
   private readonly writes: WritePath;
   private readonly reads: Search;
+  private readonly cohorts: CohortSets;
   /** players/update calls with a request_id: each answered once, its retries with the same answer. */
   readonly replays: UpdateReplays;
   /** The players as the events side reads them. */
@@ -102,6 +103,7 @@ export class Players {
     this.step = stepsOf("update", steps);
     this.clock = clock;
     this.writes = new WritePath({ stores, locks: this.locks, clock, ...options });
+    this.cohorts = options.cohorts;
     const order = new IdentityOrder(options.numbers);
     this.reads = new Search({ stores, cohorts: options.cohorts, order, seen: options.seen });
     this.directory = new StoredPlayerDirectory(options.cohorts, this.reads);
@@ -193,17 +195,29 @@ export class Players {
     await settledBy(this.writes.settled(), Date.now() + graceMs);
   }
 
-  /** Whether a trait key is the project's; its sets are read from its column at once (cohorts/trait-columns.ts). */
+  /**
+   * Marks a trait key materialised (null: the project has no such key). Every key's cohorts are sets read from its
+   * column, so a materialised one is ready at once; the mark says the studio asked for it (or it proved low-cardinality).
+   */
   async materialiseTrait(projectId: string, key: string): Promise<{ ready: boolean } | null> {
-    return (await this.stores.traitKeys.findRegistered(projectId, [key])).has(key) ? { ready: true } : null;
+    if (!(await this.stores.traitKeys.findRegistered(projectId, [key])).has(key)) return null;
+    await this.stores.traitKeys.materialise(projectId, key);
+    return { ready: true };
   }
 
   /**
-   * Per trait key: every key's cohorts are sets read from its column, whatever its number of values, so each is
-   * materialised and ready (the answer's shape kept from when keys were materialised one by one).
+   * Per trait key, whether it is materialised (asked for, or proved low-cardinality: once PROOF_HOLDERS of its
+   * players show at most MAX_COHORT_VALUES values, marked from then on) and ready (the same: no back-fill waits).
    */
-  traitMaterialisation(keys: readonly string[]): { materialised: boolean; ready: boolean }[] {
-    return keys.map(() => ({ materialised: true, ready: true }));
+  async traitMaterialisation(projectId: string, keys: readonly string[]) {
+    const marked = await this.stores.traitKeys.materialised(projectId, keys);
+    for (const key of keys.filter((one) => !marked.has(one))) {
+      if (await this.cohorts.lowCardinality(projectId, key)) {
+        await this.stores.traitKeys.materialise(projectId, key);
+        marked.add(key);
+      }
+    }
+    return keys.map((key) => ({ materialised: marked.has(key), ready: marked.has(key) }));
   }
 
   /** Compare-and-swap races of this instance's player writes (exported as metrics). */

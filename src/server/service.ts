@@ -70,7 +70,7 @@ export async function startService({
   );
   metrics.gauge(
     "platform_set_cache_bytes",
-    "Bytes of stored sets (chunks of players' sets, activity and columns) the instance keeps of what it read (SET_CACHE_MB).",
+    "Bytes of stored sets (chunks of players' sets, activity and columns) the instance keeps of what it read (CACHE_MB).",
     () => capabilities.sets.cache.bytes,
   );
   const stopDatabaseMetrics = metrics.monitorDatabase(database.client);

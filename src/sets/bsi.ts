@@ -18,17 +18,9 @@ export function valueOf(slices: Slices, member: number): number {
 export function setValue(slices: Slices, member: number, value: number, make: () => Bitmap): void {
   for (let k = 0, rest = value; rest > 0 || k < slices.length; k++, rest = Math.floor(rest / 2)) {
     if (rest % 2 === 1) {
-      if (k === slices.length) slices.push(make());
+      while (slices.length <= k) slices.push(make());
       slices[k].add(member);
     } else if (k < slices.length) slices[k].remove(member);
   }
   while (slices.length > 0 && slices.at(-1)!.isEmpty) slices.pop();
-}
-
-/** Σ of the values of the members of `within` (every member when absent). */
-export function totalOf(slices: Slices, within?: Bitmap): number {
-  let total = 0;
-  for (let k = 0; k < slices.length; k++)
-    total += 2 ** k * (within ? within.andCardinality(slices[k]) : slices[k].size);
-  return total;
 }

@@ -24,7 +24,7 @@ export const bitmapCodec: ChunkCodec<Bitmap> = {
   clone: (bitmap) => bitmap.clone(),
 };
 
-/** `cacheBytes`: SET_CACHE_MB, what the instance keeps of what it read and wrote. */
+/** `cacheBytes`: CACHE_MB, what the instance keeps of what it read and wrote. */
 export function createSets({
   database,
   engine,

@@ -7,7 +7,7 @@ export interface Cached<T> {
 
 /**
  * What an instance read and wrote of the stored sets, least recently used first out, within a budget of bytes
- * (SET_CACHE_MB). Values are never changed in place: a write puts a new one, so a read that took one keeps it whole.
+ * (CACHE_MB). Values are never changed in place: a write puts a new one, so a read that took one keeps it whole.
  */
 export class ChunkCache {
   private readonly entries = new Map<string, Cached<unknown>>();

@@ -48,6 +48,30 @@ export class ChunkStore<T> {
   }
 
   /**
+   * The chunks of `ids`, all within the `_id` range `range`, read by that range in one command where the cache
+   * cannot answer them (on MongoDB the range's versions, then the chunks whose version moved).
+   */
+  async readRange(ids: readonly string[], range: { $gte: string; $lt: string }): Promise<T[]> {
+    const { cache, engine } = this.options;
+    const held = ids.map((id) => cache.get<T>(this.key(id)));
+    if (engine.soleWriter && held.every((entry) => entry !== undefined)) return held.map((entry) => entry!.value);
+    if (engine.soleWriter) {
+      const docs = await this.docs.find({ _id: range } as Filter<ChunkDoc>).toArray();
+      const byId = new Map(docs.map((doc) => [doc._id, doc]));
+      return ids.map((id) => this.cached(id, byId.get(id) ?? null).value);
+    }
+    const versions = await this.docs.find({ _id: range } as Filter<ChunkDoc>, { projection: { v: 1 } }).toArray();
+    const stored = new Map(versions.map((doc) => [doc._id, doc.v]));
+    const stale = new Set(ids.filter((id, i) => held[i]?.v !== (stored.get(id) ?? 0)));
+    const docs = await engine.readByIds(
+      this.docs,
+      [...stale].filter((id) => stored.has(id)),
+    );
+    const read = new Map(docs.flatMap((doc) => (doc ? [[doc._id, doc] as const] : [])));
+    return ids.map((id, i) => (stale.has(id) ? this.cached(id, read.get(id) ?? null, true).value : held[i]!.value));
+  }
+
+  /**
    * Applies each change to its chunk and writes the chunks it changed, all under this process's lock of each chunk;
    * a write that lost to another instance's reads that chunk again and applies its change again.
    */
@@ -116,7 +140,7 @@ export class ChunkStore<T> {
     }
     const missing = ids.filter((_, i) => found[i] === undefined);
     const docs = missing.length === 0 ? [] : await engine.readByIds(this.docs, missing);
-    const read = new Map(missing.map((id, i) => [id, this.cached(id, docs[i])]));
+    const read = new Map(missing.map((id, i) => [id, this.cached(id, docs[i], !engine.soleWriter)]));
     return ids.map((id, i) => found[i] ?? read.get(id)!);
   }
 
@@ -130,12 +154,13 @@ export class ChunkStore<T> {
 
   /**
    * What a read found, kept unless the cache holds a version as new (a write of this instance landed while the read
-   * was on its way: the document read is older than what was written).
+   * was on its way: the document read is older than what was written); `replace`: kept whatever the cache holds (the
+   * read found it stale: another instance wrote, or deleted, the chunk).
    */
-  private cached(id: string, doc: ChunkDoc | null): Cached<T> {
+  private cached(id: string, doc: ChunkDoc | null, replace = false): Cached<T> {
     const { codec, cache } = this.options;
     const held = cache.get<T>(this.key(id));
-    if (held && held.v >= (doc?.v ?? 0)) return held;
+    if (!replace && held && held.v >= (doc?.v ?? 0)) return held;
     const value = codec.decode(doc);
     const entry = { value, v: doc?.v ?? 0, bytes: codec.bytes(value) };
     cache.set(this.key(id), entry);

@@ -73,7 +73,7 @@ export class ActivityStore {
     const ids = wanted.flatMap(({ day, name }) =>
       Array.from({ length: chunks }, (_, c) => this.chunkId(projectId, day, name, c)),
     );
-    const read = await this.chunks.read(ids);
+    const read = wanted.length === 0 ? [] : await this.chunks.readRange(ids, this.daysRange(projectId, wanted));
     const found = new Map<string, Map<string, ActivityChunk[]>>();
     wanted.forEach(({ day, name }, i) => {
       const byName = found.get(day) ?? found.set(day, new Map()).get(day)!;
@@ -149,10 +149,13 @@ export class ActivityStore {
     );
   }
 
-  /** The names each of `days` has, by day (days without any left out). */
+  /** The names each of `days` (ascending) has, by day (days without any left out). */
   async namesOn(projectId: string, days: readonly string[]): Promise<Map<string, Set<string>>> {
     const months = [...new Set(days.map(monthOf))];
-    const read = await this.months.read(months.map((month) => projectScopedId(projectId, month)));
+    if (months.length === 0) return new Map();
+    const ids = months.map((month) => projectScopedId(projectId, month));
+    const range = { $gte: ids[0], $lt: `${ids.at(-1)}/` };
+    const read = await this.months.readRange(ids, range);
     const byMonth = new Map(months.map((month, i) => [month, read[i]]));
     const found = new Map<string, Set<string>>();
     for (const day of days) {
@@ -196,6 +199,14 @@ export class ActivityStore {
       ]),
     );
     await this.months.update(projectId, changes);
+  }
+
+  /** The `_id` range of every chunk of the days of `pairs` (ascending by day). */
+  private daysRange(projectId: string, pairs: readonly DayName[]) {
+    return {
+      $gte: projectScopedId(projectId, `${pairs[0].day}/`),
+      $lt: projectScopedId(projectId, `${pairs.at(-1)!.day}0`),
+    };
   }
 
   private chunkId(projectId: string, day: string, name: string, chunk: number): string {

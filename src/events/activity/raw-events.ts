@@ -1,7 +1,7 @@
 import type { Db, Filter } from "mongodb";
 import { type Engine, throwIfRefused } from "../../db/engine.js";
 import { isDuplicateKeyCode } from "../../db/errors.js";
-import { prefixRange, projectScopedId } from "../../db/ids.js";
+import { idPart, prefixRange, projectScopedId } from "../../db/ids.js";
 import type { QueuedEvent } from "../queue/entries.js";
 import { packEvents, sequenceId, unpackEvents } from "../queue/segment-store.js";
 
@@ -63,10 +63,17 @@ export class RawEventStore {
     }
   }
 
-  /** A day's raw events, a document (a player's in a segment) at a time, in `_id` order. */
-  async *ofDay(projectId: string, day: string): AsyncGenerator<{ seq: number; events: QueuedEvent[] }> {
-    const cursor = this.docs.find({ _id: prefixRange(projectScopedId(projectId, `${day}/`)) }).sort({ _id: 1 });
-    for await (const doc of cursor) yield { seq: Number(doc._id.slice(-16)), events: eventsOf(doc) };
+  /** The raw events of the days `from` through `to`, a document (a player's of a day in a segment) at a time. */
+  async *ofDays(
+    projectId: string,
+    from: string,
+    to: string,
+  ): AsyncGenerator<{ day: string; seq: number; events: QueuedEvent[] }> {
+    const range = { $gte: projectScopedId(projectId, `${from}/`), $lt: projectScopedId(projectId, `${to}0`) };
+    for await (const doc of this.docs.find({ _id: range } as Filter<RawDoc>)) {
+      const day = doc._id.slice(projectId.length + 1, projectId.length + 11);
+      yield { day, seq: Number(doc._id.slice(-16)), events: eventsOf(doc) };
+    }
   }
 
   /** Deletes the raw events of `identityKeys` on `days` (an erasure). */
@@ -98,6 +105,6 @@ export class RawEventStore {
 
 /** The `_id` prefix of a player's documents of a day (the key escaped: it may hold any character, `/` among them). */
 const playerDay = (projectId: string, day: string, identityKey: string) =>
-  projectScopedId(projectId, `${day}/${encodeURIComponent(identityKey)}/`);
+  projectScopedId(projectId, `${day}/${idPart(identityKey)}/`);
 
 const eventsOf = (doc: RawDoc): QueuedEvent[] => unpackEvents(doc.events);

@@ -73,6 +73,16 @@ export async function projectStep(
   return "done";
 }
 
+/** The first fold or erasure queued and not carried out, carried out ahead of the events before it; false: none. */
+export async function controlStep(deps: ProjectStepDeps, step: Step, { state, epoch }: HeldQueue): Promise<boolean> {
+  const control = state.controls.find((seq) => !state.ahead.has(seq) && seq > state.applied);
+  if (control === undefined) return false;
+  const segment = await deps.segments.find(state.projectId, control);
+  if (segment) await carryOut(deps, step, segment);
+  await step("advance", () => deps.queue.markAhead(state.projectId, control, epoch));
+  return true;
+}
+
 /** A fold, an erasure or a step of a sum's back-fill (a tombstone does nothing). */
 async function carryOut(deps: ProjectStepDeps, step: Step, { projectId, seq, work }: Segment): Promise<void> {
   const days = windowDays(deps);

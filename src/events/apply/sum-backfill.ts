@@ -14,57 +14,76 @@ export interface BackfillDeps {
   writer: QueueWriter;
 }
 
+/** Raw events a step of a back-fill reads at most, beyond the day it is in: a step fits a database deadline. */
+const STEP_EVENTS = 50_000;
+
 /**
  * A step of sum `id`'s back-fill, queue segment `seq`: the first (`after` absent) turns the sum on from `seq` (each
- * event applied after it is summed as it is applied); each step adds the raw events of one day (the first after
- * `after` with events of the sum's name), those of segments before the sum's, to the totals of the players they are
- * counted for now, each chunk taking the step once (its `hw`); then queues the next step, or marks the sum ready. A
- * step not where the back-fill stands (a retried update's segment, a continuation queued twice) or of a sum turned off
- * does nothing.
+ * event applied after it is summed as it is applied); each step adds the raw events of the days after `after` with
+ * events of the sum's name (whole days, until STEP_EVENTS are read), those of segments before the sum's, to the totals
+ * of the players they are counted for now, each chunk taking the step once (its `hw`); then queues the next step, or
+ * marks the sum ready once no day is left. A step not where the back-fill stands (a retried update's segment, a
+ * continuation queued twice) or of a sum turned off does nothing.
  */
 export async function sumBackfillStep(
   deps: BackfillDeps,
   { projectId, seq, id, after, days }: { projectId: string; seq: number; id: string; after?: string; days: string[] },
 ): Promise<void> {
-  const pair = (await deps.summed.list(projectId)).find((one) => one.id === id);
-  if (!pair || pair.ready || (pair.counted ?? null) !== (after ?? null)) return;
-  if (after === undefined) {
-    if (pair.from !== null && pair.from !== seq) return;
-    await deps.summed.update(projectId, (pairs) => pairs.map((one) => (one.id === id ? { ...one, from: seq } : one)));
-  } else if (pair.from === null) return;
-  const from = pair.from ?? seq;
+  // The first step turns the sum on from its segment; the list as it is now, either way (one read).
+  const pairs = await deps.summed.update(projectId, (pairs) =>
+    after === undefined && pairs.some((one) => one.id === id && one.from === null)
+      ? pairs.map((one) => (one.id === id ? { ...one, from: seq } : one))
+      : null,
+  );
+  const pair = pairs.find((one) => one.id === id);
+  if (!pair || pair.ready || (pair.counted ?? null) !== (after ?? null) || pair.from === null) return;
+  if (after === undefined && pair.from !== seq) return;
+  const from = pair.from;
   const named = await deps.activity.namesOn(projectId, days);
-  const day = days.find((one) => (after === undefined || one > after) && named.get(one)?.has(pair.name));
-  if (day === undefined) {
+  const left = days.filter((one) => (after === undefined || one > after) && named.get(one)?.has(pair.name));
+  if (left.length === 0) {
     await deps.summed.update(projectId, (pairs) => pairs.map((one) => (one.id === id ? { ...one, ready: true } : one)));
     return;
   }
-  const totals = new Map<string, number>();
-  for await (const { seq: rawSeq, events } of deps.raw.ofDay(projectId, day)) {
+  const totals = new Map<string, Map<string, number>>();
+  let read = 0;
+  let through: string | undefined;
+  let done = true;
+  for await (const { day, seq: rawSeq, events } of deps.raw.ofDays(projectId, left[0], left.at(-1)!)) {
+    // Whole days a step: past its bound, the step ends where a day does.
+    if (day !== through && read >= STEP_EVENTS) {
+      done = false;
+      break;
+    }
+    through = day;
+    read += events.length;
     if (rawSeq >= from) continue;
+    const ofDay = totals.get(day) ?? totals.set(day, new Map()).get(day)!;
     for (const event of events) {
       const millionths = event.n === pair.name ? millionthsOf(event.p, pair.property) : 0;
-      if (millionths !== 0) totals.set(identityOf(event), (totals.get(identityOf(event)) ?? 0) + millionths);
+      if (millionths !== 0) ofDay.set(identityOf(event), (ofDay.get(identityOf(event)) ?? 0) + millionths);
     }
   }
-  const numbers = await deps.numbers.find(projectId, [...totals.keys()]);
-  const byNumber = new Map<number, number>();
-  for (const [key, millionths] of totals) {
-    const number = numbers.get(key);
-    if (number !== undefined) byNumber.set(number, (byNumber.get(number) ?? 0) + millionths);
-  }
-  const players = [...byNumber].map(([number, millionths]) => ({
-    number,
-    events: 0,
-    sums: new Map([[id, millionths]]),
-  }));
-  await deps.activity.count(projectId, [{ seq, days: new Map([[day, new Map([[pair.name, players]])]]) }]);
+  const keys = [...new Set([...totals.values()].flatMap((ofDay) => [...ofDay.keys()]))];
+  const numbers = await deps.numbers.find(projectId, keys);
+  const activity = new Map(
+    [...totals].map(([day, ofDay]) => {
+      const byNumber = new Map<number, number>();
+      for (const [key, millionths] of ofDay) {
+        const number = numbers.get(key);
+        if (number !== undefined) byNumber.set(number, (byNumber.get(number) ?? 0) + millionths);
+      }
+      const players = [...byNumber].map(([number, total]) => ({ number, events: 0, sums: new Map([[id, total]]) }));
+      return [day, new Map([[pair.name, players]])];
+    }),
+  );
+  await deps.activity.count(projectId, [{ seq, days: activity }]);
   // The next step first: run again after a crash between the two, this step queues it again, and the later of the
   // two finds the back-fill past it.
-  await deps.writer.enqueue(projectId, { kind: "sum", id, after: day });
+  if (!done) await deps.writer.enqueue(projectId, { kind: "sum", id, after: through });
   await deps.summed.update(projectId, (pairs) =>
     pairs.some((one) => one.id === id && (one.counted ?? null) === (after ?? null))
-      ? pairs.map((one) => (one.id === id ? { ...one, counted: day } : one))
+      ? pairs.map((one) => (one.id === id ? { ...one, counted: through, ready: done } : one))
       : null,
   );
 }

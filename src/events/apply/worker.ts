@@ -1,14 +1,19 @@
 import { randomUUID } from "node:crypto";
+import { EventEmitter, once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import type { QueueState } from "../queue/queue-store.js";
-import { projectStep, type HeldQueue, type ProjectStepDeps } from "./project-step.js";
+import { controlStep, projectStep, type HeldQueue, type ProjectStepDeps } from "./project-step.js";
+import { KeyedLock } from "../../db/keyed-lock.js";
+import { UnavailableError } from "../../errors.js";
 import type { Retention } from "./retention.js";
 import { ownerOf, type WorkerRegistry } from "./workers.js";
 
-/** How often a caller waiting for a segment to be applied looks at its queue. */
-const APPLIED_POLL_MS = 20;
+/** How often a caller waiting for a project's queue to move looks at it, unless this worker says it moved. */
+const APPLIED_POLL_MS = 250;
+/** How long a fold or an erasure waits for another instance's worker holding its project to carry it out. */
+const CARRY_OUT_WAIT_MS = 30_000;
 /** After this many passes in a row found nothing to do, an idle worker looks QUIET_POLL_FACTOR times less often. */
 const QUIET_AFTER_PASSES = 8;
 const QUIET_POLL_FACTOR = 4;
@@ -44,13 +49,19 @@ export class ApplyWorker {
   private readonly step: Step;
   private readonly leaseMs: number;
   private readonly pollMs: number;
-  private readonly held = new Map<string, { epoch: number }>();
+  private readonly held = new Map<string, { epoch: number; untilMs: number }>();
   private readonly backoff = new Map<string, { untilMs: number; ms: number }>();
   private readonly gaps = new Map<string, { seq: number; sinceMs: number }>();
+  /** A project's work in this process, one at a time: the loop's steps and the folds and erasures carried out at once. */
+  private readonly projects = new KeyedLock();
   private readonly stopping = new AbortController();
   private wakeUp: (() => void) | undefined;
+  /** The live workers as last heard, and when: the list is read again a third of a lease later. */
+  private alive: { ids: string[]; atMs: number } | undefined;
   private running: Promise<void> | undefined;
   private renewal: NodeJS.Timeout | undefined;
+  /** Told, by project, each time this worker moved a project's queue on: its callers waiting look again at once. */
+  private readonly moved = new EventEmitter();
 
   constructor(private readonly options: WorkerOptions) {
     this.step = stepsOf("apply", options.steps ?? notTimed);
@@ -81,20 +92,52 @@ export class ApplyWorker {
     );
   }
 
-  /** Resolves once segment `seq` of the project is applied (or carried out ahead), by any worker. */
-  async applied(projectId: string, seq: number, signal?: AbortSignal): Promise<void> {
-    for (;;) {
-      const { applied, ahead } = await this.options.queue.read(projectId);
-      if (applied >= seq || ahead.has(seq)) return;
-      await delay(APPLIED_POLL_MS, undefined, { signal });
+  /**
+   * Carries out the folds and erasures of a project queued through `seq` (one of them) now, in queue order, ahead of
+   * the events before them: under this worker's lease on the project, or one taken for it (a worker off, or none on
+   * the project yet); while another instance holds it, its worker does, and this waits for it.
+   */
+  async carryOut(projectId: string, seq: number): Promise<void> {
+    const { queue, clock } = this.options;
+    for (const deadline = Date.now() + CARRY_OUT_WAIT_MS; Date.now() < deadline; await this.movedOrPolled(projectId)) {
+      const done = await this.projects.run([projectId], async () => {
+        let state = await queue.read(projectId);
+        if (state.applied >= seq || state.ahead.has(seq)) return true;
+        const now = clock.now();
+        const lease = await this.lease(projectId, now, true);
+        if (!lease) return false;
+        for (; state.applied < seq && !state.ahead.has(seq); state = await queue.read(projectId)) {
+          if (!(await controlStep(this.options, this.step, { state, epoch: lease.epoch, erasedAt: new Map() }))) break;
+        }
+        return state.applied >= seq || state.ahead.has(seq);
+      });
+      if (done) return;
+    }
+    throw new UnavailableError(
+      "the project's event queue is held by a worker that did not carry the change out in time",
+    );
+  }
+
+  /** Resolves once sum `id`'s back-fill is written in full (or the sum was turned off meanwhile), by any worker. */
+  async sumWritten(projectId: string, id: string, signal?: AbortSignal): Promise<void> {
+    while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
+      await this.movedOrPolled(projectId, signal);
     }
   }
 
-  /** Resolves once sum `id`'s back-fill is written in full (or the sum was turned off meanwhile). */
-  async sumWritten(projectId: string, id: string, signal?: AbortSignal): Promise<void> {
-    while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
-      await delay(APPLIED_POLL_MS, undefined, { signal });
+  /** This worker moved the project's queue on, or a poll's wait passed (another instance's worker may have). */
+  private async movedOrPolled(projectId: string, signal?: AbortSignal): Promise<void> {
+    const done = new AbortController();
+    const both = signal ? AbortSignal.any([signal, done.signal]) : done.signal;
+    try {
+      await Promise.race([
+        once(this.moved, projectId, { signal: both }),
+        delay(APPLIED_POLL_MS, undefined, { signal: both }),
+      ]);
+    } finally {
+      done.abort();
     }
+    signal?.throwIfAborted();
   }
 
   private report(error: unknown): void {
@@ -119,7 +162,11 @@ export class ApplyWorker {
   private async pass(): Promise<boolean> {
     const { queue, workers, retention, clock } = this.options;
     const now = clock.now();
-    const alive = await workers.heartbeat(this.id, now, new Date(now.getTime() + this.leaseMs));
+    if (!this.alive || now.getTime() - this.alive.atMs >= this.leaseMs / 3) {
+      const ids = await workers.heartbeat(this.id, now, new Date(now.getTime() + this.leaseMs));
+      this.alive = { ids, atMs: now.getTime() };
+    }
+    const alive = this.alive.ids;
     const states = await queue.readAll();
     const mine = states.filter((state) => ownerOf(state.projectId, alive) === this.id);
     for (const projectId of this.held.keys()) {
@@ -141,10 +188,15 @@ export class ApplyWorker {
   private async work(state: QueueState, now: Date): Promise<boolean> {
     const hasWork = state.reserved > state.applied;
     const { retention, queue } = this.options;
+    if (!hasWork && !retention.due(state.projectId, now)) return false;
     const lease = await this.lease(state.projectId, now, hasWork);
     if (!lease) return false;
     try {
-      const outcome = await projectStep(this.options, this.step, await this.heldQueue(state, lease.epoch));
+      // Read again under the project's lock: a fold or erasure carried out meanwhile moved it on.
+      const outcome = await this.projects.run([state.projectId], async () =>
+        projectStep(this.options, this.step, await this.heldQueue(await queue.read(state.projectId), lease.epoch)),
+      );
+      if (outcome === "done") this.moved.emit(state.projectId);
       this.backoff.delete(state.projectId);
       if (outcome === "gap") return this.closeGap(state, now);
       this.gaps.delete(state.projectId);
@@ -164,24 +216,30 @@ export class ApplyWorker {
     }
   }
 
-  /** The project's lease, taken when there is work (or a sweep to run) and not held yet. */
+  /** The project's lease, taken when there is work (or a sweep to run) and not held (or no longer: it ran out). */
   private async lease(projectId: string, now: Date, hasWork: boolean) {
     const held = this.held.get(projectId);
-    if (held) return held;
+    if (held && held.untilMs > now.getTime()) return held;
     if (!hasWork && !this.options.retention.due(projectId, now)) return null;
-    const taken = await this.options.queue.takeLease(projectId, this.id, now, new Date(now.getTime() + this.leaseMs));
-    if (!taken) return null;
+    const until = new Date(now.getTime() + this.leaseMs);
+    const taken = await this.options.queue.takeLease(projectId, this.id, now, until);
+    if (!taken) {
+      this.held.delete(projectId);
+      return null;
+    }
     if (taken.resumed) this.options.summed.leaseLapsed(projectId);
-    this.held.set(projectId, { epoch: taken.epoch });
+    this.held.set(projectId, { epoch: taken.epoch, untilMs: until.getTime() });
     return this.held.get(projectId)!;
   }
 
   /** Renews every lease held (a timer: a long step keeps its lease); one another worker took is let go. */
   private async renewLeases(): Promise<void> {
     const now = this.options.clock.now();
-    for (const [projectId, { epoch }] of this.held) {
-      const taken = await this.options.queue.takeLease(projectId, this.id, now, new Date(now.getTime() + this.leaseMs));
-      if (!taken || taken.epoch !== epoch) this.held.delete(projectId);
+    for (const [projectId, held] of this.held) {
+      const until = new Date(now.getTime() + this.leaseMs);
+      const taken = await this.options.queue.takeLease(projectId, this.id, now, until);
+      if (!taken || taken.epoch !== held.epoch) this.held.delete(projectId);
+      else held.untilMs = until.getTime();
     }
   }
 

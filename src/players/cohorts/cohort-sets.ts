@@ -7,6 +7,10 @@ import type { CohortFilter } from "../../events/reads/query.js";
 import { traitPairs } from "../rules/profile-match.js";
 import type { TraitChange, TraitColumns } from "./trait-columns.js";
 
+/** A trait key proves low-cardinality once this many players hold it with at most MAX_COHORT_VALUES values. */
+const PROOF_HOLDERS = 100;
+const MAX_COHORT_VALUES = 20;
+
 /** The set of the players with a live profile. */
 export const PROFILES = "profiles";
 /** The set of a tag's players. */
@@ -84,6 +88,12 @@ export class CohortSets {
     }
     const members = intersection(parts);
     return { members: none.isEmpty ? members : Bitmap.andNot(members, none) };
+  }
+
+  /** Whether a trait key proved low-cardinality: PROOF_HOLDERS players hold it, with at most MAX_COHORT_VALUES values. */
+  async lowCardinality(projectId: string, key: string): Promise<boolean> {
+    const count = await this.numbers.count(projectId);
+    return this.traits.lowCardinality(projectId, key, count, { holders: PROOF_HOLDERS, values: MAX_COHORT_VALUES });
   }
 
   private chunkId(projectId: string, name: string, chunk: number): string {

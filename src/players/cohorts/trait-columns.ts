@@ -1,4 +1,4 @@
-import { projectScopedId } from "../../db/ids.js";
+import { idPart, projectScopedId } from "../../db/ids.js";
 import { Bitmap } from "../../sets/bitmap.js";
 import type { ChunkStore } from "../../sets/chunk-store.js";
 
@@ -70,6 +70,27 @@ export class TraitColumns {
     return parts.length === 0 ? new Bitmap() : Bitmap.orMany(parts);
   }
 
+  /**
+   * Whether `key` has proved low-cardinality: at least `holders` players hold it, with at most `values` distinct
+   * values among them (read until it is clear either way).
+   */
+  async lowCardinality(
+    projectId: string,
+    key: string,
+    count: number,
+    { holders, values }: { holders: number; values: number },
+  ) {
+    const seen = new Set<string>();
+    let held = 0;
+    for (let chunk = 0; chunk < Math.ceil(count / COLUMN_SIZE); chunk++) {
+      const [column] = await this.store.read([this.chunkId(projectId, key, chunk)]);
+      for (const value of column.values()) seen.add(value);
+      held += column.size;
+      if (seen.size > values) return false;
+    }
+    return held >= holders;
+  }
+
   /** Per value of the chunk, its holders (numbers of the project). */
   private valuesOf(column: TraitColumn, chunk: number): Map<string, Bitmap> {
     let values = this.derived.get(column);
@@ -88,6 +109,6 @@ export class TraitColumns {
   }
 
   private chunkId(projectId: string, key: string, chunk: number): string {
-    return projectScopedId(projectId, `${encodeURIComponent(key)}/${chunk}`);
+    return projectScopedId(projectId, `${idPart(key)}/${chunk}`);
   }
 }

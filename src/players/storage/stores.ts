@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
 import type { Engine } from "../../db/engine.js";
+import type { ChunkCache } from "../../sets/chunk-cache.js";
 import { AccountLinkStore, DeviceLinkStore } from "./link-stores.js";
 import { IntentStore } from "./intent-store.js";
 import { PlatformUserStore } from "./platform-user-store.js";
@@ -22,10 +23,10 @@ export interface PlayerStores {
   updateRequests: UpdateRequestStore;
 }
 
-/** `engine`: how the stores read and guard their writes. */
-export function createPlayerStores(db: Db, engine: Engine): PlayerStores {
+/** `engine`: how the stores read and guard their writes; `cache`: what the sole writer keeps of the profiles. */
+export function createPlayerStores(db: Db, engine: Engine, cache: ChunkCache): PlayerStores {
   return {
-    profiles: new ProfileStore(db, engine),
+    profiles: new ProfileStore(db, engine, cache),
     tags: new TagStore(db, engine),
     intents: new IntentStore(db),
     traitKeys: new TraitKeyStore(db, engine),

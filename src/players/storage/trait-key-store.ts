@@ -9,6 +9,8 @@ interface TraitKeyDoc {
   project_id: string;
   key: string;
   first_seen_at: Date;
+  /** Asked for with players/traits/update, or proved low-cardinality (the listing says so). */
+  materialised?: boolean;
 }
 
 /** The player_trait_keys collection: each project's trait-key registry, `_id` `<project>/<key>`. */
@@ -38,6 +40,17 @@ export class TraitKeyStore {
   async listInProject(projectId: string): Promise<string[]> {
     const docs = await this.traitKeys.find({ project_id: projectId }, { projection: { _id: 0, key: 1 } }).toArray();
     return docs.map((doc) => doc.key);
+  }
+
+  /** Which of `keys` are marked materialised. */
+  async materialised(projectId: string, keys: readonly string[]): Promise<Set<string>> {
+    const docs = await sideBySide(keys, (key) => this.traitKeys.findOne({ _id: projectScopedId(projectId, key) }));
+    return new Set(keys.filter((_, i) => docs[i]?.materialised === true));
+  }
+
+  /** Marks a registered key materialised. */
+  async materialise(projectId: string, key: string): Promise<void> {
+    await this.traitKeys.updateOne({ _id: projectScopedId(projectId, key) }, { $set: { materialised: true } });
   }
 
   /** How many trait keys the project has registered (a scan of player_trait_keys on FerretDB). */

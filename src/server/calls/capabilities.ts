@@ -57,27 +57,31 @@ export async function createCapabilities({
   const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
   const engine = engineOf(database);
-  const sets = createSets({ database, engine, cacheBytes: config.setCacheMb * 2 ** 20 });
+  const sets = createSets({ database, engine, cacheBytes: config.cacheMb * 2 ** 20 });
   // Events read the players' sets, and the players' folds and erasures reach the events' queues: the queues first.
-  const eventQueue = createEventQueue({ database, clock });
+  const eventQueue = await createEventQueue({
+    database,
+    engine,
+    sets,
+    clock,
+    retentionDays: config.eventRetentionDays,
+    parkAfter: config.eventParkAfterFailures,
+    steps,
+    worker: { onError: (err) => log.error({ err }, "event apply worker") },
+  });
   const players = await createPlayers({ database, engine, sets, clock, log, activity: eventQueue.changes, steps });
-  const events = await createEvents({
+  const events = createEvents({
     database,
     engine,
     sets,
     clock,
     eventQueue,
-    retentionDays: config.eventRetentionDays,
     nameLimit: config.eventNameLimit,
     maxLagSeconds: config.eventMaxLagSeconds,
     maxQueueEvents: config.eventMaxQueueEvents,
     dbTimeoutMs: config.dbTimeoutMs,
-    parkAfter: config.eventParkAfterFailures,
     directory: players.directory,
     steps,
-    worker: {
-      onError: (err) => log.error({ err }, "event apply worker"),
-    },
   });
   const launch = await createLaunch({
     config,

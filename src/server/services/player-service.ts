@@ -244,7 +244,7 @@ export function createPlayerService({
       const projectId = projectOf(ctx);
       const page = paging(req);
       const { keys, total } = await players.listTraitKeys(projectId, page.page, page.pageSize);
-      const states = players.traitMaterialisation(keys);
+      const states = await players.traitMaterialisation(projectId, keys);
       return create(ListTraitsResponseSchema, {
         traits: keys.map((key, i) => create(TraitRecordSchema, { key, ...states[i] })),
         traitsInfo: pageInfo(total, page),

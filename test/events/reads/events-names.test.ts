@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestService, type TestService } from "../../support/service/service.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
 
-// A project with many event names: its cohort month documents must not grow with them (FerretDB reads a document in
-// time that grows with its fields), and every name must still be counted, from the first document and the last.
+// A project with many event names: its activity documents must not grow with them (FerretDB reads a document in
+// time that grows with its fields), and every name must still be counted.
 
 let svc: TestService;
 beforeAll(async () => {
@@ -34,15 +34,13 @@ async function sendManyNames(service: TestService, publicKey: string) {
   return { sent, days: times.map(({ day }) => day), names };
 }
 
-/** The project's cohort documents: the most distinct names any one holds, and how many there are. */
-async function cohortDocuments(service: TestService, projectId: string) {
+/** The project's activity documents (`<project>/<day>/<name>/<chunk>`): the days and names they hold. */
+async function activityDocuments(service: TestService, projectId: string) {
   const docs = await service.database.db
-    .collection<{ counts?: Record<string, Record<string, unknown>> }>("event_cohort_rollups")
-    .find({ project_id: projectId })
+    .collection<{ _id: string }>("event_activity")
+    .find({ project_id: projectId }, { projection: { _id: 1 } })
     .toArray();
-  const namesIn = (doc: (typeof docs)[number]) =>
-    new Set(Object.values(doc.counts ?? {}).flatMap((fields) => Object.keys(fields))).size;
-  return { count: docs.length, mostNames: Math.max(...docs.map(namesIn)) };
+  return docs.map((doc) => doc._id.split("/"));
 }
 
 async function expectCharts(service: TestService, privateKey: string, sent: Awaited<ReturnType<typeof sendManyNames>>) {
@@ -61,13 +59,14 @@ async function expectCharts(service: TestService, privateKey: string, sent: Awai
 }
 
 describe("many event names", () => {
-  it("keeps at most 16 names in a cohort month document and counts every name", async () => {
+  it("keeps one name a day in each activity document and counts every name", async () => {
     const { projectId, publicKey, privateKey } = await svc.createProject();
     const sent = await sendManyNames(svc, publicKey);
     await expectCharts(svc, privateKey, sent);
-    const documents = await cohortDocuments(svc, projectId);
-    expect(documents.mostNames).toBeLessThanOrEqual(16);
-    // Everyone and vip, each month (one or two) in three documents.
-    expect(documents.count).toBeGreaterThanOrEqual(6);
+    const documents = await activityDocuments(svc, projectId);
+    // One chunk of players (three of them): a document per day and name, whatever the number of names.
+    expect(documents.map(([, day, name, chunk]) => `${day} ${name} ${chunk}`).sort()).toEqual(
+      sent.days.flatMap((day) => sent.names.map((name) => `${day} ${name} 0`)).sort(),
+    );
   });
 });
