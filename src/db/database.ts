@@ -1,5 +1,6 @@
 import { MongoClient, type Db } from "mongodb";
 import type { Logger } from "../log.js";
+import { withDeadline } from "./deadline-db.js";
 import { watchHeartbeats } from "./heartbeat-watchdog.js";
 
 /** An open connection to the service's database. */
@@ -49,7 +50,7 @@ export async function connectDatabase(
     monitorCommands: true,
   });
   await client.connect();
-  const db = client.db(dbName);
+  const db = withDeadline(client.db(dbName), timeoutMs);
   const buildInfo = await db.admin().command({ buildInfo: 1 });
   // A heartbeat is a connect and a hello, each bounded by connectTimeoutMS; one outstanding a whole deadline and
   // 2 s longer (event-loop lag on a loaded machine) is stuck. A hung monitor never recovers, so waiting costs little.

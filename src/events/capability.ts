@@ -4,8 +4,8 @@ import type { Engine } from "../db/engine.js";
 import type { Sets } from "../sets/capability.js";
 import type { StepTimer } from "../steps.js";
 import { activityCodec } from "./activity/activity-chunk.js";
-import { ActivityStore, type MonthNames } from "./activity/activity-store.js";
-import { RawEventStore } from "./activity/raw-events.js";
+import { ActivityStore, monthsCodec, type MonthNames } from "./activity/activity-store.js";
+import { RawEventStore } from "./activity/raw-event-store.js";
 import { Retention } from "./apply/retention.js";
 import { ApplyWorker, type WorkerOptions } from "./apply/worker.js";
 import { WorkerRegistry } from "./apply/workers.js";
@@ -18,6 +18,7 @@ import { QueueLagMeter } from "./queue/lag.js";
 import { QueueStore } from "./queue/queue-store.js";
 import { QueueWriter } from "./queue/queue-writer.js";
 import { SegmentStore } from "./queue/segment-store.js";
+import { ParkedStore } from "./queue/parked-store.js";
 import { DaySetReader } from "./reads/day-sets.js";
 import { RetentionWindow } from "./rollup-keys.js";
 import { EventNameStore } from "./rollups/event-name-store.js";
@@ -46,6 +47,7 @@ export interface EventQueue {
   activity: ActivityStore;
   raw: RawEventStore;
   summed: SummedPropertyStore;
+  parked: ParkedStore;
   window: RetentionWindow;
   /** The players' PlayerActivityChanges: each queued, then carried out at once (ApplyWorker.carryOut). */
   changes: PlayerActivityChanges;
@@ -76,6 +78,7 @@ export async function createEventQueue(options: EventQueueOptions): Promise<Even
   const months = sets.chunks<MonthNames>("event_activity_days", monthsCodec);
   const activity = new ActivityStore(sets.chunks("event_activity", activityCodec), months, sets.numbers);
   const summed = new SummedPropertyStore(db);
+  const parked = new ParkedStore(db);
   const workers = new WorkerRegistry(db);
   await workers.createIndexes(engine.ttlIndexes);
   const window = new RetentionWindow(options.retentionDays);
@@ -93,6 +96,7 @@ export async function createEventQueue(options: EventQueueOptions): Promise<Even
     clock,
     workers,
     parkAfter: options.parkAfter,
+    parked,
     retention: new Retention({ window, activity, raw, eventIds }),
     steps: options.steps,
   });
@@ -102,7 +106,7 @@ export async function createEventQueue(options: EventQueueOptions): Promise<Even
     erase: async (projectId, identityKeys) =>
       worker.carryOut(projectId, await writer.enqueue(projectId, { kind: "erase", identityKeys: [...identityKeys] })),
   };
-  return { queue, segments, writer, worker, activity, raw, summed, window, changes };
+  return { queue, segments, writer, worker, activity, raw, summed, parked, window, changes };
 }
 
 export interface CreateEventsOptions {
@@ -157,14 +161,3 @@ export function createEvents(options: CreateEventsOptions): EventsCapability {
   const keptEvents = new KeptEvents({ numbers: sets.numbers, activity, raw, queue, segments, window, clock });
   return { events, worker, lag, backpressure, keptEvents };
 }
-
-/** A month's days and their names, stored as one JSON string (FerretDB decodes a document field by field). */
-const monthsCodec = {
-  decode: (doc: { days?: string } | null): MonthNames =>
-    new Map(Object.entries(JSON.parse(doc?.days ?? "{}") as Record<string, string[]>).map(([d, n]) => [d, new Set(n)])),
-  encode: (month: MonthNames) => ({
-    days: JSON.stringify(Object.fromEntries([...month].map(([d, n]) => [d, [...n]]))),
-  }),
-  bytes: (month: MonthNames) => 64 + [...month.values()].reduce((sum, names) => sum + 32 + 40 * names.size, 0),
-  clone: (month: MonthNames): MonthNames => new Map([...month].map(([day, names]) => [day, new Set(names)])),
-};

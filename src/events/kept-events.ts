@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { PlayerNumbers } from "../sets/player-numbers.js";
 import type { ActivityStore } from "./activity/activity-store.js";
-import type { RawEventStore } from "./activity/raw-events.js";
+import type { RawEventStore } from "./activity/raw-event-store.js";
 import { identityOf } from "./apply/apply-batch.js";
 import type { QueuedEvent } from "./queue/entries.js";
 import type { QueueStore } from "./queue/queue-store.js";

@@ -9,7 +9,7 @@ import { CohortSets } from "./cohorts/cohort-sets.js";
 import { seenCodec, TagSeen } from "./cohorts/tag-seen.js";
 import { columnCodec, TraitColumns } from "./cohorts/trait-columns.js";
 import { Players } from "./players.js";
-import { syncFromProfiles } from "./rounds/cohort-sync.js";
+import { repairSets } from "./rounds/cohort-sync.js";
 import { Registration } from "./rounds/registration.js";
 import { repairRegistryCounters } from "./storage/counter-repair.js";
 import { createPlayerIndexes, createPlayerStores } from "./storage/stores.js";
@@ -49,12 +49,9 @@ export async function createPlayers(options: {
     sets.numbers,
   );
   // The sole writer has no other instance mid-write: every intent it finds is a round a crash cut short.
-  const stale = await stores.intents.stale(new Date(clock.now().getTime() - (engine.soleWriter ? 0 : REPAIR_GRACE_MS)));
-  for (const intent of stale) {
-    await syncFromProfiles(stores, cohorts, intent);
-    await stores.intents.settle(intent.id);
-  }
-  if (stale.length > 0) log?.info({ rounds: stale.length }, "players' sets repaired after a crash");
+  const before = new Date(clock.now().getTime() - (engine.soleWriter ? 0 : REPAIR_GRACE_MS));
+  const repaired = await repairSets(stores, cohorts, before);
+  if (repaired > 0) log?.info({ rounds: repaired }, "players' sets repaired after a crash");
   await repairRegistryCounters({ stores, lower: engine.soleWriter, log });
   const registration = new Registration(stores);
   return new Players({

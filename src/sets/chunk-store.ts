@@ -118,6 +118,20 @@ export class ChunkStore<T> {
     );
   }
 
+  /**
+   * Chunks the caller knows have no document yet (their index says so): where this instance is the only writer, its
+   * cache holds them as empty, and their first write reads nothing.
+   */
+  assumeAbsent(ids: readonly string[]): void {
+    const { cache, codec, engine } = this.options;
+    if (!engine.soleWriter) return;
+    for (const id of ids) {
+      if (cache.get(this.key(id))) continue;
+      const value = codec.decode(null);
+      cache.set(this.key(id), { value, v: 0, bytes: codec.bytes(value) });
+    }
+  }
+
   /** Deletes the documents of `ids` (and forgets them). */
   async delete(ids: readonly string[]): Promise<void> {
     for (const id of ids) this.options.cache.delete(this.key(id));

@@ -27,7 +27,15 @@ interface CounterDoc {
 }
 
 /** The keys of a chunk of numbers, by number within the chunk (null: not handed out, or its writer lost it). */
-type KeyChunk = (string | null)[];
+export type KeyChunk = (string | null)[];
+
+/** A chunk of keys as stored: one JSON string (FerretDB decodes a document field by field). */
+export const keyChunkCodec = {
+  decode: (doc: { keys?: string } | null): KeyChunk => (doc?.keys ? (JSON.parse(doc.keys) as KeyChunk) : []),
+  encode: (keys: KeyChunk) => ({ keys: JSON.stringify(keys) }),
+  bytes: (keys: KeyChunk) => 64 + keys.reduce((sum, key) => sum + 16 + (key?.length ?? 0) * 2, 0),
+  clone: (keys: KeyChunk): KeyChunk => [...keys],
+};
 
 /**
  * The dense number of each player of a project, handed out the first time the project sees them (a profile written
@@ -47,15 +55,7 @@ export class PlayerNumbers {
   ) {
     this.numbers = db.collection<NumberDoc>("player_numbers");
     this.counters = db.collection<CounterDoc>("player_number_counters");
-    this.keys = new ChunkStore(db, "player_number_keys", {
-      ...options,
-      codec: {
-        decode: (doc) => (doc ? (JSON.parse(doc.keys as string) as KeyChunk) : []),
-        encode: (keys) => ({ keys: JSON.stringify(keys) }),
-        bytes: (keys) => 64 + keys.reduce((sum, key) => sum + 16 + (key?.length ?? 0) * 2, 0),
-        clone: (keys) => [...keys],
-      },
-    });
+    this.keys = new ChunkStore(db, "player_number_keys", { ...options, codec: keyChunkCodec });
   }
 
   /** How many numbers the project has handed out (every number below is taken or lost). */

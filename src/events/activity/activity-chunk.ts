@@ -84,8 +84,7 @@ export function addActivity(chunk: ActivityChunk, { number, events, sums }: Play
 
 /** A player's activity in the chunk (null: none), taken out of it. */
 export function takeActivity(chunk: ActivityChunk, number: number): PlayerActivity | null {
-  if (!chunk.players.has(number)) return null;
-  const events = valueOf(chunk.counts, number) + 1;
+  const events = chunk.players.has(number) ? valueOf(chunk.counts, number) + 1 : 0;
   const sums = new Map<string, number>();
   for (const [id, { pos, neg }] of chunk.sums) {
     const total = valueOf(pos, number) - valueOf(neg, number);
@@ -95,7 +94,7 @@ export function takeActivity(chunk: ActivityChunk, number: number): PlayerActivi
   }
   chunk.players.remove(number);
   setValue(chunk.counts, number, 0, newSlice);
-  return { number, events, sums };
+  return events === 0 && sums.size === 0 ? null : { number, events, sums };
 }
 
 function addSum(chunk: ActivityChunk, id: string, number: number, millionths: number): void {

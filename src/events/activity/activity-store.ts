@@ -5,8 +5,19 @@ import type { PlayerNumbers } from "../../sets/player-numbers.js";
 import { monthOf } from "../rollup-keys.js";
 import { activityCodec, addActivity, takeActivity, type ActivityChunk, type PlayerActivity } from "./activity-chunk.js";
 
-/** Per day of a month, the event names with activity that day: which chunks a read of a range reads. */
+/**
+ * Per day of a month, the series with activity that day (which chunks a read of a range reads): an event name's
+ * (its players and events), and each of its summed properties' (`<name>/<sum id>`), kept apart so that no chunk nears
+ * 16 MiB whatever a project sums.
+ */
 export type MonthNames = Map<string, Set<string>>;
+
+/** The series of a summed property of an event name (a name never holds "/"). */
+const sumSeries = (name: string, id: string) => `${name}/${id}`;
+/** The event name of a series. */
+export const nameOfSeries = (series: string) => series.split("/")[0];
+/** The summed property of a series (undefined: the name's own). */
+export const sumOfSeries = (series: string): string | undefined => series.split("/")[1];
 
 /** A segment's activity: per day, per name, each player's. */
 export interface SegmentActivity {
@@ -14,7 +25,7 @@ export interface SegmentActivity {
   days: ReadonlyMap<string, ReadonlyMap<string, readonly PlayerActivity[]>>;
 }
 
-/** A day and a name with a player's activity. */
+/** A day and a series (a name's, or a sum's) with a player's activity. */
 export interface DayName {
   day: string;
   name: string;
@@ -34,20 +45,30 @@ export class ActivityStore {
 
   /** Counts the activity of segments (ascending), each in each chunk it touches unless that chunk counts it already. */
   async count(projectId: string, segments: readonly SegmentActivity[]): Promise<void> {
-    await this.index(projectId, segments);
+    const added = await this.index(projectId, segments);
     const byChunk = new Map<string, { seq: number; players: PlayerActivity[] }[]>();
     for (const { seq, days } of segments) {
       for (const [day, names] of days) {
         for (const [name, players] of names) {
           for (const player of players) {
-            const id = this.chunkId(projectId, day, name, chunkOf(player.number));
-            const list = byChunk.get(id) ?? byChunk.set(id, []).get(id)!;
-            if (list.at(-1)?.seq !== seq) list.push({ seq, players: [] });
-            list.at(-1)!.players.push(player);
+            const add = (series: string, part: PlayerActivity) => {
+              const id = this.chunkId(projectId, day, series, chunkOf(player.number));
+              const list = byChunk.get(id) ?? byChunk.set(id, []).get(id)!;
+              if (list.at(-1)?.seq !== seq) list.push({ seq, players: [] });
+              list.at(-1)!.players.push(part);
+            };
+            if (player.events > 0) add(name, { ...player, sums: new Map() });
+            for (const [sum, millionths] of player.sums) {
+              add(sumSeries(name, sum), { number: player.number, events: 0, sums: new Map([[sum, millionths]]) });
+            }
           }
         }
       }
     }
+    // A series new to a day has no chunk yet: the index is written before its chunks, and a sweep deletes it after.
+    this.chunks.assumeAbsent(
+      [...byChunk.keys()].filter((id) => added.has(id.slice(projectId.length + 1, id.lastIndexOf("/")))),
+    );
     const changes = new Map(
       [...byChunk].map(([id, bySegment]) => [
         id,
@@ -62,13 +83,13 @@ export class ActivityStore {
     await this.chunks.update(projectId, changes);
   }
 
-  /** The chunks of each of `names` (every name the day has, when absent) on each day, by day and name. */
+  /** The chunks of each series of `names` (every name, when absent) on each day, by day and series. */
   async read(projectId: string, days: readonly string[], names?: readonly string[]) {
-    const namesByDay = await this.namesOn(projectId, days);
+    const seriesByDay = await this.seriesOn(projectId, days);
     const chunks = Math.ceil((await this.numbers.count(projectId)) / 2 ** CHUNK_BITS);
     const wanted: DayName[] = [];
-    for (const [day, dayNames] of namesByDay) {
-      for (const name of names ?? dayNames) if (dayNames.has(name)) wanted.push({ day, name });
+    for (const [day, series] of seriesByDay) {
+      for (const name of series) if (!names || names.includes(nameOfSeries(name))) wanted.push({ day, name });
     }
     const ids = wanted.flatMap(({ day, name }) =>
       Array.from({ length: chunks }, (_, c) => this.chunkId(projectId, day, name, c)),
@@ -82,15 +103,18 @@ export class ActivityStore {
     return found;
   }
 
-  /** The days (of `days`) and names on which `number` has activity. */
+  /** The days (of `days`) and series on which `number` has activity: its names', and their sums'. */
   async pairsOf(projectId: string, number: number, days: readonly string[]): Promise<DayName[]> {
-    const pairs = [...(await this.namesOn(projectId, days))].flatMap(([day, names]) =>
-      [...names].map((name) => ({ day, name })),
+    const pairs = [...(await this.seriesOn(projectId, days))].flatMap(([day, series]) =>
+      [...series].map((name) => ({ day, name })),
     );
     const read = await this.chunks.read(
       pairs.map(({ day, name }) => this.chunkId(projectId, day, name, chunkOf(number))),
     );
-    return pairs.filter((_, i) => read[i].players.has(number));
+    const held = (chunk: ActivityChunk) =>
+      chunk.players.has(number) ||
+      [...chunk.sums.values()].some(({ pos, neg }) => [...pos, ...neg].some((s) => s.has(number)));
+    return pairs.filter((_, i) => held(read[i]));
   }
 
   /**
@@ -138,7 +162,7 @@ export class ActivityStore {
    * Takes `day`'s activity out (the retention sweep): its chunks, then its place in the month's names.
    */
   async dropDay(projectId: string, day: string): Promise<void> {
-    const names = (await this.namesOn(projectId, [day])).get(day) ?? new Set<string>();
+    const names = (await this.seriesOn(projectId, [day])).get(day) ?? new Set<string>();
     const chunks = Math.ceil((await this.numbers.count(projectId)) / 2 ** CHUNK_BITS);
     await this.chunks.delete(
       [...names].flatMap((name) => Array.from({ length: chunks }, (_, c) => this.chunkId(projectId, day, name, c))),
@@ -149,8 +173,14 @@ export class ActivityStore {
     );
   }
 
-  /** The names each of `days` (ascending) has, by day (days without any left out). */
+  /** The event names each of `days` (ascending) has, by day (days without any left out). */
   async namesOn(projectId: string, days: readonly string[]): Promise<Map<string, Set<string>>> {
+    const series = await this.seriesOn(projectId, days);
+    return new Map([...series].map(([day, keys]) => [day, new Set([...keys].filter((key) => !sumOfSeries(key)))]));
+  }
+
+  /** The series each of `days` (ascending) has, by day (days without any left out). */
+  private async seriesOn(projectId: string, days: readonly string[]): Promise<Map<string, Set<string>>> {
     const months = [...new Set(days.map(monthOf))];
     if (months.length === 0) return new Map();
     const ids = months.map((month) => projectScopedId(projectId, month));
@@ -173,32 +203,40 @@ export class ActivityStore {
   }
 
   /** Records the names new to a day of the segments' months. */
-  private async index(projectId: string, segments: readonly SegmentActivity[]): Promise<void> {
+  private async index(projectId: string, segments: readonly SegmentActivity[]): Promise<Set<string>> {
     const byMonth = new Map<string, [string, string][]>();
     for (const { days } of segments) {
       for (const [day, names] of days) {
-        for (const name of names.keys()) {
+        for (const [name, players] of names) {
           const id = projectScopedId(projectId, monthOf(day));
-          byMonth.set(id, [...(byMonth.get(id) ?? []), [day, name]]);
+          const sums = new Set(players.flatMap((player) => [...player.sums.keys()]));
+          const series = [
+            ...(players.some((p) => p.events > 0) ? [name] : []),
+            ...[...sums].map((sum) => sumSeries(name, sum)),
+          ];
+          byMonth.set(id, [...(byMonth.get(id) ?? []), ...series.map((one): [string, string] => [day, one])]);
         }
       }
     }
+    // The day and series new to the index (a change may run again: each run starts afresh).
+    const added = new Map<string, string[]>();
     const changes = new Map(
       [...byMonth].map(([id, pairs]) => [
         id,
         (month: MonthNames) => {
-          let changed = false;
+          added.set(id, []);
           for (const [day, name] of pairs) {
             const names = month.get(day) ?? month.set(day, new Set()).get(day)!;
             if (names.has(name)) continue;
             names.add(name);
-            changed = true;
+            added.get(id)!.push(`${day}/${name}`);
           }
-          return changed;
+          return added.get(id)!.length > 0;
         },
       ]),
     );
     await this.months.update(projectId, changes);
+    return new Set([...added.values()].flat());
   }
 
   /** The `_id` range of every chunk of the days of `pairs` (ascending by day). */
@@ -216,3 +254,14 @@ export class ActivityStore {
 
 /** The mark of the `index`th fold or erasure of queue segment `seq`: ascending in queue order. */
 export const markOf = (seq: number, index: number): number => seq * 1024 + index;
+
+/** A month's days and their series, stored as one JSON string (FerretDB decodes a document field by field). */
+export const monthsCodec = {
+  decode: (doc: { days?: string } | null): MonthNames =>
+    new Map(Object.entries(JSON.parse(doc?.days ?? "{}") as Record<string, string[]>).map(([d, n]) => [d, new Set(n)])),
+  encode: (month: MonthNames) => ({
+    days: JSON.stringify(Object.fromEntries([...month].map(([d, n]) => [d, [...n]]))),
+  }),
+  bytes: (month: MonthNames) => 64 + [...month.values()].reduce((sum, names) => sum + 32 + 40 * names.size, 0),
+  clone: (month: MonthNames): MonthNames => new Map([...month].map(([day, names]) => [day, new Set(names)])),
+};

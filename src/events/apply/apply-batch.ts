@@ -3,7 +3,7 @@ import type { PlayerNumbers } from "../../sets/player-numbers.js";
 import type { Step } from "../../steps.js";
 import type { PlayerActivity } from "../activity/activity-chunk.js";
 import type { ActivityStore, SegmentActivity } from "../activity/activity-store.js";
-import type { RawBatch, RawEventStore } from "../activity/raw-events.js";
+import type { RawBatch, RawEventStore } from "../activity/raw-event-store.js";
 import type { QueuedEvent } from "../queue/entries.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import type { Segment } from "../queue/segment-store.js";

@@ -1,7 +1,7 @@
 import type { PlayerNumbers } from "../../sets/player-numbers.js";
 import type { Step } from "../../steps.js";
 import { markOf, type ActivityStore, type DayName } from "../activity/activity-store.js";
-import type { RawEventStore } from "../activity/raw-events.js";
+import type { RawEventStore } from "../activity/raw-event-store.js";
 import type { FoldMove } from "../queue/segment-store.js";
 
 export interface ControlDeps {

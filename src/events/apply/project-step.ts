@@ -77,10 +77,35 @@ export async function projectStep(
 export async function controlStep(deps: ProjectStepDeps, step: Step, { state, epoch }: HeldQueue): Promise<boolean> {
   const control = state.controls.find((seq) => !state.ahead.has(seq) && seq > state.applied);
   if (control === undefined) return false;
-  const segment = await deps.segments.find(state.projectId, control);
-  if (segment) await carryOut(deps, step, segment);
-  await step("advance", () => deps.queue.markAhead(state.projectId, control, epoch));
+  await failingAs(
+    control,
+    async () => {
+      const segment = await deps.segments.find(state.projectId, control);
+      if (segment) await carryOut(deps, step, segment);
+      await step("advance", () => deps.queue.markAhead(state.projectId, control, epoch));
+    },
+    true,
+  );
   return true;
+}
+
+/** A step that failed, and the segment it was applying (a fold or an erasure is never parked: it is needed). */
+export class SegmentFailure extends Error {
+  constructor(
+    readonly seq: number,
+    readonly control: boolean,
+    cause: unknown,
+  ) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+  }
+}
+
+async function failingAs<T>(seq: number, run: () => Promise<T>, control = false): Promise<T> {
+  try {
+    return await run();
+  } catch (error) {
+    throw error instanceof SegmentFailure ? error : new SegmentFailure(seq, control, error);
+  }
 }
 
 /** A fold, an erasure or a step of a sum's back-fill (a tombstone does nothing). */
@@ -97,6 +122,8 @@ async function carryOut(deps: ProjectStepDeps, step: Step, { projectId, seq, wor
 /** `first` and the events segments after it, up to the batch's bounds or the first segment of other work. */
 async function eventsBatch(deps: ProjectStepDeps, state: QueueState, first: EventsSegment): Promise<EventsSegment[]> {
   const batch = [first];
+  // While it fails, a segment is applied alone: the one that fails is the one parked.
+  if (state.failing?.seq === first.seq) return batch;
   let events = first.count;
   for (let seq = first.seq + 1; seq <= state.reserved && batch.length < BATCH_SEGMENTS; seq++) {
     if (state.ahead.has(seq) || state.controls.includes(seq)) break;

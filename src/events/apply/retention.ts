@@ -1,5 +1,5 @@
 import type { ActivityStore } from "../activity/activity-store.js";
-import type { RawEventStore } from "../activity/raw-events.js";
+import type { RawEventStore } from "../activity/raw-event-store.js";
 import type { EventIdStore } from "../queue/event-id-store.js";
 import { daysBetween, parseDay, type RetentionWindow } from "../rollup-keys.js";
 

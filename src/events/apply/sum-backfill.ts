@@ -1,6 +1,6 @@
 import type { PlayerNumbers } from "../../sets/player-numbers.js";
 import type { ActivityStore } from "../activity/activity-store.js";
-import type { RawEventStore } from "../activity/raw-events.js";
+import type { RawEventStore } from "../activity/raw-event-store.js";
 import type { QueueWriter } from "../queue/queue-writer.js";
 import { millionthsOf } from "../reads/sums.js";
 import type { SummedPropertyStore } from "../rollups/summed-property-store.js";
@@ -29,20 +29,18 @@ export async function sumBackfillStep(
   deps: BackfillDeps,
   { projectId, seq, id, after, days }: { projectId: string; seq: number; id: string; after?: string; days: string[] },
 ): Promise<void> {
-  // The first step turns the sum on from its segment; the list as it is now, either way (one read).
-  const pairs = await deps.summed.update(projectId, (pairs) =>
-    after === undefined && pairs.some((one) => one.id === id && one.from === null)
-      ? pairs.map((one) => (one.id === id ? { ...one, from: seq } : one))
-      : null,
-  );
-  const pair = pairs.find((one) => one.id === id);
-  if (!pair || pair.ready || (pair.counted ?? null) !== (after ?? null) || pair.from === null) return;
-  if (after === undefined && pair.from !== seq) return;
-  const from = pair.from;
+  const pair = (await deps.summed.list(projectId)).find((one) => one.id === id);
+  if (!pair || pair.ready || (pair.counted ?? null) !== (after ?? null)) return;
+  // The first step turns the sum on from its segment (written with its counts below: no later segment is applied
+  // before this one ends); a later step's sum is on already.
+  if (after === undefined ? pair.from !== null && pair.from !== seq : pair.from === null) return;
+  const from = pair.from ?? seq;
   const named = await deps.activity.namesOn(projectId, days);
   const left = days.filter((one) => (after === undefined || one > after) && named.get(one)?.has(pair.name));
   if (left.length === 0) {
-    await deps.summed.update(projectId, (pairs) => pairs.map((one) => (one.id === id ? { ...one, ready: true } : one)));
+    await deps.summed.update(projectId, (pairs) =>
+      pairs.map((one) => (one.id === id ? { ...one, from, ready: true } : one)),
+    );
     return;
   }
   const totals = new Map<string, Map<string, number>>();
@@ -83,7 +81,7 @@ export async function sumBackfillStep(
   if (!done) await deps.writer.enqueue(projectId, { kind: "sum", id, after: through });
   await deps.summed.update(projectId, (pairs) =>
     pairs.some((one) => one.id === id && (one.counted ?? null) === (after ?? null))
-      ? pairs.map((one) => (one.id === id ? { ...one, counted: through, ready: done } : one))
+      ? pairs.map((one) => (one.id === id ? { ...one, from, counted: through, ready: done } : one))
       : null,
   );
 }

@@ -4,7 +4,8 @@ import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import type { QueueState } from "../queue/queue-store.js";
-import { controlStep, projectStep, type HeldQueue, type ProjectStepDeps } from "./project-step.js";
+import { controlStep, projectStep, SegmentFailure, type HeldQueue, type ProjectStepDeps } from "./project-step.js";
+import type { ParkedStore } from "../queue/parked-store.js";
 import { KeyedLock } from "../../db/keyed-lock.js";
 import { UnavailableError } from "../../errors.js";
 import type { Retention } from "./retention.js";
@@ -33,8 +34,9 @@ export interface WorkerOptions extends ProjectStepDeps {
   pollMs?: number;
   /** A sequence number reserved but never written for this long was given up by its writer (a tombstone closes it). */
   gapGraceMs?: number;
-  /** Failures in a row after which a segment is parked (EVENT_PARK_AFTER_FAILURES). */
+  /** Failures in a row after which a segment is parked (EVENT_PARK_AFTER_FAILURES), and where. */
   parkAfter: number;
+  parked: ParkedStore;
   onError?: (error: unknown) => void;
 }
 
@@ -120,9 +122,9 @@ export class ApplyWorker {
 
   /** Resolves once sum `id`'s back-fill is written in full (or the sum was turned off meanwhile), by any worker. */
   async sumWritten(projectId: string, id: string, signal?: AbortSignal): Promise<void> {
-    while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready)) {
-      await this.movedOrPolled(projectId, signal);
-    }
+    // Just queued: nothing to see before the queue moves.
+    do await this.movedOrPolled(projectId, signal);
+    while ((await this.options.summed.list(projectId)).some((pair) => pair.id === id && !pair.ready));
   }
 
   /** This worker moved the project's queue on, or a poll's wait passed (another instance's worker may have). */
@@ -203,17 +205,25 @@ export class ApplyWorker {
       return outcome === "done" || (await retention.sweepIfDue(state.projectId, now));
     } catch (error) {
       this.report(error);
-      const seq = state.applied + 1;
+      if (!(error instanceof SegmentFailure)) return this.backOff(state.projectId, now);
+      const { seq, control } = error;
       const count = await queue.failed(state.projectId, seq, lease.epoch).catch(() => 0);
-      if (count >= this.options.parkAfter && !state.controls.includes(seq)) {
+      if (count >= this.options.parkAfter && !control) {
         const segment = await this.options.segments.head(state.projectId, seq);
-        await queue.park(state.projectId, seq, segment?.count ?? 0, String(error), now, lease.epoch);
+        const events = segment?.count ?? 0;
+        await this.options.parked.park({ projectId: state.projectId, seq, events, error: error.message, at: now });
+        await queue.passParked(state.projectId, seq, events, lease.epoch);
         return true;
       }
-      const ms = Math.min(MAX_BACKOFF_MS, 2 * (this.backoff.get(state.projectId)?.ms ?? FIRST_BACKOFF_MS / 2));
-      this.backoff.set(state.projectId, { untilMs: now.getTime() + ms, ms });
-      return false;
+      return this.backOff(state.projectId, now);
     }
+  }
+
+  /** A failing project waits before it is tried again: doubling from a second, up to 30 s. */
+  private backOff(projectId: string, now: Date): boolean {
+    const ms = Math.min(MAX_BACKOFF_MS, 2 * (this.backoff.get(projectId)?.ms ?? FIRST_BACKOFF_MS / 2));
+    this.backoff.set(projectId, { untilMs: now.getTime() + ms, ms });
+    return false;
   }
 
   /** The project's lease, taken when there is work (or a sweep to run) and not held (or no longer: it ran out). */

@@ -1,13 +1,6 @@
 import type { Db, Filter } from "mongodb";
 import type { KeyedLock } from "../../db/keyed-lock.js";
 
-/** A segment set aside after failing `APPLY_ATTEMPTS` times: its partition went on without it. */
-export interface ParkedSegment {
-  seq: number;
-  error: string;
-  at: Date;
-}
-
 /** A project's queue (its partition of the apply): `event_queues`, `_id` the project. */
 interface QueueDoc {
   _id: string;
@@ -28,7 +21,6 @@ interface QueueDoc {
   epoch: number;
   /** The segment after `applied` failing, and how often in a row. */
   failing: { seq: number; count: number } | null;
-  parked: ParkedSegment[];
 }
 
 export interface QueueState {
@@ -41,7 +33,6 @@ export interface QueueState {
   appliedEvents: number;
   epoch: number;
   failing: { seq: number; count: number } | null;
-  parked: readonly ParkedSegment[];
 }
 
 /** A lease on a project's queue as taken: its epoch, or null when another worker holds it. */
@@ -57,7 +48,6 @@ const stateOf = (doc: QueueDoc | null, projectId: string): QueueState => ({
   appliedEvents: doc?.applied_events ?? 0,
   epoch: doc?.epoch ?? 0,
   failing: doc?.failing ?? null,
-  parked: doc?.parked ?? [],
 });
 
 /**
@@ -152,25 +142,17 @@ export class QueueStore {
     return count;
   }
 
-  /** Sets segment `seq` (of `events` events) aside with its error and moves the cursor past it. */
-  async park(projectId: string, seq: number, events: number, error: string, at: Date, epoch: number) {
+  /** Moves the cursor past segment `seq` (of `events` events), parked: its events are applied when it is retried. */
+  async passParked(projectId: string, seq: number, events: number, epoch: number): Promise<boolean> {
     const result = await this.docs.updateOne(
       { _id: projectId, epoch, applied: seq - 1 },
       {
         $set: { applied: seq, failing: null },
         $inc: { applied_events: events },
-        $push: { parked: { seq, error, at } },
         $pullAll: { controls: [seq], ahead: [seq] },
       },
     );
     return result.matchedCount === 1;
-  }
-
-  /** Takes a parked segment off the list (it was queued again); false when it is not there. */
-  async unpark(projectId: string, parked: ParkedSegment): Promise<boolean> {
-    // `$pull` by a condition is a no-op on FerretDB 1.24 (measured): the entry as stored is pulled.
-    const result = await this.docs.updateOne({ _id: projectId }, { $pullAll: { parked: [parked] } });
-    return result.modifiedCount === 1;
   }
 }
 
@@ -183,5 +165,4 @@ const initial = () => ({
   until: new Date(0),
   epoch: 0,
   failing: null,
-  parked: [],
 });

@@ -1,7 +1,7 @@
 import { Bitmap, joined } from "../../sets/bitmap.js";
 import type { Slices } from "../../sets/bsi.js";
 import type { ActivityChunk, SumSlices } from "../activity/activity-chunk.js";
-import type { ActivityStore } from "../activity/activity-store.js";
+import { nameOfSeries, type ActivityStore } from "../activity/activity-store.js";
 
 /** One name's activity on one day, every chunk of numbers joined: the sets a read's arithmetic runs on. */
 export interface DayActivity {
@@ -35,7 +35,13 @@ export class DaySetReader {
   async read(projectId: string, days: readonly string[], names?: readonly string[]): Promise<DaySets> {
     const read = await this.activity.read(projectId, days, names);
     const sets: DaySets = new Map();
-    for (const [day, byName] of read) {
+    for (const [day, bySeries] of read) {
+      // Per name: the chunks of its own series and of each of its sums' (activity-store.ts), joined into one.
+      const byName = new Map<string, ActivityChunk[]>();
+      for (const [series, chunks] of bySeries) {
+        const name = nameOfSeries(series);
+        byName.set(name, [...(byName.get(name) ?? []), ...chunks]);
+      }
       const assembled = new Map<string, DayActivity>();
       for (const [name, chunks] of byName) {
         assembled.set(

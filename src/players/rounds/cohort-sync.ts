@@ -48,3 +48,16 @@ export function intentOf(
     traitKeys: [...traitKeys],
   };
 }
+
+/**
+ * Completes the intents recorded before `before` (rounds a crash cut short, or whose completion a stop cut short):
+ * their players' sets made to follow their profiles, then the intents forgotten. How many there were.
+ */
+export async function repairSets(stores: PlayerStores, cohorts: CohortSets, before: Date): Promise<number> {
+  const stale = await stores.intents.stale(before);
+  for (const intent of stale) {
+    await syncFromProfiles(stores, cohorts, intent);
+    await stores.intents.settle(intent.id);
+  }
+  return stale.length;
+}

@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOf } from "../../../src/db/engine.js";
-import { repairMembership } from "../../../src/players/membership/membership-repair.js";
-import { Players } from "../../../src/players/players.js";
-import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import type { Players } from "../../../src/players/players.js";
+import type { PlayerStores } from "../../../src/players/storage/stores.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
-import { atRoundPoint } from "../../support/db/round-points.js";
+import { playersOn } from "../../support/db/round-points.js";
 
 let svc: TestService;
 let players: Players;
+let stores: PlayerStores;
 
 beforeAll(async () => {
-  // The test's own Players writes the service's database beside it, so the service keeps no owner's memory
-  // (OWNER_MEMORY_MB=0): that memory is only true while its instance is the one writer.
-  svc = await startTestService({ OWNER_MEMORY_MB: "0" });
+  // The test's own Players writes the service's database beside it, so the service keeps nothing of what it read
+  // (CACHE_MB=0): what it keeps is only true while its instance is the one writer.
+  svc = await startTestService({ CACHE_MB: "0" });
   // The launch-verify hook, as the launch capability calls it, on the service's own database.
-  players = new Players({ stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)), clock: svc.clock });
+  ({ players, stores } = await playersOn(svc.database));
 });
 afterAll(() => svc.stop());
 
@@ -124,7 +123,6 @@ describe("a device profile left beside its link", () => {
     const p = await project();
     await p.update([{ partner_user_id: "frank", tags_add: ["own"], traits: { level: 3 } }]);
     await p.update([{ device_id: "inst-5", tags_add: ["stray"], traits: { late: true, level: 1 } }]);
-    const stores = createPlayerStores(svc.database.db, engineOf(svc.database, 0));
     const link = { partnerUserId: "frank", platformUserId: null };
     await stores.devices.linkMany(p.projectId, new Map([["inst-5", link]]), svc.clock.now());
     const liveDeviceProfiles = () =>
@@ -197,12 +195,11 @@ describe("a fold that stopped between the device's tombstone and the player's pr
     const p = await project();
     await p.update([{ partner_user_id: "gina", tags_add: ["own"], traits: { level: 1 } }]);
     await p.update([{ device_id: "inst-9", tags_add: ["stray"], traits: { visits: 2 } }]);
-    const stores = createPlayerStores(svc.database.db, engineOf(svc.database, 0));
-    const stopping = new Players({
-      stores: atRoundPoint(createPlayerStores(svc.database.db, engineOf(svc.database, 0)), "afterTombstones", () => {
+    const { players: stopping, repairSets } = await playersOn(svc.database, {
+      point: "afterTombstones",
+      fault: () => {
         throw new Error("stopped after the tombstones");
-      }),
-      clock: svc.clock,
+      },
     });
     const verified = {
       projectId: p.projectId,
@@ -212,8 +209,8 @@ describe("a fold that stopped between the device's tombstone and the player's pr
     };
     await expect(stopping.onLaunchVerified(verified)).rejects.toThrow("stopped after the tombstones");
     expect((await p.get({ partner_user_id: "gina" })).profile).toMatchObject({ tags: ["own"], traits: { level: 1 } });
-    // The repair pass of the next start settles the stopped round's membership: the device counts no more.
-    await repairMembership({ stores, now: new Date(svc.clock.now().getTime() + 60_000), graceMs: 0 });
+    // The repair pass of the next start settles the stopped round's sets: the device counts no more.
+    await repairSets(new Date(svc.clock.now().getTime() + 60_000));
     expect(await p.tagCounts()).toEqual({ own: 1, stray: 0 });
 
     const res = await p.update([{ device_id: "inst-9", traits_increment: { visits: 1 } }]);

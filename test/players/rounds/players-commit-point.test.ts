@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { engineOf } from "../../../src/db/engine.js";
 import { connectDatabase } from "../../../src/db/database.js";
 import { UnavailableError } from "../../../src/errors.js";
-import { Players, type UpdateEntry } from "../../../src/players/players.js";
-import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import type { UpdateEntry } from "../../../src/players/players.js";
 import { DbProxy } from "../../support/db/db-proxy.js";
-import { atRoundPoint, type RoundPoint } from "../../support/db/round-points.js";
+import { playersOn, type RoundPoint } from "../../support/db/round-points.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 
 let svc: TestService;
 beforeAll(async () => {
-  // The rounds under test run in a Players of the test's own beside the service's: the service keeps no memory of
-  // profiles (on the embedded engine it would not see those writes; one instance owns its database).
-  svc = await startTestService({ OWNER_MEMORY_MB: "0" });
+  // The rounds under test run in a Players of the test's own beside the service's: the service keeps nothing of what
+  // it read (on the embedded engine it would not see those writes; one instance owns its database).
+  svc = await startTestService({ CACHE_MB: "0" });
 });
 afterAll(() => svc.stop());
 
@@ -25,14 +23,14 @@ const entry = (ops: Partial<UpdateEntry>): UpdateEntry => ({
 });
 
 /** A Players on the service's database whose fault point throws `unavailable` the first time it is reached. */
-function failingOnce(point: RoundPoint) {
+async function failingOnce(point: RoundPoint) {
   let fired = false;
-  const stores = atRoundPoint(createPlayerStores(svc.database.db, engineOf(svc.database, 0)), point, () => {
+  const fault = () => {
     if (fired) return;
     fired = true;
     throw new UnavailableError("the database went away");
-  });
-  return new Players({ stores, clock: svc.clock });
+  };
+  return (await playersOn(svc.database, { point, fault })).players;
 }
 
 /** Players reaching the service's database through a proxy the test cuts; `fault` runs at `point`, once. */
@@ -40,11 +38,13 @@ async function throughProxy(point: RoundPoint, fault: (proxy: DbProxy) => void) 
   const proxy = await DbProxy.start(inject("mongodbUri"));
   const database = await connectDatabase(proxy.uri, svc.config.dbName, { timeoutMs: 1_000 });
   let fired = false;
-  const stores = atRoundPoint(createPlayerStores(database.db, engineOf(database, 0)), point, () => {
-    if (!fired) fault(proxy);
-    fired = true;
+  const { players } = await playersOn(database, {
+    point,
+    fault: () => {
+      if (!fired) fault(proxy);
+      fired = true;
+    },
   });
-  const players = new Players({ stores, clock: svc.clock });
   const close = async () => {
     await database.close();
     proxy.cut();
@@ -58,7 +58,7 @@ async function project() {
     projectId,
     privateKey,
     update: (players: unknown[]) => svc.postJson("/v1/players/update", { players }, privateKey),
-    /** Players found by a search of `tag` and the tag's players_count: what membership and stats say. */
+    /** Players found by a search of `tag` and the tag's players_count: what the tag's set says. */
     cohort: async (tag: string) => {
       const search = await svc.postJson("/v1/players/search", { tags: [tag] }, privateKey);
       const tags = await svc.postJson("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
@@ -69,9 +69,9 @@ async function project() {
 }
 
 describe("the profile write is a round's commit point", () => {
-  it("a failure after it answers the entry applied, once, and membership and counts follow without a restart", async () => {
+  it("a failure after it answers the entry applied, once, and its sets follow without a restart", async () => {
     const p = await project();
-    const players = failingOnce("afterProfileWrites");
+    const players = await failingOnce("afterProfileWrites");
 
     const [outcome] = await players.update(p.projectId, [
       entry({ partnerUserId: "vip-1", tagsAdd: ["vip"], traitsIncrement: { n: 1 } }),
@@ -80,19 +80,19 @@ describe("the profile write is a round's commit point", () => {
 
     // Completed in the background: no repair pass, no other write.
     await expect.poll(() => p.cohort("vip"), { timeout: 10_000 }).toEqual({ found: 1, count: 1 });
-    // A later write of the player moves membership and counts from there.
+    // A later write of the player moves its sets from there.
     expect((await p.update([{ partner_user_id: "vip-1", tags_remove: ["vip"] }])).status).toBe(200);
     expect(await p.cohort("vip")).toEqual({ found: 0, count: 0 });
   });
 });
 
 describe("a failure during a round's profile writes", () => {
-  it("fails the call, and membership and counts follow the profiles as they were left, without a restart", async () => {
+  it("fails the call, and the sets follow the profiles as they were left, without a restart", async () => {
     const p = await project();
     await p.update([{ partner_user_id: "gina", tags_add: ["own"] }]);
     await p.update([{ device_id: "tablet", tags_add: ["stray"] }]);
     expect(await p.cohort("stray")).toEqual({ found: 1, count: 1 });
-    const players = failingOnce("afterTombstones");
+    const players = await failingOnce("afterTombstones");
 
     // The fold writes the device's tombstone, then fails before the player's profile.
     const folding = players.update(p.projectId, [entry({ partnerUserId: "gina", deviceId: "tablet" })]);
@@ -110,15 +110,15 @@ describe("a failure during a round's profile writes", () => {
 });
 
 describe("the database failing for real around a round's profile writes", () => {
-  it("cut right after them: the call answers applied, and membership follows once the database is back", async () => {
+  it("cut right after them: the call answers applied, and the sets follow once the database is back", async () => {
     const p = await project();
     const { proxy, players, close } = await throughProxy("afterProfileWrites", (proxy) => proxy.cut());
     try {
       // A device-only entry: the call also reads the device's link after its rounds (a late fold).
       const [outcome] = await players.update(p.projectId, [entry({ deviceId: "guest-1", tagsAdd: ["cut"] })]);
       expect(outcome.ok && outcome.value.profile.tags).toEqual(["cut"]);
-      // Search reads membership documents on FerretDB, the profiles' tag index on MongoDB; the count waits either way.
-      expect(await p.cohort("cut")).toEqual({ found: svc.database.isFerretDb ? 0 : 1, count: 0 });
+      // Search and the count read the tag's set: both wait for it.
+      expect(await p.cohort("cut")).toEqual({ found: 0, count: 0 });
       await proxy.restore();
       await expect.poll(() => p.cohort("cut"), { timeout: 20_000 }).toEqual({ found: 1, count: 1 });
     } finally {
@@ -126,7 +126,7 @@ describe("the database failing for real around a round's profile writes", () => 
     }
   });
 
-  it("a lost reply of the profile write: the call fails, the profile is written, and membership follows it", async () => {
+  it("a lost reply of the profile write: the call fails, the profile is written, and its sets follow it", async () => {
     const p = await project();
     const { proxy, players, close } = await throughProxy("afterTombstones", (proxy) => proxy.dropReplies());
     try {
