@@ -19,6 +19,7 @@ import { QueueStore } from "./queue/queue-store.js";
 import { QueueWriter } from "./queue/queue-writer.js";
 import { SegmentStore } from "./queue/segment-store.js";
 import { ParkedStore } from "./queue/parked-store.js";
+import { ParkedSegments } from "./queue/parked-segments.js";
 import { DaySetReader } from "./reads/day-sets.js";
 import { RetentionWindow } from "./rollup-keys.js";
 import { EventNameStore } from "./rollups/event-name-store.js";
@@ -33,6 +34,8 @@ export interface EventsCapability {
   backpressure: Backpressure;
   /** One player's raw events still kept (players/data). */
   keptEvents: KeptEvents;
+  /** The segments parked, for an admin to list and retry. */
+  parked: ParkedSegments;
 }
 
 /**
@@ -59,6 +62,8 @@ export interface EventQueueOptions {
   sets: Sets;
   clock: Clock;
   retentionDays: number;
+  /** EVENT_ID_WINDOW_DAYS: how long an event_id counts an event once. */
+  eventIdWindowDays: number;
   /** EVENT_PARK_AFTER_FAILURES: failures in a row after which a segment is parked. */
   parkAfter: number;
   /** Where the apply's steps are timed (the service's metrics). */
@@ -73,8 +78,9 @@ export async function createEventQueue(options: EventQueueOptions): Promise<Even
   const queue = new QueueStore(db, new KeyedLock());
   const segments = new SegmentStore(db);
   const writer = new QueueWriter({ queue, segments, clock });
-  const eventIds = new EventIdStore(db, engine);
-  const raw = new RawEventStore(db, engine);
+  const eventIds = new EventIdStore(db, engine, options.eventIdWindowDays);
+  const raw = new RawEventStore(db, engine, options.retentionDays);
+  await Promise.all([eventIds.createIndexes(), raw.createIndexes()]);
   const months = sets.chunks<MonthNames>("event_activity_days", monthsCodec);
   const activity = new ActivityStore(sets.chunks("event_activity", activityCodec), months, sets.numbers);
   const summed = new SummedPropertyStore(db);
@@ -159,5 +165,6 @@ export function createEvents(options: CreateEventsOptions): EventsCapability {
     steps: options.steps,
   });
   const keptEvents = new KeptEvents({ numbers: sets.numbers, activity, raw, queue, segments, window, clock });
-  return { events, worker, lag, backpressure, keptEvents };
+  const parked = new ParkedSegments({ parked: options.eventQueue.parked, segments, writer });
+  return { events, worker, lag, backpressure, keptEvents, parked };
 }

@@ -36,6 +36,6 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
     }),
   );
   router.service(ProjectService, createProjectService(admin));
-  router.service(AdminService, createAdminService(admin, launch.keyring));
+  router.service(AdminService, createAdminService(admin, launch.keyring, events.parked));
   router.service(EventService, createEventService({ events: events.events }));
 }

@@ -69,6 +69,11 @@ export async function startService({
     },
   );
   metrics.gauge(
+    "platform_event_parked_segments",
+    "Event segments parked after failing EVENT_PARK_AFTER_FAILURES times in a row (listed by /readyz and the admin call).",
+    async () => (await capabilities.events.parked.list()).length,
+  );
+  metrics.gauge(
     "platform_set_cache_bytes",
     "Bytes of stored sets (chunks of players' sets, activity and columns) the instance keeps of what it read (CACHE_MB).",
     () => capabilities.sets.cache.bytes,

@@ -1,5 +1,9 @@
-import { RoaringBitmap32 } from "roaring";
+import roaring from "roaring";
 import { Binary } from "mongodb";
+
+// A CommonJS package whose exports Node's ESM loader cannot name: taken from its default export.
+const { RoaringBitmap32 } = roaring;
+type RoaringBitmap32 = InstanceType<typeof RoaringBitmap32>;
 
 /**
  * Sets of player numbers are Roaring bitmaps (CRoaring's Node port, `roaring`: measured against its WebAssembly

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Collection, Db, Document, Filter } from "mongodb";
 import { type Engine, throwIfRefused } from "../db/engine.js";
 import { isDuplicateKeyCode } from "../db/errors.js";
@@ -19,6 +20,8 @@ export type ChunkChange<T> = (value: T) => boolean;
 
 /** Rounds of an update whose writes lost to another instance's before it gives up. */
 const MAX_ATTEMPTS = 20;
+/** The wait before a round that lost runs again: full jitter, doubling up to 100 ms, so the other writer ends first. */
+const lostBackoffMs = (attempt: number) => Math.random() * Math.min(100, 2 ** attempt);
 
 interface ChunkDoc {
   _id: string;
@@ -84,6 +87,7 @@ export class ChunkStore<T> {
         let pending = ids;
         for (let attempt = 0; pending.length > 0; attempt++) {
           if (attempt === MAX_ATTEMPTS) throw new ContentionError(`${this.name}: too many concurrent writers; retry`);
+          if (attempt > 0) await delay(lostBackoffMs(attempt));
           const current = await this.current(pending, attempt > 0);
           const writes = pending.flatMap((id, i) => {
             const value = codec.clone(current[i].value);

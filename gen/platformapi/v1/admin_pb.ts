@@ -19,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/admin.proto.
  */
 export const file_platformapi_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChpwbGF0Zm9ybWFwaS92MS9hZG1pbi5wcm90bxIOcGxhdGZvcm1hcGkudjEiPAoHUHJvamVjdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHZ2FtZV9pZBgDIAEoDSJKChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIZCgRuYW1lGAEgASgJQgu6SAjIAQFyAxjIARIXCgdnYW1lX2lkGAIgASgNQga6SAPIAQEiagoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEigKB3Byb2plY3QYASABKAsyFy5wbGF0Zm9ybWFwaS52MS5Qcm9qZWN0EhMKC3ByaXZhdGVfa2V5GAIgASgJEhIKCnB1YmxpY19rZXkYAyABKAkidAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgJQge6SARyAhhkEkAKBHR5cGUYAiABKAlCMrpIL8gBAXIqUgdwcml2YXRlUgZwdWJsaWNSBnJlYWRlclIIcGxhdGZvcm1SBWFkbWluImUKFENyZWF0ZUFwaUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSEgoKcHJvamVjdF9pZBgFIAEoCSIxChNSZXZva2VBcGlLZXlSZXF1ZXN0EhoKBmtleV9pZBgBIAEoCUIKukgHyAEBcgIYZCJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiywEKFVNldEVudGl0bGVtZW50UmVxdWVzdBIlChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJQgu6SAjIAQFyA7ABARIXCgdnYW1lX2lkGAIgASgNQga6SAPIAQESEQoEb3ducxgDIAEoCEgAiAEBEhcKBnNvdXJjZRgEIAEoCUIHukgEcgIYMhIcCgpjaGFubmVsX2lkGAUgASgJQgi6SAVyAxiAARIfCg1idWlsZF92ZXJzaW9uGAYgASgJQgi6SAVyAxiAAUIHCgVfb3ducyJkChZTZXRFbnRpdGxlbWVudFJlc3BvbnNlEhgKEHBsYXRmb3JtX3VzZXJfaWQYASABKAkSMAoLZW50aXRsZW1lbnQYAiABKAsyGy5wbGF0Zm9ybWFwaS52MS5FbnRpdGxlbWVudCIZChdSb3RhdGVTaWduaW5nS2V5UmVxdWVzdCJXChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImsKE0xpc3RQcm9qZWN0c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQFCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZSJyChRMaXN0UHJvamVjdHNSZXNwb25zZRIpCghwcm9qZWN0cxgBIAMoCzIXLnBsYXRmb3JtYXBpLnYxLlByb2plY3QSLwoNcHJvamVjdHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIocBChJMaXN0QXBpS2V5c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQESGwoKcHJvamVjdF9pZBgDIAEoCUIHukgEcgIYZEIHCgVfcGFnZUIMCgpfcGFnZV9zaXplIrABCgxBcGlLZXlSZWNvcmQSDgoGa2V5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGc2NvcGVzGAMgAygJEhIKCnByb2plY3RfaWQYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidgoTTGlzdEFwaUtleXNSZXNwb25zZRIuCghhcGlfa2V5cxgBIAMoCzIcLnBsYXRmb3JtYXBpLnYxLkFwaUtleVJlY29yZBIvCg1hcGlfa2V5c19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8izwEKF0xpc3RFbnRpdGxlbWVudHNSZXF1ZXN0EhoKBHBhZ2UYASABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoAUgBiAEBEicKEHBsYXRmb3JtX3VzZXJfaWQYAyABKAlCCLpIBXIDsAEBSAKIAQESFAoHZ2FtZV9pZBgEIAEoDUgDiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemVCEwoRX3BsYXRmb3JtX3VzZXJfaWRCCgoIX2dhbWVfaWQijQEKD1VzZXJFbnRpdGxlbWVudBIYChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJEjAKC2VudGl0bGVtZW50GAIgASgLMhsucGxhdGZvcm1hcGkudjEuRW50aXRsZW1lbnQSLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihgEKGExpc3RFbnRpdGxlbWVudHNSZXNwb25zZRI1CgxlbnRpdGxlbWVudHMYASADKAsyHy5wbGF0Zm9ybWFwaS52MS5Vc2VyRW50aXRsZW1lbnQSMwoRZW50aXRsZW1lbnRzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbzL1CAoMQWRtaW5TZXJ2aWNlEoQBCg1DcmVhdGVQcm9qZWN0EiQucGxhdGZvcm1hcGkudjEuQ3JlYXRlUHJvamVjdFJlcXVlc3QaJS5wbGF0Zm9ybWFwaS52MS5DcmVhdGVQcm9qZWN0UmVzcG9uc2UiJsrzGAVhZG1pboLT5JMCFzoBKiISL3YxL2FkbWluL3Byb2plY3RzEoEBCgxDcmVhdGVBcGlLZXkSIy5wbGF0Zm9ybWFwaS52MS5DcmVhdGVBcGlLZXlSZXF1ZXN0GiQucGxhdGZvcm1hcGkudjEuQ3JlYXRlQXBpS2V5UmVzcG9uc2UiJsrzGAVhZG1pboLT5JMCFzoBKiISL3YxL2FkbWluL2FwaV9rZXlzEogBCgxSZXZva2VBcGlLZXkSIy5wbGF0Zm9ybWFwaS52MS5SZXZva2VBcGlLZXlSZXF1ZXN0GiQucGxhdGZvcm1hcGkudjEuUmV2b2tlQXBpS2V5UmVzcG9uc2UiLcrzGAVhZG1pboLT5JMCHjoBKiIZL3YxL2FkbWluL2FwaV9rZXlzL3Jldm9rZRKLAQoOU2V0RW50aXRsZW1lbnQSJS5wbGF0Zm9ybWFwaS52MS5TZXRFbnRpdGxlbWVudFJlcXVlc3QaJi5wbGF0Zm9ybWFwaS52MS5TZXRFbnRpdGxlbWVudFJlc3BvbnNlIirK8xgFYWRtaW6C0+STAhs6ASoiFi92MS9hZG1pbi9lbnRpdGxlbWVudHMSmAEKEFJvdGF0ZVNpZ25pbmdLZXkSJy5wbGF0Zm9ybWFwaS52MS5Sb3RhdGVTaWduaW5nS2V5UmVxdWVzdBooLnBsYXRmb3JtYXBpLnYxLlJvdGF0ZVNpZ25pbmdLZXlSZXNwb25zZSIxyvMYBWFkbWlugtPkkwIiOgEqIh0vdjEvYWRtaW4vc2lnbmluZ19rZXlzL3JvdGF0ZRKGAQoMTGlzdFByb2plY3RzEiMucGxhdGZvcm1hcGkudjEuTGlzdFByb2plY3RzUmVxdWVzdBokLnBsYXRmb3JtYXBpLnYxLkxpc3RQcm9qZWN0c1Jlc3BvbnNlIivK8xgFYWRtaW6C0+STAhw6ASoiFy92MS9hZG1pbi9wcm9qZWN0cy9saXN0EoMBCgtMaXN0QXBpS2V5cxIiLnBsYXRmb3JtYXBpLnYxLkxpc3RBcGlLZXlzUmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLkxpc3RBcGlLZXlzUmVzcG9uc2UiK8rzGAVhZG1pboLT5JMCHDoBKiIXL3YxL2FkbWluL2FwaV9rZXlzL2xpc3QSlgEKEExpc3RFbnRpdGxlbWVudHMSJy5wbGF0Zm9ybWFwaS52MS5MaXN0RW50aXRsZW1lbnRzUmVxdWVzdBooLnBsYXRmb3JtYXBpLnYxLkxpc3RFbnRpdGxlbWVudHNSZXNwb25zZSIvyvMYBWFkbWlugtPkkwIgOgEqIhsvdjEvYWRtaW4vZW50aXRsZW1lbnRzL2xpc3RCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_launch, file_platformapi_v1_options]);
+  fileDesc("ChpwbGF0Zm9ybWFwaS92MS9hZG1pbi5wcm90bxIOcGxhdGZvcm1hcGkudjEiPAoHUHJvamVjdBISCgpwcm9qZWN0X2lkGAEgASgJEgwKBG5hbWUYAiABKAkSDwoHZ2FtZV9pZBgDIAEoDSJKChRDcmVhdGVQcm9qZWN0UmVxdWVzdBIZCgRuYW1lGAEgASgJQgu6SAjIAQFyAxjIARIXCgdnYW1lX2lkGAIgASgNQga6SAPIAQEiagoVQ3JlYXRlUHJvamVjdFJlc3BvbnNlEigKB3Byb2plY3QYASABKAsyFy5wbGF0Zm9ybWFwaS52MS5Qcm9qZWN0EhMKC3ByaXZhdGVfa2V5GAIgASgJEhIKCnB1YmxpY19rZXkYAyABKAkidAoTQ3JlYXRlQXBpS2V5UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgJQge6SARyAhhkEkAKBHR5cGUYAiABKAlCMrpIL8gBAXIqUgdwcml2YXRlUgZwdWJsaWNSBnJlYWRlclIIcGxhdGZvcm1SBWFkbWluImUKFENyZWF0ZUFwaUtleVJlc3BvbnNlEg4KBmtleV9pZBgBIAEoCRILCgNrZXkYAiABKAkSDAoEdHlwZRgDIAEoCRIOCgZzY29wZXMYBCADKAkSEgoKcHJvamVjdF9pZBgFIAEoCSIxChNSZXZva2VBcGlLZXlSZXF1ZXN0EhoKBmtleV9pZBgBIAEoCUIKukgHyAEBcgIYZCJWChRSZXZva2VBcGlLZXlSZXNwb25zZRIOCgZrZXlfaWQYASABKAkSLgoKcmV2b2tlZF9hdBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAiywEKFVNldEVudGl0bGVtZW50UmVxdWVzdBIlChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJQgu6SAjIAQFyA7ABARIXCgdnYW1lX2lkGAIgASgNQga6SAPIAQESEQoEb3ducxgDIAEoCEgAiAEBEhcKBnNvdXJjZRgEIAEoCUIHukgEcgIYMhIcCgpjaGFubmVsX2lkGAUgASgJQgi6SAVyAxiAARIfCg1idWlsZF92ZXJzaW9uGAYgASgJQgi6SAVyAxiAAUIHCgVfb3ducyJkChZTZXRFbnRpdGxlbWVudFJlc3BvbnNlEhgKEHBsYXRmb3JtX3VzZXJfaWQYASABKAkSMAoLZW50aXRsZW1lbnQYAiABKAsyGy5wbGF0Zm9ybWFwaS52MS5FbnRpdGxlbWVudCIZChdSb3RhdGVTaWduaW5nS2V5UmVxdWVzdCJXChhSb3RhdGVTaWduaW5nS2V5UmVzcG9uc2USCwoDa2lkGAEgASgJEi4KCmNyZWF0ZWRfYXQYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wImsKE0xpc3RQcm9qZWN0c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQFCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZSJyChRMaXN0UHJvamVjdHNSZXNwb25zZRIpCghwcm9qZWN0cxgBIAMoCzIXLnBsYXRmb3JtYXBpLnYxLlByb2plY3QSLwoNcHJvamVjdHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIocBChJMaXN0QXBpS2V5c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQESGwoKcHJvamVjdF9pZBgDIAEoCUIHukgEcgIYZEIHCgVfcGFnZUIMCgpfcGFnZV9zaXplIrABCgxBcGlLZXlSZWNvcmQSDgoGa2V5X2lkGAEgASgJEgwKBHR5cGUYAiABKAkSDgoGc2NvcGVzGAMgAygJEhIKCnByb2plY3RfaWQYBCABKAkSLgoKY3JlYXRlZF9hdBgFIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASLgoKcmV2b2tlZF9hdBgGIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAidgoTTGlzdEFwaUtleXNSZXNwb25zZRIuCghhcGlfa2V5cxgBIAMoCzIcLnBsYXRmb3JtYXBpLnYxLkFwaUtleVJlY29yZBIvCg1hcGlfa2V5c19pbmZvGAIgASgLMhgucGxhdGZvcm1hcGkudjEuUGFnZUluZm8izwEKF0xpc3RFbnRpdGxlbWVudHNSZXF1ZXN0EhoKBHBhZ2UYASABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAiABKAVCCbpIBhoEGGQoAUgBiAEBEicKEHBsYXRmb3JtX3VzZXJfaWQYAyABKAlCCLpIBXIDsAEBSAKIAQESFAoHZ2FtZV9pZBgEIAEoDUgDiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemVCEwoRX3BsYXRmb3JtX3VzZXJfaWRCCgoIX2dhbWVfaWQijQEKD1VzZXJFbnRpdGxlbWVudBIYChBwbGF0Zm9ybV91c2VyX2lkGAEgASgJEjAKC2VudGl0bGVtZW50GAIgASgLMhsucGxhdGZvcm1hcGkudjEuRW50aXRsZW1lbnQSLgoKdXBkYXRlZF9hdBgDIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXAihgEKGExpc3RFbnRpdGxlbWVudHNSZXNwb25zZRI1CgxlbnRpdGxlbWVudHMYASADKAsyHy5wbGF0Zm9ybWFwaS52MS5Vc2VyRW50aXRsZW1lbnQSMwoRZW50aXRsZW1lbnRzX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbyI4ChlMaXN0UGFya2VkU2VnbWVudHNSZXF1ZXN0EhsKCnByb2plY3RfaWQYASABKAlCB7pIBHICGGQifgoNUGFya2VkU2VnbWVudBISCgpwcm9qZWN0X2lkGAEgASgJEgsKA3NlcRgCIAEoBBIOCgZldmVudHMYAyABKA0SDQoFZXJyb3IYBCABKAkSLQoJcGFya2VkX2F0GAUgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCJNChpMaXN0UGFya2VkU2VnbWVudHNSZXNwb25zZRIvCghzZWdtZW50cxgBIAMoCzIdLnBsYXRmb3JtYXBpLnYxLlBhcmtlZFNlZ21lbnQiTgoZUmV0cnlQYXJrZWRTZWdtZW50UmVxdWVzdBIbCgpwcm9qZWN0X2lkGAEgASgJQge6SARyAhABEhQKA3NlcRgCIAEoBEIHukgEMgIoASIpChpSZXRyeVBhcmtlZFNlZ21lbnRSZXNwb25zZRILCgNzZXEYASABKAQysQsKDEFkbWluU2VydmljZRKEAQoNQ3JlYXRlUHJvamVjdBIkLnBsYXRmb3JtYXBpLnYxLkNyZWF0ZVByb2plY3RSZXF1ZXN0GiUucGxhdGZvcm1hcGkudjEuQ3JlYXRlUHJvamVjdFJlc3BvbnNlIibK8xgFYWRtaW6C0+STAhc6ASoiEi92MS9hZG1pbi9wcm9qZWN0cxKBAQoMQ3JlYXRlQXBpS2V5EiMucGxhdGZvcm1hcGkudjEuQ3JlYXRlQXBpS2V5UmVxdWVzdBokLnBsYXRmb3JtYXBpLnYxLkNyZWF0ZUFwaUtleVJlc3BvbnNlIibK8xgFYWRtaW6C0+STAhc6ASoiEi92MS9hZG1pbi9hcGlfa2V5cxKIAQoMUmV2b2tlQXBpS2V5EiMucGxhdGZvcm1hcGkudjEuUmV2b2tlQXBpS2V5UmVxdWVzdBokLnBsYXRmb3JtYXBpLnYxLlJldm9rZUFwaUtleVJlc3BvbnNlIi3K8xgFYWRtaW6C0+STAh46ASoiGS92MS9hZG1pbi9hcGlfa2V5cy9yZXZva2USiwEKDlNldEVudGl0bGVtZW50EiUucGxhdGZvcm1hcGkudjEuU2V0RW50aXRsZW1lbnRSZXF1ZXN0GiYucGxhdGZvcm1hcGkudjEuU2V0RW50aXRsZW1lbnRSZXNwb25zZSIqyvMYBWFkbWlugtPkkwIbOgEqIhYvdjEvYWRtaW4vZW50aXRsZW1lbnRzEpgBChBSb3RhdGVTaWduaW5nS2V5EicucGxhdGZvcm1hcGkudjEuUm90YXRlU2lnbmluZ0tleVJlcXVlc3QaKC5wbGF0Zm9ybWFwaS52MS5Sb3RhdGVTaWduaW5nS2V5UmVzcG9uc2UiMcrzGAVhZG1pboLT5JMCIjoBKiIdL3YxL2FkbWluL3NpZ25pbmdfa2V5cy9yb3RhdGUShgEKDExpc3RQcm9qZWN0cxIjLnBsYXRmb3JtYXBpLnYxLkxpc3RQcm9qZWN0c1JlcXVlc3QaJC5wbGF0Zm9ybWFwaS52MS5MaXN0UHJvamVjdHNSZXNwb25zZSIryvMYBWFkbWlugtPkkwIcOgEqIhcvdjEvYWRtaW4vcHJvamVjdHMvbGlzdBKDAQoLTGlzdEFwaUtleXMSIi5wbGF0Zm9ybWFwaS52MS5MaXN0QXBpS2V5c1JlcXVlc3QaIy5wbGF0Zm9ybWFwaS52MS5MaXN0QXBpS2V5c1Jlc3BvbnNlIivK8xgFYWRtaW6C0+STAhw6ASoiFy92MS9hZG1pbi9hcGlfa2V5cy9saXN0EpYBChBMaXN0RW50aXRsZW1lbnRzEicucGxhdGZvcm1hcGkudjEuTGlzdEVudGl0bGVtZW50c1JlcXVlc3QaKC5wbGF0Zm9ybWFwaS52MS5MaXN0RW50aXRsZW1lbnRzUmVzcG9uc2UiL8rzGAVhZG1pboLT5JMCIDoBKiIbL3YxL2FkbWluL2VudGl0bGVtZW50cy9saXN0EpgBChJMaXN0UGFya2VkU2VnbWVudHMSKS5wbGF0Zm9ybWFwaS52MS5MaXN0UGFya2VkU2VnbWVudHNSZXF1ZXN0GioucGxhdGZvcm1hcGkudjEuTGlzdFBhcmtlZFNlZ21lbnRzUmVzcG9uc2UiK8rzGAVhZG1pboLT5JMCHDoBKiIXL3YxL2FkbWluL2V2ZW50cy9wYXJrZWQSngEKElJldHJ5UGFya2VkU2VnbWVudBIpLnBsYXRmb3JtYXBpLnYxLlJldHJ5UGFya2VkU2VnbWVudFJlcXVlc3QaKi5wbGF0Zm9ybWFwaS52MS5SZXRyeVBhcmtlZFNlZ21lbnRSZXNwb25zZSIxyvMYBWFkbWlugtPkkwIiOgEqIh0vdjEvYWRtaW4vZXZlbnRzL3BhcmtlZC9yZXRyeUI2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_launch, file_platformapi_v1_options]);
 
 /**
  * One partner game integration.
@@ -569,6 +569,130 @@ export const ListEntitlementsResponseSchema: GenMessage<ListEntitlementsResponse
   messageDesc(file_platformapi_v1_admin, 18);
 
 /**
+ * @generated from message platformapi.v1.ListParkedSegmentsRequest
+ */
+export type ListParkedSegmentsRequest = Message<"platformapi.v1.ListParkedSegmentsRequest"> & {
+  /**
+   * Only this project's; empty or left out: every project's.
+   *
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+};
+
+/**
+ * Describes the message platformapi.v1.ListParkedSegmentsRequest.
+ * Use `create(ListParkedSegmentsRequestSchema)` to create a new message.
+ */
+export const ListParkedSegmentsRequestSchema: GenMessage<ListParkedSegmentsRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 19);
+
+/**
+ * An event segment set aside with the error that made it fail.
+ *
+ * @generated from message platformapi.v1.ParkedSegment
+ */
+export type ParkedSegment = Message<"platformapi.v1.ParkedSegment"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * Its place in its project's queue.
+   *
+   * @generated from field: uint64 seq = 2;
+   */
+  seq: bigint;
+
+  /**
+   * Events it carries, counted nowhere until it is retried.
+   *
+   * @generated from field: uint32 events = 3;
+   */
+  events: number;
+
+  /**
+   * The last error its apply met.
+   *
+   * @generated from field: string error = 4;
+   */
+  error: string;
+
+  /**
+   * @generated from field: google.protobuf.Timestamp parked_at = 5;
+   */
+  parkedAt?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ParkedSegment.
+ * Use `create(ParkedSegmentSchema)` to create a new message.
+ */
+export const ParkedSegmentSchema: GenMessage<ParkedSegment> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 20);
+
+/**
+ * @generated from message platformapi.v1.ListParkedSegmentsResponse
+ */
+export type ListParkedSegmentsResponse = Message<"platformapi.v1.ListParkedSegmentsResponse"> & {
+  /**
+   * By project, then place in the queue.
+   *
+   * @generated from field: repeated platformapi.v1.ParkedSegment segments = 1;
+   */
+  segments: ParkedSegment[];
+};
+
+/**
+ * Describes the message platformapi.v1.ListParkedSegmentsResponse.
+ * Use `create(ListParkedSegmentsResponseSchema)` to create a new message.
+ */
+export const ListParkedSegmentsResponseSchema: GenMessage<ListParkedSegmentsResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 21);
+
+/**
+ * @generated from message platformapi.v1.RetryParkedSegmentRequest
+ */
+export type RetryParkedSegmentRequest = Message<"platformapi.v1.RetryParkedSegmentRequest"> & {
+  /**
+   * @generated from field: string project_id = 1;
+   */
+  projectId: string;
+
+  /**
+   * @generated from field: uint64 seq = 2;
+   */
+  seq: bigint;
+};
+
+/**
+ * Describes the message platformapi.v1.RetryParkedSegmentRequest.
+ * Use `create(RetryParkedSegmentRequestSchema)` to create a new message.
+ */
+export const RetryParkedSegmentRequestSchema: GenMessage<RetryParkedSegmentRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 22);
+
+/**
+ * @generated from message platformapi.v1.RetryParkedSegmentResponse
+ */
+export type RetryParkedSegmentResponse = Message<"platformapi.v1.RetryParkedSegmentResponse"> & {
+  /**
+   * Its new place in its project's queue.
+   *
+   * @generated from field: uint64 seq = 1;
+   */
+  seq: bigint;
+};
+
+/**
+ * Describes the message platformapi.v1.RetryParkedSegmentResponse.
+ * Use `create(RetryParkedSegmentResponseSchema)` to create a new message.
+ */
+export const RetryParkedSegmentResponseSchema: GenMessage<RetryParkedSegmentResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_admin, 23);
+
+/**
  * Platform operations: projects, API keys, entitlements and signing keys.
  * Every method needs an admin key.
  *
@@ -655,6 +779,27 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof ListEntitlementsRequestSchema;
     output: typeof ListEntitlementsResponseSchema;
+  },
+  /**
+   * Lists the event segments parked (set aside after failing EVENT_PARK_AFTER_FAILURES times in a row: their
+   * project's queue went on without them), of one project or of every project.
+   *
+   * @generated from rpc platformapi.v1.AdminService.ListParkedSegments
+   */
+  listParkedSegments: {
+    methodKind: "unary";
+    input: typeof ListParkedSegmentsRequestSchema;
+    output: typeof ListParkedSegmentsResponseSchema;
+  },
+  /**
+   * Queues a parked segment's work again, at the end of its project's queue, and takes it off the list.
+   *
+   * @generated from rpc platformapi.v1.AdminService.RetryParkedSegment
+   */
+  retryParkedSegment: {
+    methodKind: "unary";
+    input: typeof RetryParkedSegmentRequestSchema;
+    output: typeof RetryParkedSegmentResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platformapi_v1_admin, 0);

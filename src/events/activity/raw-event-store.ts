@@ -10,6 +10,8 @@ interface RawDoc {
   project_id: string;
   /** The events as one JSON string of rows: FerretDB decodes a document field by field. */
   events: string;
+  /** When the day leaves the retention window: a TTL index removes it (the worker's sweep where there is none). */
+  expire_at: Date;
 }
 
 /** The raw events of one player on one day in one segment. */
@@ -31,8 +33,13 @@ export class RawEventStore {
   constructor(
     db: Db,
     private readonly engine: Engine,
+    private readonly retentionDays: number,
   ) {
     this.docs = db.collection<RawDoc>("event_raw");
+  }
+
+  async createIndexes(): Promise<void> {
+    if (this.engine.ttlIndexes) await this.docs.createIndex({ expire_at: 1 }, { expireAfterSeconds: 0 });
   }
 
   async insert(projectId: string, seq: number, batches: readonly RawBatch[]): Promise<void> {
@@ -42,6 +49,7 @@ export class RawEventStore {
           _id: `${playerDay(projectId, day, identityKey)}${sequenceId(seq)}`,
           project_id: projectId,
           events: packEvents(events),
+          expire_at: new Date(Date.parse(`${day}T00:00:00.000Z`) + this.retentionDays * 86_400_000),
         },
       },
     }));

@@ -20,7 +20,7 @@ export interface BatchDeps {
 }
 
 /** An events segment. */
-export type EventsSegment = Segment & { work: { kind: "events"; events: QueuedEvent[] } };
+export type EventsSegment = Segment & { work: { kind: "events"; events: QueuedEvent[]; earlier?: number[] } };
 
 /** A batch of a project's event segments, in order, and what decides which of their events count. */
 export interface Batch {
@@ -65,9 +65,14 @@ async function countable(deps: BatchDeps, batch: Batch, segment: EventsSegment):
     const erased = batch.erasedAt.get(identityOf(event));
     return dayOf(event.t) >= batch.firstDay && (erased === undefined || erased < segment.seq);
   });
-  const claims = events.flatMap((event, index) => (event.i === null ? [] : [{ eventId: event.i, index, t: event.t }]));
+  const claims = events.flatMap((event, index) => (event.i === null ? [] : [{ eventId: event.i, index }]));
   if (claims.length === 0) return events;
-  const repeats = await deps.eventIds.claim(batch.projectId, segment.seq, claims);
+  const repeats = await deps.eventIds.claim(
+    batch.projectId,
+    { seq: segment.seq, earlier: segment.work.earlier },
+    claims,
+    segment.receivedAt,
+  );
   return events.filter((_, index) => !repeats.has(index));
 }
 

@@ -82,11 +82,18 @@ export async function controlStep(deps: ProjectStepDeps, step: Step, { state, ep
     async () => {
       const segment = await deps.segments.find(state.projectId, control);
       if (segment) await carryOut(deps, step, segment);
-      await step("advance", () => deps.queue.markAhead(state.projectId, control, epoch));
+      if (!(await step("advance", () => deps.queue.markAhead(state.projectId, control, epoch)))) throw new LeaseLost();
     },
     true,
   );
   return true;
+}
+
+/** The project's lease moved to another worker (its epoch grew) while this one applied: its writes to the cursor are refused. */
+export class LeaseLost extends Error {
+  constructor() {
+    super("the project's queue is another worker's now");
+  }
 }
 
 /** A step that failed, and the segment it was applying (a fold or an erasure is never parked: it is needed). */
@@ -104,7 +111,9 @@ async function failingAs<T>(seq: number, run: () => Promise<T>, control = false)
   try {
     return await run();
   } catch (error) {
-    throw error instanceof SegmentFailure ? error : new SegmentFailure(seq, control, error);
+    throw error instanceof SegmentFailure || error instanceof LeaseLost
+      ? error
+      : new SegmentFailure(seq, control, error);
   }
 }
 
@@ -139,9 +148,8 @@ async function eventsBatch(deps: ProjectStepDeps, state: QueueState, first: Even
 async function advance(deps: ProjectStepDeps, step: Step, held: HeldQueue, seqs: number[], events: number) {
   const { projectId } = held.state;
   await step("advance", async () => {
-    if (await deps.queue.advance(projectId, seqs[0], seqs.at(-1)!, events, held.epoch)) {
-      await deps.segments.deleteApplied(projectId, seqs);
-    }
+    if (!(await deps.queue.advance(projectId, seqs[0], seqs.at(-1)!, events, held.epoch))) throw new LeaseLost();
+    await deps.segments.deleteApplied(projectId, seqs);
   });
 }
 

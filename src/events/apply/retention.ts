@@ -48,10 +48,10 @@ export class Retention {
     return false;
   }
 
-  /** One step of the sweep of expired event_id claims when one is due (it scans: once an hour, for every project). */
+  /** One step of the sweep of event_id claims past their window when one is due (it scans: once an hour, for all). */
   async sweepIdsIfDue(now: Date): Promise<boolean> {
     if (now.getTime() - this.idsSweptMs < SWEEP_EVERY_MS) return false;
-    const found = await this.options.eventIds.deleteExpired(this.options.window.oldest(now), SWEEP_STEP);
+    const found = await this.options.eventIds.deleteExpired(now, SWEEP_STEP);
     if (found < SWEEP_STEP) this.idsSweptMs = now.getTime();
     return found > 0;
   }

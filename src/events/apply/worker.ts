@@ -4,7 +4,14 @@ import { setTimeout as delay } from "node:timers/promises";
 import { settledBy } from "../../deadline.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import type { QueueState } from "../queue/queue-store.js";
-import { controlStep, projectStep, SegmentFailure, type HeldQueue, type ProjectStepDeps } from "./project-step.js";
+import {
+  controlStep,
+  LeaseLost,
+  projectStep,
+  SegmentFailure,
+  type HeldQueue,
+  type ProjectStepDeps,
+} from "./project-step.js";
 import type { ParkedStore } from "../queue/parked-store.js";
 import { KeyedLock } from "../../db/keyed-lock.js";
 import { UnavailableError } from "../../errors.js";
@@ -108,8 +115,15 @@ export class ApplyWorker {
         const now = clock.now();
         const lease = await this.lease(projectId, now, true);
         if (!lease) return false;
-        for (; state.applied < seq && !state.ahead.has(seq); state = await queue.read(projectId)) {
-          if (!(await controlStep(this.options, this.step, { state, epoch: lease.epoch, erasedAt: new Map() }))) break;
+        try {
+          for (; state.applied < seq && !state.ahead.has(seq); state = await queue.read(projectId)) {
+            if (!(await controlStep(this.options, this.step, { state, epoch: lease.epoch, erasedAt: new Map() })))
+              break;
+          }
+        } catch (error) {
+          if (!(error instanceof LeaseLost)) throw error;
+          this.held.delete(projectId);
+          return false;
         }
         return state.applied >= seq || state.ahead.has(seq);
       });
@@ -191,28 +205,35 @@ export class ApplyWorker {
     const hasWork = state.reserved > state.applied;
     const { retention, queue } = this.options;
     if (!hasWork && !retention.due(state.projectId, now)) return false;
-    const lease = await this.lease(state.projectId, now, hasWork);
-    if (!lease) return false;
+    let epoch: number | undefined;
     try {
-      // Read again under the project's lock: a fold or erasure carried out meanwhile moved it on.
-      const outcome = await this.projects.run([state.projectId], async () =>
-        projectStep(this.options, this.step, await this.heldQueue(await queue.read(state.projectId), lease.epoch)),
-      );
+      // Under the project's lock: its lease taken once, and its queue read again (a fold or erasure carried out
+      // meanwhile moved it on).
+      const outcome = await this.projects.run([state.projectId], async () => {
+        epoch = (await this.lease(state.projectId, now, hasWork))?.epoch;
+        if (epoch === undefined) return "idle";
+        return projectStep(this.options, this.step, await this.heldQueue(await queue.read(state.projectId), epoch));
+      });
+      if (epoch === undefined) return false;
       if (outcome === "done") this.moved.emit(state.projectId);
       this.backoff.delete(state.projectId);
       if (outcome === "gap") return this.closeGap(state, now);
       this.gaps.delete(state.projectId);
       return outcome === "done" || (await retention.sweepIfDue(state.projectId, now));
     } catch (error) {
+      if (error instanceof LeaseLost) {
+        this.held.delete(state.projectId);
+        return false;
+      }
       this.report(error);
-      if (!(error instanceof SegmentFailure)) return this.backOff(state.projectId, now);
+      if (!(error instanceof SegmentFailure) || epoch === undefined) return this.backOff(state.projectId, now);
       const { seq, control } = error;
-      const count = await queue.failed(state.projectId, seq, lease.epoch).catch(() => 0);
+      const count = await queue.failed(state.projectId, seq, epoch).catch(() => 0);
       if (count >= this.options.parkAfter && !control) {
         const segment = await this.options.segments.head(state.projectId, seq);
         const events = segment?.count ?? 0;
         await this.options.parked.park({ projectId: state.projectId, seq, events, error: error.message, at: now });
-        await queue.passParked(state.projectId, seq, events, lease.epoch);
+        await queue.passParked(state.projectId, seq, events, epoch);
         return true;
       }
       return this.backOff(state.projectId, now);

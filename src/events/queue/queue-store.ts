@@ -100,7 +100,7 @@ export class QueueStore {
     );
     if (renewed) return { epoch: renewed.epoch, resumed: false };
     const taken = await this.docs.findOneAndUpdate(
-      { _id: projectId, $or: [{ owner: null }, { until: { $lt: now } }, { owner }] } as Filter<QueueDoc>,
+      { _id: projectId, $or: [{ owner: null }, { until: { $lt: now } }] } as Filter<QueueDoc>,
       { $set: { owner, until }, $inc: { epoch: 1 } },
       { returnDocument: "after" },
     );

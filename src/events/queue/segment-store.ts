@@ -11,8 +11,8 @@ export interface FoldMove {
 
 /** What a queue segment asks the apply worker to do. */
 export type SegmentWork =
-  /** Accepted events of one ingest call. */
-  | { kind: "events"; events: QueuedEvent[] }
+  /** Accepted events of one ingest call (`earlier`: the parked segments they were queued in before). */
+  | { kind: "events"; events: QueuedEvent[]; earlier?: number[] }
   /** Players folded (a device linked to its player): their activity moves, their later events are the player's. */
   | { kind: "fold"; moves: FoldMove[] }
   /** Players erased: their activity and raw events go, and their events queued before it are dropped. */
@@ -44,7 +44,7 @@ export const sequenceId = (seq: number): string => String(seq).padStart(16, "0")
 type PackedEvent = [string, string | null, string | null, number, string | null, string | null];
 
 /** Events as stored: one JSON string of rows (FerretDB decodes a document field by field: 30 ms for 500 objects). */
-type StoredWork = Exclude<SegmentWork, { kind: "events" }> | { kind: "events"; packed: string };
+type StoredWork = Exclude<SegmentWork, { kind: "events" }> | { kind: "events"; packed: string; earlier?: number[] };
 
 interface SegmentDoc {
   _id: string;
@@ -61,10 +61,14 @@ export const unpackEvents = (packed: string): QueuedEvent[] =>
   (JSON.parse(packed) as PackedEvent[]).map(([n, u, d, t, i, p]) => ({ n, u, d, t: new Date(t), i, p }));
 
 const stored = (work: SegmentWork | null): StoredWork | null =>
-  work?.kind === "events" ? { kind: "events", packed: packEvents(work.events) } : work;
+  work?.kind === "events"
+    ? { kind: "events", packed: packEvents(work.events), ...(work.earlier && { earlier: work.earlier }) }
+    : work;
 
 const workOf = (work: StoredWork | null): SegmentWork | null =>
-  work?.kind === "events" ? { kind: "events", events: unpackEvents(work.packed) } : work;
+  work?.kind === "events"
+    ? { kind: "events", events: unpackEvents(work.packed), ...(work.earlier && { earlier: work.earlier }) }
+    : work;
 
 /**
  * The event_segments collection: each project's queue of work for the apply worker, `_id` `<project>/<seq>`, so the

@@ -1,7 +1,9 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { FoldMove } from "../../events/queue/segment-store.js";
 import type { Logger } from "../../log.js";
+import type { KeyedLock } from "../../db/keyed-lock.js";
 import type { IntentStore, RoundIntent } from "../storage/intent-store.js";
+import { profileLock } from "./round-locks.js";
 
 /** Waits between attempts: doubling from the first, capped at the last. */
 const FIRST_RETRY_MS = 100;
@@ -28,6 +30,8 @@ export class RoundCompletion {
   constructor(
     private readonly options: {
       log?: Logger;
+      /** The write path's locks: a completion waits for the round it completes, and rounds of its players wait for it. */
+      locks: KeyedLock;
       sync: (intent: RoundIntent) => Promise<void>;
       fold: (projectId: string, moves: readonly FoldMove[]) => Promise<void>;
     },
@@ -37,7 +41,10 @@ export class RoundCompletion {
   start(round: UnfinishedRound, intents: IntentStore): Promise<void> {
     const { projectId } = round.intent;
     const work = (async () => {
-      await this.untilDone(projectId, "the sets of a players round", () => this.options.sync(round.intent));
+      const locks = round.intent.players.map(({ key }) => profileLock(projectId, key));
+      await this.untilDone(projectId, "the sets of a players round", () =>
+        this.options.locks.run(locks, () => this.options.sync(round.intent)),
+      );
       if (round.finish) await this.untilDone(projectId, "an erasure's links and activity", round.finish);
       if (round.moves.length > 0) {
         await this.untilDone(projectId, "a fold's activity", () => this.options.fold(projectId, round.moves));

@@ -3,12 +3,10 @@ import { deviceKey, partnerKey } from "../rules/identity-key.js";
 import { targetOf, type RoundEntry } from "../rules/decide.js";
 
 // The keys of the process's locks (src/db/keyed-lock.ts) that players writes take, always in this nesting:
-// a round's profiles, then the project's registry, then membership buckets and the project's tag stats.
+// a round's profiles, then the project's registry.
 
 export const profileLock = (projectId: string, identityKey: string) => `profile/${projectId}/${identityKey}`;
 export const registryLock = (projectId: string) => `registry/${projectId}`;
-export const membersLock = (membershipBucketId: string) => `members/${membershipBucketId}`;
-export const statsLock = (projectId: string) => `stats/${projectId}`;
 
 /** Every profile the entries may read or write, each once: targets, devices with a partner, fold sources. */
 export function touchedKeys(

@@ -56,6 +56,7 @@ export class RoundWriter {
   constructor(private readonly options: RoundWriterOptions) {
     this.completion = new RoundCompletion({
       log: options.log,
+      locks: options.locks,
       sync: (intent) => syncFromProfiles(options.stores, options.cohorts, intent),
       fold: (projectId, moves) => options.activity?.fold(projectId, moves) ?? Promise.resolve(),
     });

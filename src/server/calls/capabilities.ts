@@ -65,6 +65,7 @@ export async function createCapabilities({
     sets,
     clock,
     retentionDays: config.eventRetentionDays,
+    eventIdWindowDays: config.eventIdWindowDays,
     parkAfter: config.eventParkAfterFailures,
     steps,
     worker: { onError: (err) => log.error({ err }, "event apply worker") },

@@ -121,16 +121,21 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
       } else if (path === "/readyz") {
         void readiness().then(async (r) => {
           if (!r.ready) return sendError(res, 503, "unavailable", r.reason);
-          // Detail for operators: how far the event apply worker is behind, and whether ingestion pushes back for it
-          // (not a readiness condition: reads and player writes go on).
+          // Detail for operators: how far the event apply is behind, whether ingestion pushes back for it, and what is
+          // parked (not readiness conditions: reads and player writes go on).
           const { backpressure } = capabilities.events;
-          const lag = await capabilities.events.lag.measure().catch(() => undefined);
+          const [lag, parked] = await Promise.all([
+            capabilities.events.lag.measure().catch(() => undefined),
+            capabilities.events.parked.list().catch(() => undefined),
+          ]);
           const limits = lag ? backpressure.limitsReached(lag) : [];
           const events = lag && {
             lag_seconds: lag.seconds,
             queue_depth: lag.depth,
             refusing_events: limits.length > 0,
             refusing_limits: limits,
+            // Segments set aside after failing again and again (an admin lists and retries them).
+            parked_segments: (parked ?? []).map(({ projectId, seq, error }) => ({ project_id: projectId, seq, error })),
           };
           sendJson(res, 200, { status: "ok", ...(events && { events }) });
         });

@@ -14,7 +14,11 @@ import {
   RotateSigningKeyResponseSchema,
   SetEntitlementResponseSchema,
   UserEntitlementSchema,
+  ListParkedSegmentsResponseSchema,
+  ParkedSegmentSchema,
+  RetryParkedSegmentResponseSchema,
 } from "../../../gen/platformapi/v1/admin_pb.js";
+import type { ParkedSegments } from "../../events/queue/parked-segments.js";
 import { EntitlementSchema } from "../../../gen/platformapi/v1/launch_pb.js";
 import type { Admin, Entitlement } from "../../admin/admin.js";
 import { isApiKeyType } from "../../admin/api-keys.js";
@@ -26,8 +30,15 @@ import { pageInfo, paging } from "./paging.js";
 const entitlementMessage = ({ owns, source, gameId, channelId, buildVersion }: Entitlement) =>
   create(EntitlementSchema, { owns, source, gameId, channelId, buildVersion });
 
-/** AdminService: projects, API keys, entitlements, and rotation of the launch-token signing key. */
-export function createAdminService(admin: Admin, keyring: Keyring): ServiceImpl<typeof AdminService> {
+/**
+ * AdminService: projects, API keys, entitlements, rotation of the launch-token signing key, and the event segments
+ * parked.
+ */
+export function createAdminService(
+  admin: Admin,
+  keyring: Keyring,
+  parked: ParkedSegments,
+): ServiceImpl<typeof AdminService> {
   return {
     async createProject(req) {
       const { project, privateKey, publicKey } = await admin.createProject(requiredText("name", req.name), req.gameId);
@@ -109,6 +120,19 @@ export function createAdminService(admin: Admin, keyring: Keyring): ServiceImpl<
         }),
       );
       return create(ListEntitlementsResponseSchema, { entitlements, entitlementsInfo: pageInfo(total, page) });
+    },
+
+    async listParkedSegments(req) {
+      const projectId = req.projectId.trim() === "" ? undefined : req.projectId.trim();
+      const segments = (await parked.list(projectId)).map(({ projectId, seq, events, error, at }) =>
+        create(ParkedSegmentSchema, { projectId, seq: BigInt(seq), events, error, parkedAt: timestampFromDate(at) }),
+      );
+      return create(ListParkedSegmentsResponseSchema, { segments });
+    },
+
+    async retryParkedSegment(req) {
+      const seq = await parked.retry(requiredText("project_id", req.projectId), Number(req.seq));
+      return create(RetryParkedSegmentResponseSchema, { seq: BigInt(seq) });
     },
   };
 }

@@ -1,10 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOf } from "../../../src/db/engine.js";
 import { UnavailableError } from "../../../src/errors.js";
-import { Players, type UpdateEntry } from "../../../src/players/players.js";
-import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import type { UpdateEntry } from "../../../src/players/players.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
-import { atRoundPoint } from "../../support/db/round-points.js";
+import { playersOn } from "../../support/db/round-points.js";
 
 let svc: TestService;
 beforeAll(async () => {
@@ -29,17 +27,16 @@ describe("a players round waiting on its players' locks", () => {
     const holding = new Promise<void>((resolve) => (reached = resolve));
     let first = true;
     // The first round holds the player's lock until the test lets it go.
-    const stores = atRoundPoint(
-      createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
-      "afterProfileWrites",
-      async () => {
+    const { players } = await playersOn(svc.database, {
+      point: "afterProfileWrites",
+      fault: async () => {
         if (!first) return;
         first = false;
         reached();
         await held;
       },
-    );
-    const players = new Players({ stores, clock: svc.clock, lockWaitLimitMs: 200 });
+      lockWaitLimitMs: 200,
+    });
     const holder = players.update(projectId, [increment("waiter")]);
     await holding;
     await expect(players.update(projectId, [increment("waiter")])).rejects.toBeInstanceOf(UnavailableError);

@@ -1,11 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOf } from "../../../src/db/engine.js";
-import { systemClock } from "../../../src/clock.js";
-import { Players } from "../../../src/players/players.js";
-import { createPlayerStores } from "../../../src/players/storage/stores.js";
 import { playerWriteContention } from "../../support/service/metrics.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
-import { atRoundPoint } from "../../support/db/round-points.js";
+import { playersOn } from "../../support/db/round-points.js";
 
 /**
  * Two service instances on one database. Each serialises writes to a player within itself, so
@@ -167,24 +163,23 @@ describe("players/update from two instances on one database", () => {
   // player loses to the other instance, the read was superseded and the entry is checked again.
   it("an entry rejected on a read another instance superseded runs again with the applied ones", async () => {
     const { projectId } = await a.createProject();
-    const stores = () => createPlayerStores(a.database.db, engineOf(a.database, 0));
     const tags = range(49).map((i) => `t${i}`);
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let paused!: () => void;
     const atPause = new Promise<void>((resolve) => (paused = resolve));
     let first = true;
-    const slow = new Players({
+    const { players: slow } = await playersOn(a.database, {
       // Between the first round's read and its profile write.
-      stores: atRoundPoint(stores(), "afterTombstones", () => {
+      point: "afterTombstones",
+      fault: () => {
         if (!first) return;
         first = false;
         paused();
         return released;
-      }),
-      clock: systemClock,
+      },
     });
-    const fast = new Players({ stores: stores(), clock: systemClock });
+    const { players: fast } = await playersOn(a.database);
     const entry = (ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({
       partnerUserId: "crowded",
       tagsAdd: ops.tagsAdd ?? [],

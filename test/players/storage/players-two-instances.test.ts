@@ -1,18 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOf } from "../../../src/db/engine.js";
-import { systemClock } from "../../../src/clock.js";
-import { Players } from "../../../src/players/players.js";
-import { createPlayerStores } from "../../../src/players/storage/stores.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
-import { atRoundPoint } from "../../support/db/round-points.js";
+import { playersOn } from "../../support/db/round-points.js";
 
 let svc: TestService;
 beforeAll(async () => {
   svc = await startTestService();
 });
 afterAll(() => svc.stop());
-
-const stores = () => createPlayerStores(svc.database.db, engineOf(svc.database, 0));
 
 const entry = (partnerUserId: string, ops: { tagsAdd?: string[]; tagsRemove?: string[] }) => ({
   partnerUserId,
@@ -22,26 +16,26 @@ const entry = (partnerUserId: string, ops: { tagsAdd?: string[]; tagsRemove?: st
   traitsUnset: [],
 });
 
-// Two service instances on one MongoDB database: their rounds on one player can write in either order. Membership is
-// the profiles' tag index there, and each round moves the counts by its own change.
+// Two service instances on one MongoDB database: their rounds on one player can write in either order; the sets of a
+// round another instance overtook are written again from the profile as it is.
 describe("two instances writing one player", () => {
-  it("membership follows the last profile even when the earlier round's membership write lands last", async () => {
+  it("the sets follow the last profile even when the earlier round's write of its sets lands last", async () => {
     const { projectId, privateKey } = await svc.createProject();
     let release!: () => void;
     const paused = new Promise<void>((resolve) => (release = resolve));
     let reachedPause!: () => void;
     const atPause = new Promise<void>((resolve) => (reachedPause = resolve));
-    const slow = new Players({
-      stores: atRoundPoint(stores(), "afterProfileWrites", () => {
+    const { players: slow } = await playersOn(svc.database, {
+      point: "afterProfileWrites",
+      fault: () => {
         reachedPause();
         return paused;
-      }),
-      clock: systemClock,
+      },
     });
-    const fast = new Players({ stores: stores(), clock: systemClock });
+    const { players: fast } = await playersOn(svc.database);
 
     const first = slow.update(projectId, [entry("racer", { tagsAdd: ["flag"] })]);
-    await atPause; // The slow instance wrote the profile with "flag", not yet its membership.
+    await atPause; // The slow instance wrote the profile with "flag", not yet its sets.
     await fast.update(projectId, [entry("racer", { tagsRemove: ["flag"] })]);
     release();
     await first;
@@ -59,9 +53,9 @@ describe("two instances writing one player", () => {
 describe("an erasure racing another instance's write", () => {
   it("runs again, and unlinks once, after every marker is written", async () => {
     const { projectId } = await svc.createProject();
-    const other = new Players({ stores: stores(), clock: systemClock });
+    const { players: other } = await playersOn(svc.database);
     await other.update(projectId, [entry("leaver", { tagsAdd: ["flag"] })]);
-    const racing = stores();
+    const { players: eraser, stores: racing } = await playersOn(svc.database);
     let unlinks = 0;
     const unlinkMany = racing.devices.unlinkMany.bind(racing.devices);
     racing.devices.unlinkMany = async (...args) => {
@@ -77,7 +71,6 @@ describe("an erasure racing another instance's write", () => {
       }
       return writeSlots(id, writes);
     };
-    const eraser = new Players({ stores: racing, clock: systemClock });
 
     const outcome = await eraser.erase(projectId, { partnerUserId: "leaver" });
 

@@ -37,6 +37,7 @@ export async function playersOn(
     sets,
     clock: systemClock,
     retentionDays: 400,
+    eventIdWindowDays: 30,
     parkAfter: 5,
     steps: { recordStep: () => undefined },
   });

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { engineOf } from "../../../src/db/engine.js";
-import { repairRegistryCounters } from "../../../src/players/membership/counter-repair.js";
-import { createPlayerStores } from "../../../src/players/storage/stores.js";
+import { repairRegistryCounters } from "../../../src/players/storage/counter-repair.js";
+import { playersOn } from "../../support/db/round-points.js";
 import { startedDuring } from "../../support/commands.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 
@@ -39,10 +38,7 @@ describe("players/tags from the project's tag list", () => {
     );
     expect(await listed()).toEqual(["alpha", "beta", "gamma"]);
 
-    await repairRegistryCounters({
-      stores: createPlayerStores(svc.database.db, engineOf(svc.database, 0)),
-      lower: false,
-    });
+    await repairRegistryCounters({ stores: (await playersOn(svc.database)).stores, lower: false });
     expect(JSON.parse((await lists.findOne({ _id: project.projectId }))!.tags)).toHaveLength(3);
   });
 });

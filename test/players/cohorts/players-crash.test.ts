@@ -6,19 +6,15 @@ import { startTestService, type TestService } from "../../support/service/servic
 
 const CHILD = fileURLToPath(new URL("../../support/service/crash-child.ts", import.meta.url));
 
-/** Search reads membership as the crash left it: no owner's memory (which answers from the profiles themselves). */
-const MEMBERSHIP_ONLY = { OWNER_MEMORY_MB: "0" };
+/** The service reads the sets as the crash left them: it keeps nothing of what it read (another process wrote). */
+const SETS_AS_STORED = { CACHE_MB: "0" };
 
-/** Runs the crash child to its death (see crash-child.ts for `when`); resolves with the signal that ended it. */
-function crashChild(
-  svc: TestService,
-  projectId: string,
-  when: "afterProfileWrites" | "writtenBehind",
-): Promise<NodeJS.Signals | null> {
+/** Runs the crash child to its death (see crash-child.ts); resolves with the signal that ended it. */
+function crashChild(svc: TestService, projectId: string): Promise<NodeJS.Signals | null> {
   return new Promise((resolve, reject) => {
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", CHILD, inject("mongodbUri"), svc.config.dbName, projectId, when],
+      ["--import", "tsx", CHILD, inject("mongodbUri"), svc.config.dbName, projectId],
       {
         stdio: ["ignore", "ignore", "inherit"],
       },
@@ -29,13 +25,13 @@ function crashChild(
 }
 
 /** The crash child's update, then a start on the same database, checking what its repair pass sets right. */
-async function crashAndRestart(when: "afterProfileWrites" | "writtenBehind") {
-  const svc = await startTestService(MEMBERSHIP_ONLY);
+async function crashAndRestart() {
+  const svc = await startTestService(SETS_AS_STORED);
   const { projectId, publicKey, privateKey } = await svc.createProject();
   const update = (players: unknown[]) => svc.postJson("/v1/players/update", { players }, publicKey);
   expect((await update([{ partner_user_id: "crash-victim", tags_add: ["before"] }])).status).toBe(200);
 
-  expect(await crashChild(svc, projectId, when)).toBe("SIGKILL");
+  expect(await crashChild(svc, projectId)).toBe("SIGKILL");
 
   const counts = async (service: TestService) => {
     const res = await service.postJson("/v1/players/tags", { page: 1 }, privateKey);
@@ -43,7 +39,7 @@ async function crashAndRestart(when: "afterProfileWrites" | "writtenBehind") {
   };
   const searchCrashed = async (service: TestService) =>
     (await service.postJson("/v1/players/search", { tags: ["crashed"] }, privateKey)).body;
-  // The profiles were written; membership and counts were not.
+  // The profiles were written; their sets were not.
   const profile = await svc.postJson("/v1/players/get", { partner_user_id: "crash-victim" }, privateKey);
   expect(profile.body.profile.tags).toEqual(["crashed"]);
   expect(await counts(svc)).toEqual({ before: 1, crashed: 0 });
@@ -52,7 +48,7 @@ async function crashAndRestart(when: "afterProfileWrites" | "writtenBehind") {
   // A start on the same database runs the repair pass.
   await svc.service.close(1_000);
   await svc.database.close();
-  const restarted = await startTestService({ ...MEMBERSHIP_ONLY, DB_NAME: svc.config.dbName });
+  const restarted = await startTestService({ ...SETS_AS_STORED, DB_NAME: svc.config.dbName });
   try {
     expect(await counts(restarted)).toEqual({ before: 0, crashed: 2 });
     const found = await searchCrashed(restarted);
@@ -66,12 +62,8 @@ async function crashAndRestart(when: "afterProfileWrites" | "writtenBehind") {
   }
 }
 
-describe("a crash before a round's membership is in the database", () => {
-  it("between the profile write and the membership write: counts and search lag until the next start's repair", async () => {
-    await crashAndRestart("afterProfileWrites");
-  });
-
-  it("with membership kept in the owner's memory, before it is written behind: the next start's repair", async () => {
-    await crashAndRestart("writtenBehind");
+describe("a crash before a round's sets are in the database", () => {
+  it("between the profile write and the sets' write: counts and search lag until the next start's repair", async () => {
+    await crashAndRestart();
   });
 });
