@@ -49,7 +49,7 @@ export async function projectStep(
   const next = state.applied + 1;
   if (next > state.reserved) return "idle";
   if (state.ahead.has(next)) {
-    await advance(deps, step, held, [next], 0);
+    await advance(deps, step, held, [next]);
     return "done";
   }
   const first = await deps.segments.find(projectId, next);
@@ -58,18 +58,16 @@ export async function projectStep(
     const batch = await eventsBatch(deps, state, first as EventsSegment);
     const firstDay = deps.window.firstDay(deps.clock.now());
     await applyBatch(deps, step, { projectId, segments: batch, firstDay, erasedAt: held.erasedAt });
-    const events = batch.reduce((sum, segment) => sum + segment.count, 0);
     await advance(
       deps,
       step,
       held,
       batch.map((segment) => segment.seq),
-      events,
     );
     return "done";
   }
   await carryOut(deps, step, first);
-  await advance(deps, step, held, [next], first.count);
+  await advance(deps, step, held, [next]);
   return "done";
 }
 
@@ -145,10 +143,10 @@ async function eventsBatch(deps: ProjectStepDeps, state: QueueState, first: Even
 }
 
 /** The cursor past `seqs` (in a row after it), and their segments deleted. */
-async function advance(deps: ProjectStepDeps, step: Step, held: HeldQueue, seqs: number[], events: number) {
+async function advance(deps: ProjectStepDeps, step: Step, held: HeldQueue, seqs: number[]) {
   const { projectId } = held.state;
   await step("advance", async () => {
-    if (!(await deps.queue.advance(projectId, seqs[0], seqs.at(-1)!, events, held.epoch))) throw new LeaseLost();
+    if (!(await deps.queue.advance(projectId, seqs[0], seqs.at(-1)!, held.epoch))) throw new LeaseLost();
     await deps.segments.deleteApplied(projectId, seqs);
   });
 }

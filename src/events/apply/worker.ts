@@ -233,7 +233,7 @@ export class ApplyWorker {
         const segment = await this.options.segments.head(state.projectId, seq);
         const events = segment?.count ?? 0;
         await this.options.parked.park({ projectId: state.projectId, seq, events, error: error.message, at: now });
-        await queue.passParked(state.projectId, seq, events, epoch);
+        await queue.passParked(state.projectId, seq, epoch);
         return true;
       }
       return this.backOff(state.projectId, now);

@@ -10,9 +10,6 @@ export interface Lag {
   depth: number;
 }
 
-/** Segments behind a cursor whose heads a measurement reads at most: the oldest waiting are what it is about. */
-const HEADS_READ = 64;
-
 /**
  * Measures how far the apply is behind ingestion, from the database (right whichever instance applies): a project's
  * lag, its events' freshness and its backpressure; the worst of all projects for `/readyz` and `/metrics`.
@@ -47,14 +44,14 @@ export class QueueLagMeter {
   }
 
   /**
-   * The oldest waiting segment's age (a folded or erased player's segment carried out ahead waits no more; one not
-   * written yet holds nothing so far), and the events waiting: those accepted and not applied.
+   * The oldest waiting segment's age, and the events waiting (a folded or erased player's segment carried out ahead
+   * waits no more; a sequence number not written yet holds nothing so far). Each segment's head is read once: a
+   * segment never changes.
    */
   private async lagOf(state: QueueState): Promise<Lag> {
     const { projectId, applied, reserved } = state;
-    const depth = Math.max(0, state.accepted - state.appliedEvents);
     if (reserved <= applied) return { seconds: 0, depth: 0 };
-    const waiting = Array.from({ length: Math.min(reserved - applied, HEADS_READ) }, (_, i) => applied + 1 + i);
+    const waiting = Array.from({ length: reserved - applied }, (_, i) => applied + 1 + i);
     for (const key of this.heads.keys()) {
       const [project, seq] = key.split(" ");
       if (project === projectId && Number(seq) <= applied) this.heads.delete(key);
@@ -64,9 +61,12 @@ export class QueueLagMeter {
       if (head) this.heads.set(`${projectId} ${head.seq}`, head);
     }
     let oldest = Infinity;
+    let depth = 0;
     for (const seq of waiting) {
       const head = this.heads.get(`${projectId} ${seq}`);
-      if (head && head.count > 0 && !state.ahead.has(seq)) oldest = Math.min(oldest, head.receivedAt.getTime());
+      if (!head || head.count === 0 || state.ahead.has(seq)) continue;
+      oldest = Math.min(oldest, head.receivedAt.getTime());
+      depth += head.count;
     }
     const seconds = oldest === Infinity ? 0 : Math.max(0, (this.clock.now().getTime() - oldest) / 1000);
     return { seconds, depth };

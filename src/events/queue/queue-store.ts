@@ -12,9 +12,6 @@ interface QueueDoc {
   controls: number[];
   /** ...and those of them carried out already. */
   ahead: number[];
-  /** Events accepted and applied, in all. */
-  accepted: number;
-  applied_events: number;
   /** The worker allowed to apply, until `until`; `epoch` grows with each new holder, fencing an old one's writes. */
   owner: string | null;
   until: Date;
@@ -29,8 +26,6 @@ export interface QueueState {
   applied: number;
   controls: readonly number[];
   ahead: ReadonlySet<number>;
-  accepted: number;
-  appliedEvents: number;
   epoch: number;
   failing: { seq: number; count: number } | null;
 }
@@ -44,8 +39,6 @@ const stateOf = (doc: QueueDoc | null, projectId: string): QueueState => ({
   applied: doc?.applied ?? 0,
   controls: doc?.controls ?? [],
   ahead: new Set(doc?.ahead ?? []),
-  accepted: doc?.accepted ?? 0,
-  appliedEvents: doc?.applied_events ?? 0,
   epoch: doc?.epoch ?? 0,
   failing: doc?.failing ?? null,
 });
@@ -65,12 +58,12 @@ export class QueueStore {
     this.docs = db.collection<QueueDoc>("event_queues", { writeConcern: { w: "majority" } });
   }
 
-  /** The next sequence number of the project; `events` join its accepted count. One at a time in this process. */
-  async reserve(projectId: string, events: number): Promise<number> {
+  /** The next sequence number of the project. One at a time in this process (FerretDB loses concurrent `$inc`s). */
+  async reserve(projectId: string): Promise<number> {
     const doc = await this.locks.run([`queue/${projectId}`], () =>
       this.docs.findOneAndUpdate(
         { _id: projectId },
-        { $inc: { seq: 1, accepted: events }, $setOnInsert: initial() },
+        { $inc: { seq: 1 }, $setOnInsert: initial() },
         { upsert: true, returnDocument: "after" },
       ),
     );
@@ -120,14 +113,13 @@ export class QueueStore {
     return result.matchedCount === 1;
   }
 
-  /** Moves the cursor from `from - 1` through `to` (`events` applied); false when the lease moved on. */
-  async advance(projectId: string, from: number, to: number, events: number, epoch: number): Promise<boolean> {
+  /** Moves the cursor from `from - 1` through `to`; false when the lease moved on. */
+  async advance(projectId: string, from: number, to: number, epoch: number): Promise<boolean> {
     const passed = Array.from({ length: to - from + 1 }, (_, i) => from + i);
     const result = await this.docs.updateOne(
       { _id: projectId, epoch, applied: from - 1 },
       {
         $set: { applied: to, failing: null },
-        $inc: { applied_events: events },
         $pullAll: { controls: passed, ahead: passed },
       },
     );
@@ -142,13 +134,12 @@ export class QueueStore {
     return count;
   }
 
-  /** Moves the cursor past segment `seq` (of `events` events), parked: its events are applied when it is retried. */
-  async passParked(projectId: string, seq: number, events: number, epoch: number): Promise<boolean> {
+  /** Moves the cursor past segment `seq`, parked: its events are applied when it is retried. */
+  async passParked(projectId: string, seq: number, epoch: number): Promise<boolean> {
     const result = await this.docs.updateOne(
       { _id: projectId, epoch, applied: seq - 1 },
       {
         $set: { applied: seq, failing: null },
-        $inc: { applied_events: events },
         $pullAll: { controls: [seq], ahead: [seq] },
       },
     );
@@ -160,7 +151,6 @@ const initial = () => ({
   applied: 0,
   controls: [],
   ahead: [],
-  applied_events: 0,
   owner: null,
   until: new Date(0),
   epoch: 0,

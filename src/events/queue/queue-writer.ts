@@ -24,9 +24,8 @@ export class QueueWriter {
    */
   async enqueue(projectId: string, work: SegmentWork, count = 0, receivedAt = this.options.clock.now()) {
     const { queue, segments } = this.options;
-    for (let attempt = 0; attempt < ENQUEUE_ATTEMPTS; attempt++) {
-      // The count joins the accepted total once, with the first sequence number.
-      const seq = await queue.reserve(projectId, attempt === 0 ? count : 0);
+    for (let attempts = 0; attempts < ENQUEUE_ATTEMPTS; attempts++) {
+      const seq = await queue.reserve(projectId);
       if (await segments.insert({ seq, projectId, receivedAt, count, work })) {
         if (isControl(work)) await queue.addControl(projectId, seq);
         for (const listener of this.listeners) listener(projectId);

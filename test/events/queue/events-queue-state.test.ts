@@ -15,7 +15,7 @@ afterAll(() => svc.stop());
 
 describe("/readyz queue_depth and lag_seconds", () => {
   it("come from the queue's real state: an ingest killed mid-call neither stops the lag nor leaves a depth", async () => {
-    const { publicKey, privateKey } = await svc.createProject();
+    const { projectId, publicKey, privateKey } = await svc.createProject();
     const timestamp = new Date(svc.clock.now().getTime() - 10 * 60_000).toISOString();
     const day = timestamp.slice(0, 10);
     const ingest = async (count: number) => {
@@ -27,10 +27,9 @@ describe("/readyz queue_depth and lag_seconds", () => {
       () => queueOf(svc),
       (q) => q.queue_depth === 0,
     );
-    // kill -9 of an ingest between its sequence number (600 events counted as accepted) and its segment.
-    const child = spawn(process.execPath, ["--import", "tsx", CHILD, inject("mongodbUri"), svc.config.dbName], {
-      stdio: "ignore",
-    });
+    // kill -9 of an ingest between its sequence number and its segment.
+    const args = ["--import", "tsx", CHILD, inject("mongodbUri"), svc.config.dbName, projectId];
+    const child = spawn(process.execPath, args, { stdio: "ignore" });
     const [, signal] = await once(child, "exit");
     expect(signal).toBe("SIGKILL");
     await ingest(5);

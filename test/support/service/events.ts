@@ -1,4 +1,3 @@
-import { sequenceId } from "../../../src/events/queue/segment-store.js";
 import type { TestService } from "./service.js";
 
 const DAY_MS = 86_400_000;
@@ -74,21 +73,14 @@ export function byName(body: { series: { name: string; tag?: string; points: unk
   return new Map(body.series.map((s) => [s.tag ? `${s.tag}/${s.name}` : s.name, s.points]));
 }
 
-/** The last sequence number the queue gave out (its counter): segments reserved so far, written or not. */
-export async function reservedSegments(svc: TestService): Promise<number> {
-  const queue = svc.database.db.collection<{ _id: string; seq?: number }>("event_queue");
-  return (await queue.findOne({ _id: "counter" }))?.seq ?? 0;
-}
-
 /**
- * Stores a plan for the next queue segment that the worker cannot read: applying that segment fails, before any of
- * its writes, until the repair this answers, and it stays the head of the queue.
+ * Makes every apply of the project's events fail, before any of their writes, until the repair this answers: the
+ * project's counter of player numbers is not a number, so numbering a new player fails (reads see no player yet).
  */
-export async function breakNextSegment(svc: TestService): Promise<() => Promise<void>> {
-  const next = (await reservedSegments(svc)) + 1;
-  const plans = svc.database.db.collection<{ _id: string; packed: string }>("event_plans");
-  await plans.insertOne({ _id: sequenceId(next), packed: "not a plan" });
+export async function breakProject(svc: TestService, projectId: string): Promise<() => Promise<void>> {
+  const counters = svc.database.db.collection<{ _id: string; next: unknown }>("player_number_counters");
+  await counters.insertOne({ _id: projectId, next: "not a number" });
   return async () => {
-    await plans.deleteOne({ _id: sequenceId(next) });
+    await counters.deleteOne({ _id: projectId });
   };
 }

@@ -1,10 +1,11 @@
-// An ingest killed between drawing its sequence number (with its events counted as accepted) and writing its
-// segment: reserves one number for 600 events, then dies by SIGKILL. Args: <mongodb uri> <db name>.
+// An ingest killed between drawing its sequence number and writing its segment: reserves one number of the
+// project's queue, then dies by SIGKILL. Args: <mongodb uri> <db name> <project id>.
 import { connectDatabase } from "../../../src/db/database.js";
-import { QueueStateStore } from "../../../src/events/queue/queue.js";
+import { KeyedLock } from "../../../src/db/keyed-lock.js";
+import { QueueStore } from "../../../src/events/queue/queue-store.js";
 
-const [uri, dbName] = process.argv.slice(2);
+const [uri, dbName, projectId] = process.argv.slice(2);
 const database = await connectDatabase(uri, dbName);
-const seq = await new QueueStateStore(database.db).reserve(600);
+const seq = await new QueueStore(database.db, new KeyedLock()).reserve(projectId);
 process.stdout.write(`${seq}\n`);
 process.kill(process.pid, "SIGKILL");
