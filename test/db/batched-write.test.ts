@@ -1,15 +1,14 @@
-import type { CommandStartedEvent, CommandSucceededEvent } from "mongodb";
+import type { Collection, CommandStartedEvent, CommandSucceededEvent } from "mongodb";
 import {
   batchedWrite,
-  engineOf,
   MAX_STATEMENTS_IN_FLIGHT,
   MAX_STATEMENTS_PER_COMMAND,
   STATEMENTS_PER_COMMAND,
+  throwIfRefused,
 } from "../../src/db/engine.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { projectScopedId } from "../../src/db/ids.js";
 import { WriteRefusedError } from "../../src/errors.js";
-import { MembershipStore } from "../../src/players/membership/membership-store.js";
 import { startTestService, type TestService } from "../support/service/service.js";
 
 let svc: TestService;
@@ -110,19 +109,29 @@ describe("multi-statement writes side by side stay within the statements measure
 
 describe("a statement the database refuses", () => {
   it("fails the write with a WriteRefusedError keeping what the database answered", async () => {
-    const members = new MembershipStore(svc.database.db, engineOf(svc.database, 0));
-    const docs = svc.database.db.collection<{ _id: string; counts: unknown }>("player_tag_members");
-    // Counts that are not numbers: the write's $inc on them is refused, statement by statement (the bucket's holds).
-    await docs.insertOne({ _id: projectScopedId("refused", "_counts"), counts: { t1: "x" } });
-    const counts = { deltas: new Map([[1, 1]]), given: [], now: new Date(0) };
-    const write = members.apply("refused", [{ tag: "t", added: ["k"], removed: [] }], counts);
-    const error: unknown = await write.then(
-      () => undefined,
-      (e: unknown) => e,
+    const docs = svc.database.db.collection<{ _id: string; n: unknown }>("batched_write_refused");
+    // A count that is not a number: the write's $inc on it is refused, statement by statement (the other holds).
+    await docs.insertMany([
+      { _id: projectScopedId("refused", "a"), n: 1 },
+      { _id: projectScopedId("refused", "b"), n: "x" },
+    ]);
+    const failures = await batchedWrite(
+      docs as unknown as Collection<{ _id: string; n: number }>,
+      ["a", "b"].map((key) => ({
+        updateOne: { filter: { _id: projectScopedId("refused", key) }, update: { $inc: { n: 1 } } },
+      })),
     );
+    const error: unknown = (() => {
+      try {
+        throwIfRefused("a count's write", failures);
+      } catch (e) {
+        return e;
+      }
+    })();
     if (!(error instanceof WriteRefusedError)) throw new Error(`expected a WriteRefusedError, got ${String(error)}`);
     expect(error.code).toBe("internal");
-    expect(error.message).toMatch(/^membership write refused by the database \(code \d+\)$/);
-    expect(error.cause).toEqual([{ index: 0, code: expect.any(Number) }]);
+    expect(error.message).toMatch(/^a count's write refused by the database \(code \d+\)$/);
+    expect(error.cause).toEqual([{ index: expect.any(Number), code: expect.any(Number) }]);
+    expect((await docs.findOne({ _id: projectScopedId("refused", "a") }))?.n).toBe(2);
   });
 });

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { engineOf } from "../../src/db/engine.js";
 import { projectIdRange } from "../../src/db/ids.js";
-import { PLAYER_PROFILES, ProfileStore } from "../../src/players/storage/profile-store.js";
 import { scratchDatabase } from "../support/db/scratch-database.js";
 
 // FerretDB's SQLite query plans (the embedded engine only): what its filters cost.
@@ -22,11 +20,9 @@ describe("the embedded engine's query plans", () => {
   });
 });
 
-describe("indexes on the embedded engine", () => {
-  it("are none on the profiles but _id's (a query never uses one)", async () => {
-    const profiles = database().db.collection<{ _id: string }>(PLAYER_PROFILES);
-    await profiles.insertOne({ _id: "prjA/u:a" });
-    await new ProfileStore(database().db, engineOf(database(), 0)).createIndexes();
-    expect((await profiles.listIndexes().toArray()).map((index) => index.name)).toEqual(["_id_"]);
+describe("a range of _id on the embedded engine", () => {
+  it("read a range of a project's days by the range of their _id from the index", async () => {
+    const range = { $gte: "prjA/2026-11-01/", $lt: "prjA/2026-11-300" };
+    expect(await plan({ _id: range })).toMatch(/SEARCH .* USING INDEX/);
   });
 });

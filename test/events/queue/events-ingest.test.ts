@@ -1,15 +1,19 @@
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { QueueStateStore } from "../../../src/events/queue/queue.js";
+import { KeyedLock } from "../../../src/db/keyed-lock.js";
+import { QueueStore } from "../../../src/events/queue/queue-store.js";
 import { SegmentStore } from "../../../src/events/queue/segment-store.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
 
-/** `ingestOnly` has no apply worker; `applier` shares its database and applies. */
+/**
+ * `ingestOnly` has no apply worker; `applier` shares its database and applies. What `applier` writes is not in
+ * `ingestOnly`'s cache: it keeps nothing of what it read (CACHE_MB=0).
+ */
 let ingestOnly: TestService;
 let applier: TestService | undefined;
 beforeAll(async () => {
-  ingestOnly = await startTestService({ EVENT_WORKER: "off" });
+  ingestOnly = await startTestService({ EVENT_WORKER: "off", CACHE_MB: "0" });
 });
 afterAll(async () => {
   await applier?.stop();
@@ -67,19 +71,19 @@ describe("POST /v1/events", () => {
     ]);
   });
 
-  it("reserves distinct sequence numbers and counts every event when ingest calls reserve side by side", async () => {
+  it("reserves distinct sequence numbers of a project's queue when ingest calls reserve side by side", async () => {
     // The store the ingest path reserves through, on the service's own database: 40 reservations at once.
-    const queue = new QueueStateStore(ingestOnly.database.db);
-    const before = await queue.read();
-    const seqs = await Promise.all(Array.from({ length: 40 }, () => queue.reserve(10)));
-    const after = await queue.read();
+    const { projectId } = await ingestOnly.createProject();
+    const queue = new QueueStore(ingestOnly.database.db, new KeyedLock());
+    const before = await queue.read(projectId);
+    const seqs = await Promise.all(Array.from({ length: 40 }, () => queue.reserve(projectId)));
+    const after = await queue.read(projectId);
     expect(new Set(seqs).size).toBe(40);
     expect(after.reserved - before.reserved).toBe(40);
-    expect(after.accepted - before.accepted).toBe(400);
-    // The numbers get empty segments carrying the counts, so the queue drains to no depth as before.
+    // The numbers get empty segments, so the queue drains to no depth as before.
     const segments = new SegmentStore(ingestOnly.database.db);
-    const empty = { projectId: null, receivedAt: ingestOnly.clock.now(), count: 10, work: null };
-    for (const seq of seqs) await segments.insert({ seq, ...empty }, new Date(0));
+    const empty = { projectId, receivedAt: ingestOnly.clock.now(), count: 0, work: null };
+    for (const seq of seqs) await segments.insert({ seq, ...empty });
   });
 
   it("rejects bad events one by one with a code and accepts the rest", async () => {
@@ -156,14 +160,11 @@ describe("POST /v1/events", () => {
   });
 
   it("answers hostile bodies with 4xx and queues nothing", async () => {
-    const { publicKey } = await ingestOnly.createProject();
+    const { publicKey, projectId } = await ingestOnly.createProject();
     const one = { name: "x", partner_user_id: "p" };
-    // The queue's counters, not its depth: a worker draining earlier tests' segments moves the depth.
-    const queue = new QueueStateStore(ingestOnly.database.db);
-    const counters = async () => {
-      const { reserved, accepted } = await queue.read();
-      return { reserved, accepted };
-    };
+    // The queue's counter, not its depth: a worker draining earlier tests' segments moves the depth.
+    const queue = new QueueStore(ingestOnly.database.db, new KeyedLock());
+    const counters = async () => (await queue.read(projectId)).reserved;
     const before = await counters();
     // Built as text: JSON.stringify itself cannot go this deep.
     const nested = `{"events":[{"name":"x","partner_user_id":"p","properties":${'{"a":'.repeat(20_000)}1${"}".repeat(20_000)}}]}`;
