@@ -58,9 +58,9 @@ export class QueueStore {
     this.docs = db.collection<QueueDoc>("event_queues", { writeConcern: { w: "majority" } });
   }
 
-  /** The next sequence number of the project. One at a time in this process (FerretDB loses concurrent `$inc`s). */
+  /** The next sequence number of the project. */
   async reserve(projectId: string): Promise<number> {
-    const doc = await this.locks.run([`queue/${projectId}`], () =>
+    const doc = await this.writing(projectId, () =>
       this.docs.findOneAndUpdate(
         { _id: projectId },
         { $inc: { seq: 1 }, $setOnInsert: initial() },
@@ -81,34 +81,39 @@ export class QueueStore {
 
   /** A fold or erasure queued at `seq`: the worker carries it out before the events ahead of it. */
   async addControl(projectId: string, seq: number): Promise<void> {
-    await this.docs.updateOne({ _id: projectId, applied: { $lt: seq } }, { $addToSet: { controls: seq } });
+    await this.writing(projectId, () =>
+      this.docs.updateOne({ _id: projectId, applied: { $lt: seq } }, { $addToSet: { controls: seq } }),
+    );
   }
 
   /** Takes or renews the lease when it is free, expired or `owner`'s; a new holder bumps the epoch. */
-  async takeLease(projectId: string, owner: string, now: Date, until: Date): Promise<TakenLease> {
-    const renewed = await this.docs.findOneAndUpdate(
-      { _id: projectId, owner, until: { $gte: now } },
-      { $set: { until } },
-      { returnDocument: "after" },
-    );
-    if (renewed) return { epoch: renewed.epoch, resumed: false };
-    const taken = await this.docs.findOneAndUpdate(
-      { _id: projectId, $or: [{ owner: null }, { until: { $lt: now } }] } as Filter<QueueDoc>,
-      { $set: { owner, until }, $inc: { epoch: 1 } },
-      { returnDocument: "after" },
-    );
-    return taken ? { epoch: taken.epoch, resumed: true } : null;
+  takeLease(projectId: string, owner: string, now: Date, until: Date): Promise<TakenLease> {
+    return this.writing(projectId, async () => {
+      const renewed = await this.docs.findOneAndUpdate(
+        { _id: projectId, owner, until: { $gte: now } },
+        { $set: { until } },
+        { returnDocument: "after" },
+      );
+      if (renewed) return { epoch: renewed.epoch, resumed: false };
+      const taken = await this.docs.findOneAndUpdate(
+        { _id: projectId, $or: [{ owner: null }, { until: { $lt: now } }] } as Filter<QueueDoc>,
+        { $set: { owner, until }, $inc: { epoch: 1 } },
+        { returnDocument: "after" },
+      );
+      return taken ? { epoch: taken.epoch, resumed: true } : null;
+    });
   }
 
   async releaseLease(projectId: string, owner: string, epoch: number): Promise<void> {
-    await this.docs.updateOne({ _id: projectId, owner, epoch }, { $set: { owner: null, until: new Date(0) } });
+    await this.writing(projectId, () =>
+      this.docs.updateOne({ _id: projectId, owner, epoch }, { $set: { owner: null, until: new Date(0) } }),
+    );
   }
 
   /** A control segment past the cursor is carried out; false when the lease moved on. */
   async markAhead(projectId: string, seq: number, epoch: number): Promise<boolean> {
-    const result = await this.docs.updateOne(
-      { _id: projectId, epoch, applied: { $lt: seq } },
-      { $addToSet: { ahead: seq } },
+    const result = await this.writing(projectId, () =>
+      this.docs.updateOne({ _id: projectId, epoch, applied: { $lt: seq } }, { $addToSet: { ahead: seq } }),
     );
     return result.matchedCount === 1;
   }
@@ -116,34 +121,42 @@ export class QueueStore {
   /** Moves the cursor from `from - 1` through `to`; false when the lease moved on. */
   async advance(projectId: string, from: number, to: number, epoch: number): Promise<boolean> {
     const passed = Array.from({ length: to - from + 1 }, (_, i) => from + i);
-    const result = await this.docs.updateOne(
-      { _id: projectId, epoch, applied: from - 1 },
-      {
-        $set: { applied: to, failing: null },
-        $pullAll: { controls: passed, ahead: passed },
-      },
+    const result = await this.writing(projectId, () =>
+      this.docs.updateOne(
+        { _id: projectId, epoch, applied: from - 1 },
+        { $set: { applied: to, failing: null }, $pullAll: { controls: passed, ahead: passed } },
+      ),
     );
     return result.matchedCount === 1;
   }
 
   /** The apply of segment `seq` failed once more: how often in a row now. */
-  async failed(projectId: string, seq: number, epoch: number): Promise<number> {
-    const doc = await this.docs.findOne({ _id: projectId });
-    const count = doc?.failing?.seq === seq ? doc.failing.count + 1 : 1;
-    await this.docs.updateOne({ _id: projectId, epoch }, { $set: { failing: { seq, count } } });
-    return count;
+  failed(projectId: string, seq: number, epoch: number): Promise<number> {
+    return this.writing(projectId, async () => {
+      const doc = await this.docs.findOne({ _id: projectId });
+      const count = doc?.failing?.seq === seq ? doc.failing.count + 1 : 1;
+      await this.docs.updateOne({ _id: projectId, epoch }, { $set: { failing: { seq, count } } });
+      return count;
+    });
   }
 
   /** Moves the cursor past segment `seq`, parked: its events are applied when it is retried. */
   async passParked(projectId: string, seq: number, epoch: number): Promise<boolean> {
-    const result = await this.docs.updateOne(
-      { _id: projectId, epoch, applied: seq - 1 },
-      {
-        $set: { applied: seq, failing: null },
-        $pullAll: { controls: [seq], ahead: [seq] },
-      },
+    const result = await this.writing(projectId, () =>
+      this.docs.updateOne(
+        { _id: projectId, epoch, applied: seq - 1 },
+        { $set: { applied: seq, failing: null }, $pullAll: { controls: [seq], ahead: [seq] } },
+      ),
     );
     return result.matchedCount === 1;
+  }
+
+  /**
+   * A write of the project's document, one at a time in this process: FerretDB applies an update as a read and a
+   * write, so two at once lose one (an ingest's `$inc` undid an advance of the cursor).
+   */
+  private writing<T>(projectId: string, write: () => Promise<T>): Promise<T> {
+    return this.locks.run([`queue/${projectId}`], write);
   }
 }
 
