@@ -64,6 +64,8 @@ export interface Config {
   eventMaxQueueEvents: number;
   /** Failures in a row after which an event segment is parked (set aside with its error; its project goes on). */
   eventParkAfterFailures: number;
+  /** Raw events a step of a sum's back-fill reads before it ends with the day it is in (a step fits DB_TIMEOUT_MS). */
+  eventSumBackfillStep: number;
   /** How long an `event_id` counts an event once (a repeat within it counts nothing), in days. */
   eventIdWindowDays: number;
   /** Whether this process runs the events apply worker ("off": ingest and charts only). */
@@ -150,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventMaxLagSeconds: integer("EVENT_MAX_LAG_SECONDS", 300, 1, 86_400),
     eventMaxQueueEvents: integer("EVENT_MAX_QUEUE_EVENTS", 1_000_000, 1, 1_000_000_000),
     eventParkAfterFailures: integer("EVENT_PARK_AFTER_FAILURES", 5, 1, 1_000),
+    eventSumBackfillStep: integer("EVENT_SUM_BACKFILL_STEP", 50_000, 1, 1_000_000),
     eventIdWindowDays: integer("EVENT_ID_WINDOW_DAYS", 30, 1, 3650),
     eventWorker: oneOf("EVENT_WORKER", ["on", "off"] as const, "on") === "on",
     cacheMb: integer("CACHE_MB", 1024, 0, 1_048_576),

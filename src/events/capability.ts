@@ -66,6 +66,8 @@ export interface EventQueueOptions {
   eventIdWindowDays: number;
   /** EVENT_PARK_AFTER_FAILURES: failures in a row after which a segment is parked. */
   parkAfter: number;
+  /** EVENT_SUM_BACKFILL_STEP: raw events a step of a sum's back-fill reads, beyond the day it is in. */
+  backfillStepEvents: number;
   /** Where the apply's steps are timed (the service's metrics). */
   steps: StepTimer;
   /** The apply worker's lease, polling and reports. */
@@ -102,6 +104,7 @@ export async function createEventQueue(options: EventQueueOptions): Promise<Even
     clock,
     workers,
     parkAfter: options.parkAfter,
+    backfillStepEvents: options.backfillStepEvents,
     parked,
     retention: new Retention({ window, activity, raw, eventIds }),
     steps: options.steps,

@@ -12,15 +12,14 @@ export interface BackfillDeps {
   raw: RawEventStore;
   summed: SummedPropertyStore;
   writer: QueueWriter;
+  /** Raw events a step reads at most, beyond the day it is in (EVENT_SUM_BACKFILL_STEP): a step fits a deadline. */
+  backfillStepEvents: number;
 }
-
-/** Raw events a step of a back-fill reads at most, beyond the day it is in: a step fits a database deadline. */
-const STEP_EVENTS = 50_000;
 
 /**
  * A step of sum `id`'s back-fill, queue segment `seq`: the first (`after` absent) turns the sum on from `seq` (each
  * event applied after it is summed as it is applied); each step adds the raw events of the days after `after` with
- * events of the sum's name (whole days, until STEP_EVENTS are read), those of segments before the sum's, to the totals
+ * events of the sum's name (whole days, until backfillStepEvents are read), those of segments before the sum's, to the totals
  * of the players they are counted for now, each chunk taking the step once (its `hw`); then queues the next step, or
  * marks the sum ready once no day is left. A step not where the back-fill stands (a retried update's segment, a
  * continuation queued twice) or of a sum turned off does nothing.
@@ -49,7 +48,7 @@ export async function sumBackfillStep(
   let done = true;
   for await (const { day, seq: rawSeq, events } of deps.raw.ofDays(projectId, left[0], left.at(-1)!)) {
     // Whole days a step: past its bound, the step ends where a day does.
-    if (day !== through && read >= STEP_EVENTS) {
+    if (day !== through && read >= deps.backfillStepEvents) {
       done = false;
       break;
     }

@@ -67,6 +67,7 @@ export async function createCapabilities({
     retentionDays: config.eventRetentionDays,
     eventIdWindowDays: config.eventIdWindowDays,
     parkAfter: config.eventParkAfterFailures,
+    backfillStepEvents: config.eventSumBackfillStep,
     steps,
     worker: { onError: (err) => log.error({ err }, "event apply worker") },
   });

@@ -1,11 +1,11 @@
-import { Long } from "mongodb";
+import { Binary } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { engineOf } from "../../../src/db/engine.js";
-import { countsChange } from "../../../src/events/rollups/cohort-rollup-store.js";
+import { activityCodec } from "../../../src/events/activity/activity-chunk.js";
+import { ActivityStore, monthsCodec } from "../../../src/events/activity/activity-store.js";
 import type { QueuedEvent } from "../../../src/events/queue/entries.js";
-import type { Plan } from "../../../src/events/apply/plan.js";
-import { PlanStore } from "../../../src/events/rollups/plan-store.js";
-import { SegmentStore, sequenceId } from "../../../src/events/queue/segment-store.js";
+import { SegmentStore } from "../../../src/events/queue/segment-store.js";
+import { createSets } from "../../../src/sets/capability.js";
 import { scratchDatabase } from "../../support/db/scratch-database.js";
 
 const database = scratchDatabase("stored_shapes");
@@ -15,51 +15,47 @@ const events: QueuedEvent[] = [
   { n: 'match "end"', u: null, d: "dev-1", t: new Date("2025-12-31T23:59:59.999Z"), i: null, p: null },
 ];
 
-const plan: Plan = {
-  players: [
-    {
-      id: "prj/u:alice",
-      inc: { "days.2026-01-02.n0": 1 },
-      set: { cohorts: ["t/vip"], trait_keys: [], folded_into: null, last_day: "2026-01-02" },
-      unset: [],
-      init: { project_id: "prj", identity_key: "u:alice" },
-    },
-  ],
-  // Past 2^53: the packed counts of a cohort must come back exact.
-  cohorts: [{ id: "prj/c", inc: { "days.2026-01-02.n0": countsChange(2 ** 22, 3) }, init: { cohort: "t/vip" } }],
-  backfill: { key: "tier", holders: ["u:alice"] },
-};
-
-describe("queue segments and plans as stored", () => {
+describe("queue segments and activity as stored", () => {
   it("a segment's events are one string, and read back as they were written", async () => {
     const segments = new SegmentStore(database().db);
     const receivedAt = new Date("2026-01-02T04:00:00.000Z");
-    await segments.insert(
-      { seq: 1, projectId: "prj", receivedAt, count: 2, work: { kind: "events", events } },
-      receivedAt,
-    );
+    const segment = { seq: 1, projectId: "prj", receivedAt, count: 2, work: { kind: "events" as const, events } };
+    expect(await segments.insert(segment)).toBe(true);
     const stored = await database()
       .db.collection("event_segments")
-      .findOne({ _id: sequenceId(1) as never });
+      .findOne({ _id: "prj/0000000000000001" as never });
     expect(stored?.work).toEqual({ kind: "events", packed: expect.any(String) });
-    expect(await segments.find(1)).toEqual({
-      seq: 1,
-      projectId: "prj",
-      receivedAt,
-      count: 2,
-      work: { kind: "events", events },
-    });
+    expect(await segments.find("prj", 1)).toEqual(segment);
   });
 
-  it("a plan is one string, and read back exact, 64-bit counts included", async () => {
-    const plans = new PlanStore(database().db, engineOf(database(), 0));
-    expect(await plans.settle(7, plan)).toEqual({ plan, mine: true });
-    const stored = await database()
-      .db.collection("event_plans")
-      .findOne({ _id: sequenceId(7) as never });
-    expect(Object.keys(stored ?? {}).sort()).toEqual(["_id", "packed"]);
-    const found = await plans.find(7);
-    expect(found).toEqual(plan);
-    expect((found!.cohorts[0].inc["days.2026-01-02.n0"] as Long).equals(countsChange(2 ** 22, 3))).toBe(true);
+  it("a day's activity is a binary set of players beside bit-sliced counts, and its month's index one string", async () => {
+    const sets = createSets({ database: database(), engine: engineOf(database()), cacheBytes: 0 });
+    const activity = new ActivityStore(
+      sets.chunks("event_activity", activityCodec),
+      sets.chunks("event_activity_days", monthsCodec),
+      sets.numbers,
+    );
+    const numbers = await sets.numbers.assign("prj", ["u:alice", "u:bob"]);
+    const players = [
+      { number: numbers.get("u:alice")!, events: 1, sums: new Map() },
+      { number: numbers.get("u:bob")!, events: 6, sums: new Map([["1", 2_500_000]]) },
+    ];
+    await activity.count("prj", [{ seq: 1, days: new Map([["2026-01-02", new Map([["tap", players]])]]) }]);
+    const chunks = database().db.collection("event_activity");
+    const own = await chunks.findOne({ _id: "prj/2026-01-02/tap/0" as never });
+    // Bob's 6 events kept as 5 (every player has one at least): 101, three slices.
+    expect(own).toMatchObject({
+      players: expect.any(Binary),
+      counts: [expect.any(Binary), expect.any(Binary), expect.any(Binary)],
+    });
+    const sum = await chunks.findOne({ _id: "prj/2026-01-02/tap/1/0" as never });
+    expect(sum?.sums).toEqual({ "1": { p: expect.any(Array), n: [] } });
+    const month = await database()
+      .db.collection("event_activity_days")
+      .findOne({ _id: "prj/2026-01" as never });
+    expect(JSON.parse(month?.days)).toEqual({ "2026-01-02": ["tap", "tap/1"] });
+    const read = await activity.read("prj", ["2026-01-02"]);
+    const tap = read.get("2026-01-02")!.get("tap")![0];
+    expect(tap.players.toArray()).toEqual([...numbers.values()].sort((a, b) => a - b));
   });
 });

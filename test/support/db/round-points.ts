@@ -39,6 +39,7 @@ export async function playersOn(
     retentionDays: 400,
     eventIdWindowDays: 30,
     parkAfter: 5,
+    backfillStepEvents: 50_000,
     steps: { recordStep: () => undefined },
   });
   const stores = createPlayerStores(database.db, engine, sets.cache);
