@@ -1,4 +1,5 @@
 import type { OwnerMemory } from "../../db/owner-memory.js";
+import { sortKeys } from "../rules/identity-key.js";
 import type { TraitValue } from "../rules/normalise.js";
 import type { ProfileRecord, ProfileSlot } from "../rules/profile.js";
 
@@ -7,7 +8,7 @@ interface ProjectProfiles {
   bytes: number;
   /** Every profile of the project is in `slots` (a fill finished and nothing was forgotten since). */
   complete: boolean;
-  /** The live profiles of `slots`, listed at the first read after a write. */
+  /** The live profiles of `slots` in identity key order, listed at the first read after a write. */
   live?: ProfileRecord[];
   /** The holders of the trait values searched, kept by every write. */
   holders: TraitHolderIndex;
@@ -51,11 +52,17 @@ export class ProfileMemory {
     return project?.complete ? project.slots : null;
   }
 
-  /** The live profiles of a project whole in memory (shared: read only), kept as a list until the next write. */
+  /**
+   * The live profiles of a project whole in memory (shared: read only), in identity key order, kept as a list until
+   * the next write: every export of the project until then reads it as it goes, none sorts.
+   */
   liveProfiles(projectId: string): readonly ProfileRecord[] | null {
     const project = this.projects.get(projectId);
     if (!project?.complete) return null;
-    project.live ??= [...project.slots.values()].flatMap((slot) => (slot.profile ? [slot.profile] : []));
+    const { slots } = project;
+    project.live ??= sortKeys([...slots].flatMap(([key, slot]) => (slot.profile ? [key] : []))).map(
+      (key) => slots.get(key)!.profile!,
+    );
     return project.live;
   }
 

@@ -29,6 +29,7 @@ import { registerServices, SERVICES } from "../routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
 import { sizeLimitAs413 } from "../bodies/size-limit-status.js";
 import { startingInterceptor } from "../calls/starting.js";
+import { streamsInterceptor } from "../calls/streams.js";
 import { markInvalidUtf8, strictUtf8Decoder } from "../bodies/unicode.js";
 import { validationInterceptor } from "../calls/validate.js";
 
@@ -92,8 +93,10 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
         }),
       }),
       rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, clock }),
-      // Last: only an authenticated caller within its rate learns about the request rules.
+      // Only an authenticated caller within its rate learns about the request rules.
       validationInterceptor(),
+      // Last: a stream's place is taken by a valid request only.
+      streamsInterceptor({ perKey: config.streamsPerKey, perProject: config.streamsPerProject }),
     ],
     contextValues: clientContextValues,
     jsonOptions,
