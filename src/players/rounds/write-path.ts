@@ -4,7 +4,6 @@ import { ContentionError } from "../../errors.js";
 import {
   decideRound,
   foldEntry,
-  replayedProfiles,
   type EntryDecision,
   type EntryRejectCode,
   type RoundEntry,
@@ -12,6 +11,7 @@ import {
   type RoundReads,
 } from "../rules/decide.js";
 import type { DeviceLink } from "../storage/link-stores.js";
+import { replayedProfiles } from "../rules/request-ids.js";
 import { partnerOf } from "../rules/identity-key.js";
 import type { ProfileSlot } from "../rules/profile.js";
 import { erase, type ErasureOutcome } from "./erasure-round.js";

@@ -1,7 +1,8 @@
 import type { DeviceLink } from "../storage/link-stores.js";
 import { deviceKey, partnerKey } from "../rules/identity-key.js";
 import type { PlayerChange } from "../changed-players.js";
-import type { ProfileRecord, ProfileSlot, SlotContent } from "../rules/profile.js";
+import { cohortsChanged } from "../rules/operations.js";
+import type { ProfileSlot, SlotContent } from "../rules/profile.js";
 
 /** A profile a round wrote; `foldedInto` when it was folded into another (a tombstone now, or a device just linked). */
 export interface WrittenProfile {
@@ -56,16 +57,4 @@ export function writtenProfiles(
     foldedInto: partnerKey(link.partnerUserId),
   }));
   return [...profiles, ...devices];
-}
-
-/** Whether the tags or traits (what a player's cohorts derive from) differ between two versions of a profile. */
-export function cohortsChanged(before: ProfileRecord | null, after: ProfileRecord): boolean {
-  const tags = before?.tags ?? [];
-  const traits = before?.traits ?? new Map();
-  return (
-    tags.length !== after.tags.length ||
-    !after.tags.every((tag) => tags.includes(tag)) ||
-    traits.size !== after.traits.size ||
-    [...after.traits].some(([key, value]) => traits.get(key) !== value)
-  );
 }
