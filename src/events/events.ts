@@ -5,7 +5,7 @@ import type { EventNameStore } from "./rollups/event-name-store.js";
 import type { IncomingEvent } from "./queue/entries.js";
 import { ingest, type IngestOutcome } from "./queue/ingest.js";
 import { stepsOf, type StepTimer } from "../steps.js";
-import type { Lag, QueueLagMeter, QueueWriter } from "./queue/queue.js";
+import type { QueueLagMeter, QueueWriter } from "./queue/queue.js";
 import { nameTotals, seriesOf, type CohortReader, type TrendSeries } from "./reads/trends.js";
 import { dayOf, type RetentionWindow } from "./rollup-keys.js";
 import type { ApplyWorker } from "./apply/worker.js";
@@ -268,9 +268,5 @@ export class Events {
     const readAt = this.options.clock.now().getTime();
     const { seconds } = await this.options.lag.measure();
     return { completeThrough: new Date(readAt - seconds * 1000), lagSeconds: seconds };
-  }
-
-  lag(): Promise<Lag> {
-    return this.options.lag.measure();
   }
 }

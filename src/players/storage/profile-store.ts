@@ -45,11 +45,6 @@ export class ProfileStore {
     for (const index of indexes) await this.profiles.createIndex(index);
   }
 
-  async findProfile(projectId: string, identityKey: string): Promise<ProfileRecord | null> {
-    const doc = await this.profiles.findOne({ _id: projectScopedId(projectId, identityKey) });
-    return doc && !doc.folded_into && !doc.erased ? toProfile(doc) : null;
-  }
-
   /**
    * The profiles of `identityKeys`: from the owner's memory when it holds the
    * project, else read by `_id` the engine's way (src/db/engine.ts). With
