@@ -1,6 +1,5 @@
 import type { Backpressure } from "./queue/backpressure.js";
 import type { Clock } from "../clock.js";
-import { InvalidArgumentError } from "../errors.js";
 import type { EventNameStore } from "./rollups/event-name-store.js";
 import type { IncomingEvent } from "./queue/entries.js";
 import { ingest, type IngestOutcome } from "./queue/ingest.js";
@@ -21,9 +20,6 @@ import type { SummedPropertyStore } from "./rollups/summed-property-store.js";
 import { sumIdsOf, withSummed, withoutSummed } from "./reads/sums.js";
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Names a trends call may ask for. */
-export const MAX_TREND_NAMES = 50;
 
 /** With split_by and no tags given: the tags with the most players, at most this many. */
 export const MAX_SPLIT_TAGS = 20;
@@ -130,7 +126,6 @@ export class Events {
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, splitByTags, interval, sum } = request;
     const names = request.names?.length ? request.names : undefined;
-    if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
     const { reader, summed } = this.options;
     const step = stepsOf("trends", this.options.steps);
     const sumIds = sum
@@ -216,7 +211,6 @@ export class Events {
   /** Per day of the range: daily, weekly and monthly active players, and new players. */
   async active(projectId: string, request: ActiveRequest) {
     const { query, names } = request;
-    if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
     const freshness = await this.freshness();
     const split = await this.split(projectId, query.cohort, request.splitByTags);
     const activity = await this.options.activity.of(
