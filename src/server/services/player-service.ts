@@ -203,12 +203,11 @@ export function createPlayerService({
     async *data(req, ctx) {
       const projectId = projectOf(ctx);
       const { profile, identityKeys } = await players.keysOf(projectId, getIdentity(req));
-      yield create(DataResponseSchema, {
-        found: profile !== null,
-        ...(profile && { profile: profileMessage(profile) }),
-      });
+      yield create(DataResponseSchema, profile ? { record: { case: "profile", value: profileMessage(profile) } } : {});
       for await (const events of keptEvents.batches(projectId, identityKeys)) {
-        yield create(DataResponseSchema, { events: events.map(keptEventMessage) });
+        for (const event of events) {
+          yield create(DataResponseSchema, { record: { case: "event", value: keptEventMessage(event) } });
+        }
       }
     },
 
