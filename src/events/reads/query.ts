@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "../../errors.js";
+import { MAX_TRAITS_PER_PLAYER } from "../../players/rules/operations.js";
 import {
   normaliseTag,
   normaliseTraitKey,
@@ -45,8 +46,8 @@ const invalid = (message: string) => new InvalidArgumentError(message);
 /**
  * The one reading of a date range and cohort filters, shared by every read with a date range (trends, names,
  * retention, active): inclusive UTC dates, at most 366 days, `from` not after `to`; tags and traits normalised like
- * writes (cohortFilter). What the proto states (the dates' pattern, at most 50 tags, tags_none, traits and names, an
- * event name's characters, tags_match's values) its rules have checked on every protocol; what it cannot state is here.
+ * writes, at most 50 traits (cohortFilter). What the proto states (the dates' pattern, at most 50 tags, tags_none and
+ * names, an event name's characters, tags_match's values) its rules have checked on every protocol.
  */
 export function eventQuery(input: EventQueryInput): EventQuery {
   const from = parseDay(input.from);
@@ -85,9 +86,11 @@ export function filterTags(field: string, raws: readonly string[]): string[] {
   return [...new Set(tags)];
 }
 
-/** traitIndexEntry() of each filter trait, keys and values normalised like writes. */
+/** traitIndexEntry() of each filter trait, keys and values normalised like writes; at most what a player carries. */
 function filterTraits(traits: Readonly<Record<string, unknown>> | undefined): string[] {
-  return Object.entries(traits ?? {}).map(([rawKey, rawValue]) => {
+  const pairs = Object.entries(traits ?? {});
+  if (pairs.length > MAX_TRAITS_PER_PLAYER) throw invalid(`traits: at most ${MAX_TRAITS_PER_PLAYER} traits`);
+  return pairs.map(([rawKey, rawValue]) => {
     const key = normaliseTraitKey(rawKey);
     if (!key.ok) throw invalid(`traits: ${JSON.stringify(rawKey)} is not a valid trait key (${key.error})`);
     const value = normaliseTraitValue(rawValue);
