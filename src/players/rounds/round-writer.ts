@@ -3,14 +3,12 @@ import type { KeyedLock } from "../../db/keyed-lock.js";
 import { UnavailableError } from "../../errors.js";
 import type { Logger } from "../../log.js";
 import type { RoundPlan } from "../rules/decide.js";
-import type { Erasure } from "../rules/erasure.js";
 import { countDeltas, membershipChanges, movesAnyTag, tagMove, type TagMove } from "../rules/operations.js";
 import { membersLock, statsLock } from "./round-locks.js";
 import type { RoundMembership } from "../membership/membership-repair.js";
 import type { ProfileSlot, SlotContent } from "../rules/profile.js";
 import type { Registration } from "./registration.js";
 import { RoundCompletion } from "./round-completion.js";
-import { finishErasure, finishIfMarked } from "./erasure-finish.js";
 import type { PlayerStores } from "../storage/stores.js";
 import { playerChange, writtenProfiles, type HistoryFollower, type WrittenProfile } from "./written-profiles.js";
 
@@ -30,7 +28,7 @@ interface PlannedWrite {
 }
 
 /** What a round recorded before it wrote: its change's id (null: nothing to record) and the membership it moves. */
-interface Begun {
+export interface Begun {
   recorded: string | null;
   membership: RoundMembership;
   /** The profiles it writes, as if every write held: what its change names, and a failed round's resync covers. */
@@ -40,7 +38,8 @@ interface Begun {
 /**
  * The writing half of a players round (WritePath decides, under the players'
  * locks): the round's changed players recorded, its profiles up to the commit point,
- * then its membership and counts, then the resync of its event histories.
+ * then its membership and counts, then the resync of its event histories. An
+ * erasure (erasure-round.ts) writes through the same pieces.
  */
 export class RoundWriter {
   private readonly completion: RoundCompletion;
@@ -86,54 +85,11 @@ export class RoundWriter {
       );
     } catch (error) {
       // Some statements may have been applied: membership follows the profiles as they are, whatever the call answers.
-      this.track(this.complete(projectId, begun, begun.planned));
+      this.completeLater(projectId, begun, begun.planned);
       throw error;
     }
     // The round's commit point: every profile statement is acknowledged, so its entries are applied whatever follows.
     return { lost, committed: { projectId, moves, writes, written, plan, now, begun } };
-  }
-
-  /**
-   * Writes an erasure (decided under the players' locks). Nothing another call can see comes before the commit point:
-   * the covered players are recorded as any round's (so a crash's membership repair finds them), then the markers over
-   * their profiles are written: the commit point. After it, finishErasure: its events' segment, the record of its
-   * place, the links removed; a failure at or after the commit point answers unavailable and leaves that to the
-   * background (finishIfMarked), which a retry waits for (completedFor). Then membership and counts, and the resync
-   * that settles the record once membership is written (as any round's). Returns the keys whose write lost to another
-   * process: the erasure's finish then waits for the round run again.
-   */
-  async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
-    const { stores } = this.options;
-    const writes = [...erasure.writes].map(([identityKey, { read, next }]) => ({ identityKey, read, next }));
-    const moves = writes.map(({ identityKey, read, next }) => tagMove(identityKey, read, next));
-    const moving = moves.filter(movesAnyTag);
-    const tags = [...new Set(moving.flatMap((move) => move.before))];
-    const membership = { projectId, identityKeys: moving.map((move) => move.identityKey), tags };
-    const resync = erasure.identityKeys.map((identityKey) => ({ identityKey, foldedInto: null }));
-    const change = { identityKeys: erasure.identityKeys, folds: [], tags };
-    const begun: Begun = { recorded: await stores.changes.record(projectId, change, now), membership, planned: resync };
-    let lost: Set<string>;
-    try {
-      lost = await this.writeSlots(projectId, writes);
-      // Should the rounds run out, no live player has lost its history or its links.
-      if (lost.size === 0) begun.recorded = await finishErasure(this.options, projectId, erasure, tags, now);
-    } catch (error) {
-      const finish = async () => {
-        begun.recorded = (await finishIfMarked(this.options, projectId, erasure, tags, now)) ?? begun.recorded;
-      };
-      this.track(this.complete(projectId, begun, resync, finish));
-      throw error;
-    }
-    const writtenMoves = moves.filter((move) => !lost.has(move.identityKey));
-    try {
-      await this.writeMembership(projectId, writtenMoves, new Set(), now);
-    } catch (error) {
-      this.options.log?.warn({ projectId, error: (error as Error)?.message }, "erasure: membership completed later");
-      this.track(this.complete(projectId, begun, resync));
-      return { lost };
-    }
-    await stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
-    return { lost };
   }
 
   /**
@@ -165,23 +121,36 @@ export class RoundWriter {
     return { recorded: recording.status === "fulfilled" ? recording.value : null, membership, planned };
   }
 
-  /**
-   * After the commit point: membership and counts, then the event histories' resync (whose apply settles the record,
-   * so it is queued only once membership is written); where membership is written behind (the owner), the call does
-   * not wait for the resync, which waits for the membership. A failure is left to the background completion.
-   */
+  /** After the commit point: what the round's written profiles move (followWith). */
   async follow(round: CommittedRound): Promise<void> {
     const { projectId, moves, writes, written, plan, now, begun } = round;
     const resync = writtenProfiles(writes, written, plan.links);
     const writtenMoves = moves.filter((move) => written.has(move.identityKey));
+    await this.followWith(projectId, writtenMoves, plan.given, now, begun, resync);
+  }
+
+  /**
+   * After a commit point (a round's, an erasure's): membership and counts, then the event histories' resync (whose
+   * apply settles the record, so it is queued only once membership is written); where membership is written behind
+   * (the owner), the call does not wait for the resync, which waits for the membership. A failure is left to the
+   * background completion.
+   */
+  async followWith(
+    projectId: string,
+    moves: readonly TagMove[],
+    given: ReadonlySet<string>,
+    now: Date,
+    begun: Begun,
+    resync: readonly WrittenProfile[],
+  ): Promise<void> {
     try {
-      await this.writeMembership(projectId, writtenMoves, plan.given, now);
+      await this.writeMembership(projectId, moves, given, now);
     } catch (error) {
       this.options.log?.warn(
         { projectId, error: (error as Error)?.message },
         "players round: profiles written, membership not; completing it in the background",
       );
-      this.track(this.complete(projectId, begun, resync));
+      this.completeLater(projectId, begun, resync);
       return;
     }
     await this.options.stores.membership.callWaitsFor(this.track(this.queueResync(projectId, resync, begun.recorded)));
@@ -203,7 +172,7 @@ export class RoundWriter {
    * Membership completed in the background, then `finish` (a failed erasure's), then the resync: a failed round's
    * profiles may be written or not.
    */
-  private complete(projectId: string, begun: Begun, resync: readonly WrittenProfile[], finish?: () => Promise<void>) {
+  completeLater(projectId: string, begun: Begun, resync: readonly WrittenProfile[], finish?: () => Promise<void>) {
     const work = this.completion.start(
       begun.membership,
       () => this.queueResync(projectId, resync, begun.recorded),
@@ -213,7 +182,7 @@ export class RoundWriter {
     this.completing.set(projectId, running.add(work));
     const done = () => void (running.delete(work) && running.size === 0 && this.completing.delete(projectId));
     work.then(done, done);
-    return work;
+    this.track(work);
   }
 
   /** Failed rounds (erasures among them) being completed in the background now. */
@@ -275,7 +244,8 @@ export class RoundWriter {
     );
   }
 
-  private async writeSlots(projectId: string, writes: readonly PlannedWrite[]) {
+  /** The profiles' slots written, each guarded by the version it was read at: the identity keys whose write lost. */
+  async writeSlots(projectId: string, writes: readonly PlannedWrite[]): Promise<Set<string>> {
     const lost = await this.options.stores.profiles.writeSlots(
       projectId,
       writes.map(({ identityKey, read, next }) => ({ identityKey, readVersion: read.version, next })),

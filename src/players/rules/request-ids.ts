@@ -1,5 +1,7 @@
 import type { ProfileRecord, ProfileSlot } from "./profile.js";
-import { REQUEST_ID_KEPT_MS } from "../rounds/update-replays.js";
+
+/** How long a call's answer is kept for its retries (UpdateReplays), and its request_id on the profiles it wrote. */
+export const REQUEST_ID_KEPT_MS = 24 * 60 * 60_000;
 
 /** The request_ids a profile keeps: a retry after that many other calls with one on the player applies again. */
 export const REQUESTS_KEPT = 8;

@@ -102,7 +102,7 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
     jsonOptions,
     readMaxBytes: MAX_BODY_BYTES,
     routes(router) {
-      registerServices(router, capabilities, clock);
+      registerServices(router, capabilities);
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
       router.handlers.forEach((handler, i) => {

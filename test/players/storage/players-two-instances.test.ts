@@ -79,7 +79,7 @@ describe("an erasure racing another instance's write", () => {
     };
     const eraser = new Players({ stores: racing, clock: systemClock });
 
-    const outcome = await eraser.erase(projectId, { partnerUserId: "leaver" });
+    const outcome = await eraser.delete(projectId, { partnerUserId: "leaver" });
 
     expect(raced).toBe(true);
     expect(outcome).toMatchObject({ deleted: true, identityKey: "u:leaver" });
