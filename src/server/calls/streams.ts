@@ -11,7 +11,7 @@ export interface StreamBounds {
 }
 
 /** Retry-After of a stream refused for its bound: a whole export of a large project takes seconds, a small one less. */
-export const STREAM_RETRY_AFTER_SECONDS = 5;
+const STREAM_RETRY_AFTER_SECONDS = 5;
 
 /**
  * How long the streams together run before the event loop serves its I/O again. A stream's messages come from
@@ -25,7 +25,7 @@ const TURN_MS = 1;
  * Takes turns for the server streams of the process: they run together for TURN_MS, then one waits for the next
  * turn of the event loop (setImmediate: after its I/O) and the others behind it, in arrival order, one turn each.
  */
-export class StreamTurns {
+class StreamTurns {
   private turnStarted = 0;
   private readonly waiting: (() => void)[] = [];
   private scheduled = false;
