@@ -46,6 +46,10 @@ export interface Config {
   authFailuresPerMinute: number;
   /** Failed authentications a client address may make at once. */
   authFailuresBurst: number;
+  /** players/export and players/data streams one API key may have open at once; past it a newcomer answers 429. */
+  streamsPerKey: number;
+  /** players/export and players/data streams one project may have open at once, whatever its keys. */
+  streamsPerProject: number;
   /** A connection must send a request's headers (HTTP/2: open its first stream) this long after connecting. */
   serverHeadersTimeoutSeconds: number;
   /** A request's headers and body must have arrived this long after its first byte (HTTP/2: its stream opened). */
@@ -143,6 +147,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiKeyCacheSeconds: integer("API_KEY_CACHE_SECONDS", 5, 0, 300),
     authFailuresPerMinute: integer("AUTH_FAILURES_PER_MINUTE", 60, 0, 1_000_000),
     authFailuresBurst: integer("AUTH_FAILURES_BURST", 20, 1, 1_000_000),
+    streamsPerKey: integer("STREAMS_PER_KEY", 4, 1, 10_000),
+    streamsPerProject: integer("STREAMS_PER_PROJECT", 8, 1, 10_000),
     serverHeadersTimeoutSeconds: integer("SERVER_HEADERS_TIMEOUT_SECONDS", 10, 1, 3600),
     serverRequestTimeoutSeconds: integer("SERVER_REQUEST_TIMEOUT_SECONDS", 30, 1, 3600),
     serverIdleTimeoutSeconds: integer("SERVER_IDLE_TIMEOUT_SECONDS", 60, 1, 3600),

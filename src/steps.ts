@@ -20,7 +20,7 @@ export const notTimed: StepTimer = { recordStep: () => undefined };
 export const untimed: Step = async (_name, run) => run();
 
 /**
- * The steps of one call of a request path (`ingest`, `update`, `apply`, `trends`), as PostHog's ingestion runner runs its step list:
+ * The steps of one call of a request path (`ingest`, `update`, `delete`, `apply`, `trends`), as PostHog's ingestion runner runs its step list:
  * the path's function reads as its named steps in order, each timed into one histogram, and a failure labelled
  * in one place with the code the caller will see.
  */

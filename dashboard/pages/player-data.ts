@@ -6,12 +6,8 @@ interface KeptEvent {
   name: string;
   timestamp: string;
 }
-/** A line of players/data: the first `{found, profile}`, each next a batch of kept `events`. */
-interface DataLine {
-  found: boolean;
-  profile: unknown;
-  events: KeptEvent[];
-}
+/** A line of players/data: the first `{profile}` (null: none), each next `{event}`, one of the player's kept events. */
+type DataLine = { profile: unknown } | { event: KeptEvent };
 
 /** Kept events counted for the events-per-day table; the download reads them all. */
 const DAY_TABLE_EVENTS = 10_000;
@@ -24,13 +20,12 @@ export function eventsPerDay(by: IdField, id: string): HTMLElement {
   const enough = new AbortController();
   const counts = new Map<string, number>();
   let counted = 0;
-  const count = ({ events }: DataLine) => {
-    for (const event of events) {
-      const key = `${event.timestamp.slice(0, 10)}\u0000${event.name}`;
-      counts.set(key, (counts.get(key) ?? 0) + 1);
-    }
+  const count = (line: DataLine) => {
+    if (!("event" in line)) return;
+    const key = `${line.event.timestamp.slice(0, 10)}\u0000${line.event.name}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
     // The stream read no further than the table needs.
-    if ((counted += events.length) >= DAY_TABLE_EVENTS) enough.abort();
+    if (++counted >= DAY_TABLE_EVENTS) enough.abort();
   };
   void (async () => {
     try {

@@ -1,6 +1,5 @@
 import type { Backpressure } from "./queue/backpressure.js";
 import type { Clock } from "../clock.js";
-import { InvalidArgumentError } from "../errors.js";
 import type { IncomingEvent } from "./queue/entries.js";
 import { ingest, type IngestOutcome } from "./queue/ingest.js";
 import { stepsOf, type StepTimer } from "../steps.js";
@@ -21,9 +20,6 @@ import type { DaySetReader } from "./reads/day-sets.js";
 import type { Cohort } from "./reads/cohort-counts.js";
 
 const compare = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Names a trends call may ask for. */
-export const MAX_TREND_NAMES = 50;
 
 /** With split_by and no tags given: the tags with the most players, at most this many. */
 export const MAX_SPLIT_TAGS = 20;
@@ -104,7 +100,6 @@ export class Events {
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
     const { query, splitByTags, interval, sum } = request;
     const names = request.names?.length ? request.names : undefined;
-    if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
     const step = stepsOf("trends", this.options.steps);
     const sumIds = sum
       ? await step("sums", async () => sumIdsOf(await this.options.summed.list(projectId), sum, names))
@@ -198,7 +193,6 @@ export class Events {
   /** Per day of the range: daily, weekly and monthly active players, and new players. */
   async active(projectId: string, request: ActiveRequest) {
     const { query, names } = request;
-    if ((names?.length ?? 0) > MAX_TREND_NAMES) throw new InvalidArgumentError(`names: at most ${MAX_TREND_NAMES}`);
     const freshness = await this.freshness(projectId);
     const split = await this.split(projectId, query.cohort, request.splitByTags);
     const to = query.days.at(-1)!;

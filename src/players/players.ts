@@ -2,20 +2,14 @@ import type { Clock } from "../clock.js";
 import { settledBy } from "../deadline.js";
 import type { PlayerActivityChanges } from "../events/player-directory.js";
 import type { PlayerNumbers } from "../sets/player-numbers.js";
-import { fail, ok, type Rejection, type Result } from "../errors.js";
+import { fail, ok } from "../errors.js";
 import type { LaunchVerified } from "../launch/launch-tokens.js";
 import type { Logger } from "../log.js";
 import { foldEntry, type EntryRejectCode } from "./rules/decide.js";
 import { deviceKey, partnerKey, sortKeys } from "./rules/identity-key.js";
 import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
-import {
-  MAX_TAGS_PER_PLAYER,
-  MAX_TRAITS_PER_PLAYER,
-  normaliseEntry,
-  type DroppedItem,
-  type EntryInput,
-} from "./rules/operations.js";
+import { MAX_TAGS_PER_PLAYER, MAX_TRAITS_PER_PLAYER, normaliseEntry, type EntryInput } from "./rules/operations.js";
 import type { ProfileQuery } from "./rules/profile-match.js";
 import type { ProfileRecord } from "./rules/profile.js";
 import { MAX_TAGS_PER_PROJECT, MAX_TRAIT_KEYS_PER_PROJECT, type Registration } from "./rounds/registration.js";
@@ -27,13 +21,15 @@ import type { CohortSets } from "./cohorts/cohort-sets.js";
 import { IdentityOrder } from "./cohorts/identity-order.js";
 import type { TagSeen } from "./cohorts/tag-seen.js";
 import { registryLock } from "./rounds/round-locks.js";
-import { UpdateReplays } from "./rounds/update-replays.js";
-import { playerKeys, type ErasureOutcome } from "./rounds/erasure-round.js";
+import { fingerprintOf, UpdateReplays } from "./rounds/update-replays.js";
+import { namesOf, type EntryOutcome, type UpdateAnswer } from "./rules/update-answer.js";
+import { erasePlayer, findPlayer, type ErasureDeps, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath } from "./rounds/write-path.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../steps.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
 export type { ErasureOutcome } from "./rounds/erasure-round.js";
+export type { AppliedEntry, EntryOutcome, UpdateAnswer } from "./rules/update-answer.js";
 
 export interface Identity {
   partnerUserId?: string;
@@ -41,14 +37,6 @@ export interface Identity {
 }
 
 export type UpdateEntry = EntryInput & Identity;
-
-export interface AppliedEntry {
-  profile: ProfileRecord;
-  dropped: DroppedItem[];
-}
-
-/** An entry applies whole or is rejected whole. */
-export type EntryOutcome = Result<AppliedEntry, Rejection<EntryRejectCode>>;
 
 const REJECT_MESSAGES: Record<EntryRejectCode, string> = {
   player_tag_limit: `the player would carry more than ${MAX_TAGS_PER_PLAYER} tags`,
@@ -97,6 +85,8 @@ export class Players {
   readonly directory: StoredPlayerDirectory;
 
   private readonly step: Step;
+  private readonly deleteStep: Step;
+  private readonly erasure: ErasureDeps;
 
   constructor({ stores, clock, steps = notTimed, ...options }: PlayersOptions) {
     this.stores = stores;
@@ -108,15 +98,33 @@ export class Players {
     this.reads = new Search({ stores, cohorts: options.cohorts, order, seen: options.seen });
     this.directory = new StoredPlayerDirectory(options.cohorts, this.reads);
     this.replays = new UpdateReplays({ store: stores.updateRequests, clock, log: options.log });
+    this.deleteStep = stepsOf("delete", steps);
+    this.erasure = {
+      stores,
+      locks: this.locks,
+      clock,
+      writer: this.writes.writer,
+      replays: this.replays,
+      lockWaitLimitMs: options.lockWaitLimitMs,
+    };
   }
 
   /**
    * players/update: applies entries; each applies whole or is rejected whole. Entries about one player apply in
-   * request order. With `requestId` (players/update's request_id), the profiles written carry it for a day: a retry
-   * after a failure leaves the entries an earlier attempt applied to them as they are. Its steps: the write path's
-   * rounds (WritePath.apply).
+   * request order. With `requestId` (players/update's request_id), the call runs once and its answer is kept a day
+   * for its retries (UpdateReplays), and the profiles written carry it: a retry after a failure leaves the entries an
+   * earlier attempt applied to them as they are.
    */
-  async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<EntryOutcome[]> {
+  async update(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<UpdateAnswer> {
+    if (requestId === undefined) return this.apply(projectId, entries);
+    return this.replays.once(projectId, requestId, fingerprintOf(entries), async () => {
+      const answer = await this.apply(projectId, entries, requestId);
+      return { answer, names: namesOf(entries, answer) };
+    });
+  }
+
+  /** One run of players/update. Its steps: the write path's rounds (WritePath.apply). */
+  private async apply(projectId: string, entries: readonly UpdateEntry[], requestId?: string): Promise<UpdateAnswer> {
     const finals = await this.writes.apply(
       projectId,
       entries.map((entry, index) => ({
@@ -131,21 +139,27 @@ export class Players {
       })),
       this.step,
     );
-    return entries.map((_, index) => {
+    const outcomes = entries.map((_, index): EntryOutcome => {
       const final = finals.get(index)!;
       if (final.kind === "rejected") return fail({ code: final.code, message: REJECT_MESSAGES[final.code] });
-      return ok({ profile: final.profile!, dropped: final.dropped });
+      const { identityKey, partnerUserId, deviceId, platformUserId, tags } = final.profile!;
+      return ok({ identityKey, partnerUserId, deviceId, platformUserId, tags, dropped: final.dropped });
     });
+    return { outcomes, serverTime: this.clock.now() };
   }
 
   /** A player's profile (null: none) and every identity key whose events are theirs (players/data). */
-  keysOf(projectId: string, identity: { partnerUserId: string } | { deviceId: string }) {
-    return playerKeys(this.stores, projectId, identity);
+  async keysOf(projectId: string, identity: { partnerUserId: string } | { deviceId: string }) {
+    const { slot, keys } = await findPlayer(this.stores, projectId, identity);
+    return { profile: slot.profile, identityKeys: keys };
   }
 
-  /** Erases a player everywhere (WritePath.erase): whether the project knew them, and their identity key. */
-  erase(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
-    return this.writes.erase(projectId, identity);
+  /**
+   * players/delete: erases a player everywhere, its steps listed in erasePlayer (rounds/erasure-round.ts) and timed as
+   * `platform_step_seconds{path="delete"}`: whether the project knew them, and their identity key.
+   */
+  delete(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
+    return erasePlayer(this.erasure, projectId, identity, this.deleteStep);
   }
 
   /**

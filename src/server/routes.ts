@@ -5,7 +5,6 @@ import { EventService } from "../../gen/platformapi/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { ProjectService } from "../../gen/platformapi/v1/project_pb.js";
-import type { Clock } from "../clock.js";
 import type { Capabilities } from "./calls/capabilities.js";
 import { createAdminService } from "./services/admin-service.js";
 import { createEventService } from "./services/event-service.js";
@@ -23,17 +22,12 @@ export const SERVICES: readonly DescService[] = [
 ];
 
 /** Registers one handler per proto service. */
-export function registerServices(router: ConnectRouter, capabilities: Capabilities, clock: Clock): void {
+export function registerServices(router: ConnectRouter, capabilities: Capabilities): void {
   const { admin, launch, players, events } = capabilities;
   router.service(LaunchTokenService, createLaunchService(launch));
   router.service(
     PlayerService,
-    createPlayerService({
-      players,
-      launchTokens: launch.tokens,
-      clock,
-      keptEvents: events.keptEvents,
-    }),
+    createPlayerService({ players, launchTokens: launch.tokens, keptEvents: events.keptEvents }),
   );
   router.service(ProjectService, createProjectService(admin));
   router.service(AdminService, createAdminService(admin, launch.keyring, events.parked));

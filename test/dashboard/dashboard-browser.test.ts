@@ -235,9 +235,9 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     await expect.poll(() => page.locator(".player .tags").textContent()).toBe("vip");
     expect(page.url()).toContain("#players?by=partner_user_id&id=p40");
     // The player's events per day and name, as players/data answers their kept events.
-    const [, ...batches] = await api("/v1/players/data", { partner_user_id: "p40" });
+    const [, ...lines] = await api("/v1/players/data", { partner_user_id: "p40" });
     const perDay = new Map<string, number>();
-    for (const event of batches.flatMap((line: any) => line.events)) {
+    for (const { event } of lines) {
       const key = `${event.timestamp.slice(0, 10)} ${event.name}`;
       perDay.set(key, (perDay.get(key) ?? 0) + 1);
     }
@@ -261,7 +261,7 @@ describe.skipIf(!browserPath)("dashboard in Chromium", () => {
     expect(
       lines
         .slice(1)
-        .flatMap((line) => line.events.map((event: any) => event.name))
+        .map((line) => line.event.name)
         .sort(),
     ).toEqual(["login", "login", "login", "login"]);
     // Dismissed: nothing happens; accepted: the player is erased.

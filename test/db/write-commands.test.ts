@@ -130,4 +130,28 @@ describe("database commands of writes", () => {
       expect.soft(commands.length, `${figure}: ${commands.join(", ")}`).toBeLessThanOrEqual(budgets[figure]);
     }
   });
+
+  it("players/update that changes nothing sends no write command: no profile, no change record, last_seen_at kept", async () => {
+    const { publicKey, privateKey } = await svc.createProject();
+    const update = (players: object[]) => svc.postOk("/v1/players/update", { players }, publicKey);
+    const profile = async () =>
+      (await svc.postOk("/v1/players/get", { partner_user_id: "same" }, privateKey)).profile as object;
+    await update([{ partner_user_id: "same", tags_add: ["a"], traits: { level: 3 } }]);
+    await applied();
+    const before = await profile();
+    svc.clock.advance(60_000);
+    for (const players of [
+      // An id alone: what a game client with the public key sends to say nothing.
+      [{ partner_user_id: "same" }],
+      // Operations whose result is the profile as it is.
+      [{ partner_user_id: "same", tags_add: ["a"], tags_remove: ["b"], traits: { level: 3 }, traits_unset: ["x"] }],
+    ]) {
+      const commands = await commandsOf(svc.database.client, async () => {
+        await update(players);
+        await applied();
+      });
+      expect(commands.filter((command) => /^(insert|update|delete|findAndModify) /.test(command))).toEqual([]);
+    }
+    expect(await profile()).toEqual(before);
+  });
 });

@@ -153,6 +153,26 @@ describe("GET /metrics", () => {
     expect(steps(samples, "apply")).toEqual(["advance ok", "cohorts ok", "histories ok", "plan ok", "settle ok"]);
   });
 
+  it("times each named step of a players/delete, the erasure's list in rounds/erasure-round.ts", async () => {
+    const project = await test.createProject("erasure steps");
+    const update = { players: [{ partner_user_id: "leaver", device_id: "leaver-phone", tags_add: ["vip"] }] };
+    await test.postOk("/v1/players/update", update, project.publicKey);
+    await test.postOk("/v1/players/delete", { partner_user_id: "leaver" }, project.privateKey);
+    const steps = (await scrape())
+      .filter((s) => s.name === "platform_step_seconds_count" && s.labels.path === "delete" && s.value > 0)
+      .map((s) => `${s.labels.step} ${s.labels.outcome}`);
+    expect(steps.sort()).toEqual([
+      "decide ok",
+      "find ok",
+      "finish ok",
+      "follow ok",
+      "mark ok",
+      "record ok",
+      "replays ok",
+      "settle ok",
+    ]);
+  });
+
   it("includes the process metrics", async () => {
     const samples = await scrape();
     expect(valueOf(samples, "process_cpu_user_seconds_total")).toBeGreaterThan(0);
@@ -181,7 +201,7 @@ describe("GET /metrics", () => {
       "step",
     ]);
     for (const s of ours.filter((s) => "path" in s.labels))
-      expect(["ingest", "update", "apply", "trends"]).toContain(s.labels.path);
+      expect(["ingest", "update", "delete", "apply", "trends"]).toContain(s.labels.path);
     for (const s of ours.filter((s) => "limit" in s.labels)) expect(["lag", "queue_size"]).toContain(s.labels.limit);
     for (const s of ours.filter((s) => "method" in s.labels)) {
       expect(s.labels.method).toMatch(/^platformapi\.v1\.[A-Za-z]+Service\/[A-Za-z]+$/);

@@ -250,7 +250,6 @@ describe("protoc-gen-openapi on a sample file", () => {
     took: null,
     children: {},
     a: "set",
-    b: null,
     blob: "",
     count: 4294967295,
     level: "1",
@@ -272,7 +271,6 @@ describe("protoc-gen-openapi on a sample file", () => {
     took: "1.5s",
     children: { "7": child },
     a: null,
-    b: null,
     blob: "AAE=",
     count: 0,
     level: "2",
@@ -308,8 +306,13 @@ describe("protoc-gen-openapi on a sample file", () => {
 
   it("writes every field as the gateway does: 64-bit as strings, well-known types, nulls where presence", () => {
     const sample = doc.components.schemas["test.v1.Sample"];
-    expect(sample.required).toEqual(Object.keys(written));
+    // A oneof's members are no required property: the answer writes one of them.
+    expect(sample.required).toEqual(Object.keys(written).filter((key) => key !== "a"));
     expect(checker.check(output, written)).toBeUndefined();
+    expect(checker.check(output, { ...written, a: "x", b: child })).toMatch(/must match exactly one schema/);
+    const withoutOneof: Record<string, unknown> = { ...written };
+    delete withoutOneof.a;
+    expect(checker.check(output, withoutOneof)).toMatch(/must match exactly one schema/);
     expect(checker.check(output, { ...written, children: { "7": { ...child, big: 1 } } })).toMatch(
       /big must be string/,
     );

@@ -66,13 +66,16 @@ export class MessageSchemas {
       if (alias) properties[field.jsonName] = { ...schema, description: `\`${field.name}\` by its JSON name.` };
       // protobuf's JSON reader refuses a field set by both its names.
       if (alias) allOf.push({ not: { required: [field.name, field.jsonName] } });
-      if (direction === "output") required.push(field.name);
-      else if (fieldRulesOf(field)?.required) {
+      if (direction === "output") {
+        if (!field.oneof) required.push(field.name);
+      } else if (fieldRulesOf(field)?.required) {
         if (alias) allOf.push({ anyOf: [{ required: [field.name] }, { required: [field.jsonName] }] });
         else required.push(field.name);
       }
     }
     if (direction === "input") allOf.push(...oneofSchemas(message));
+    // An answer's oneof is written as exactly one of its members (src/server/bodies/json-nulls.ts).
+    else allOf.push(...message.oneofs.map((oneof) => ({ oneOf: oneof.fields.map((f) => ({ required: [f.name] })) })));
     return {
       type: "object",
       ...describedBy(message),

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/kpis.proto.
  */
 export const file_platformapi_v1_kpis: GenFile = /*@__PURE__*/
-  fileDesc("ChlwbGF0Zm9ybWFwaS92MS9rcGlzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSKVBQoQUmV0ZW50aW9uUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEiQKCGludGVydmFsGAMgASgJQhK6SA9yDVIAUgNkYXlSBHdlZWsSHwoHcGVyaW9kcxgEIAEoBUIJukgGGgQYWigBSACIAQESNwoKc3RhcnRfbmFtZRgFIAEoCUIeukgbchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kSAGIAQESOAoLcmV0dXJuX25hbWUYBiABKAlCHrpIG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JEgCiAEBEicKBG1vZGUYByABKAlCGbpIFnIUUgBSBW5fZGF5Ugl1bmJvdW5kZWQSFgoEdGFncxgIIAMoCUIIukgFkgECEDISJQoKdGFnc19tYXRjaBgJIAEoCUIRukgOcgxSAFIDYW55UgNhbGwSXgoGdHJhaXRzGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSGwoJdGFnc19ub25lGAsgAygJQgi6SAWSAQIQMhIfCghzcGxpdF9ieRgMIAEoCUINukgKcghSAFIEdGFnc0IKCghfcGVyaW9kc0INCgtfc3RhcnRfbmFtZUIOCgxfcmV0dXJuX25hbWUijwEKEVJldGVudGlvblJlc3BvbnNlEi8KBnNlcmllcxgBIAMoCzIfLnBsYXRmb3JtYXBpLnYxLlJldGVudGlvblNlcmllcxI0ChBjb21wbGV0ZV90aHJvdWdoGAIgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBITCgtsYWdfc2Vjb25kcxgDIAEoASJdCg9SZXRlbnRpb25TZXJpZXMSEAoDdGFnGAEgASgJSACIAQESMAoHY29ob3J0cxgCIAMoCzIfLnBsYXRmb3JtYXBpLnYxLlJldGVudGlvbkNvaG9ydEIGCgRfdGFnIkIKD1JldGVudGlvbkNvaG9ydBIMCgRkYXRlGAEgASgJEg8KB3BsYXllcnMYAiABKAUSEAoIcmV0dXJuZWQYAyADKAUinQMKDUFjdGl2ZVJlcXVlc3QSSwoEZnJvbRgBIAEoCUI9ukg6yAEBcjUyM15bMC05XXs0fS0oMFsxLTldfDFbMC0yXSktKDBbMS05XXxbMTJdWzAtOV18M1swMV0pJBJJCgJ0bxgCIAEoCUI9ukg6yAEBcjUyM15bMC05XXs0fS0oMFsxLTldfDFbMC0yXSktKDBbMS05XXxbMTJdWzAtOV18M1swMV0pJBIXCgVuYW1lcxgDIAMoCUIIukgFkgECEDISFgoEdGFncxgEIAMoCUIIukgFkgECEDISJQoKdGFnc19tYXRjaBgFIAEoCUIRukgOcgxSAFIDYW55UgNhbGwSXgoGdHJhaXRzGAYgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSGwoJdGFnc19ub25lGAcgAygJQgi6SAWSAQIQMhIfCghzcGxpdF9ieRgIIAEoCUINukgKcghSAFIEdGFncyKJAQoOQWN0aXZlUmVzcG9uc2USLAoGc2VyaWVzGAEgAygLMhwucGxhdGZvcm1hcGkudjEuQWN0aXZlU2VyaWVzEjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBIlUKDEFjdGl2ZVNlcmllcxIQCgN0YWcYASABKAlIAIgBARIrCgZwb2ludHMYAiADKAsyGy5wbGF0Zm9ybWFwaS52MS5BY3RpdmVQb2ludEIGCgRfdGFnIlcKC0FjdGl2ZVBvaW50EgwKBGRhdGUYASABKAkSCwoDZGF1GAIgASgFEgsKA3dhdRgDIAEoBRILCgNtYXUYBCABKAUSEwoLbmV3X3BsYXllcnMYBSABKAVCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
+  fileDesc("ChlwbGF0Zm9ybWFwaS92MS9rcGlzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSLTBQoQUmV0ZW50aW9uUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEicKCGludGVydmFsGAMgASgJQhC6SA1yC1IDZGF5UgR3ZWVrSACIAQESHwoHcGVyaW9kcxgEIAEoBUIJukgGGgQYWigBSAGIAQESNwoKc3RhcnRfbmFtZRgFIAEoCUIeukgbchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kSAKIAQESOAoLcmV0dXJuX25hbWUYBiABKAlCHrpIG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JEgDiAEBEioKBG1vZGUYByABKAlCF7pIFHISUgVuX2RheVIJdW5ib3VuZGVkSASIAQESFgoEdGFncxgIIAMoCUIIukgFkgECEDISKAoKdGFnc19tYXRjaBgJIAEoCUIPukgMcgpSA2FueVIDYWxsSAWIAQESXgoGdHJhaXRzGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSGwoJdGFnc19ub25lGAsgAygJQgi6SAWSAQIQMhIiCghzcGxpdF9ieRgMIAEoCUILukgIcgZSBHRhZ3NIBogBAUILCglfaW50ZXJ2YWxCCgoIX3BlcmlvZHNCDQoLX3N0YXJ0X25hbWVCDgoMX3JldHVybl9uYW1lQgcKBV9tb2RlQg0KC190YWdzX21hdGNoQgsKCV9zcGxpdF9ieSKPAQoRUmV0ZW50aW9uUmVzcG9uc2USLwoGc2VyaWVzGAEgAygLMh8ucGxhdGZvcm1hcGkudjEuUmV0ZW50aW9uU2VyaWVzEjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBIl0KD1JldGVudGlvblNlcmllcxIQCgN0YWcYASABKAlIAIgBARIwCgdjb2hvcnRzGAIgAygLMh8ucGxhdGZvcm1hcGkudjEuUmV0ZW50aW9uQ29ob3J0QgYKBF90YWciQgoPUmV0ZW50aW9uQ29ob3J0EgwKBGRhdGUYASABKAkSDwoHcGxheWVycxgCIAEoBRIQCghyZXR1cm5lZBgDIAMoBSLcAwoNQWN0aXZlUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEjQKBW5hbWVzGAMgAygJQiW6SCKSAR8QMiIbchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEhYKBHRhZ3MYBCADKAlCCLpIBZIBAhAyEigKCnRhZ3NfbWF0Y2gYBSABKAlCD7pIDHIKUgNhbnlSA2FsbEgAiAEBEl4KBnRyYWl0cxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCNdLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEhsKCXRhZ3Nfbm9uZRgHIAMoCUIIukgFkgECEDISIgoIc3BsaXRfYnkYCCABKAlCC7pICHIGUgR0YWdzSAGIAQFCDQoLX3RhZ3NfbWF0Y2hCCwoJX3NwbGl0X2J5IokBCg5BY3RpdmVSZXNwb25zZRIsCgZzZXJpZXMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5BY3RpdmVTZXJpZXMSNAoQY29tcGxldGVfdGhyb3VnaBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLbGFnX3NlY29uZHMYAyABKAEiVQoMQWN0aXZlU2VyaWVzEhAKA3RhZxgBIAEoCUgAiAEBEisKBnBvaW50cxgCIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkFjdGl2ZVBvaW50QgYKBF90YWciVwoLQWN0aXZlUG9pbnQSDAoEZGF0ZRgBIAEoCRILCgNkYXUYAiABKAUSCwoDd2F1GAMgASgFEgsKA21hdRgEIAEoBRITCgtuZXdfcGxheWVycxgFIAEoBUI2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.RetentionRequest
@@ -37,9 +37,9 @@ export type RetentionRequest = Message<"platformapi.v1.RetentionRequest"> & {
   /**
    * "day" (the default) or "week" (ISO weeks, Monday, UTC): the unit of starts and periods.
    *
-   * @generated from field: string interval = 3;
+   * @generated from field: optional string interval = 3;
    */
-  interval: string;
+  interval?: string | undefined;
 
   /**
    * Periods after the start, 1 to 90; default 30 (days) or 12 (weeks).
@@ -65,9 +65,9 @@ export type RetentionRequest = Message<"platformapi.v1.RetentionRequest"> & {
   /**
    * "n_day" (the default: an event in period k) or "unbounded" (in period k or any later one).
    *
-   * @generated from field: string mode = 7;
+   * @generated from field: optional string mode = 7;
    */
-  mode: string;
+  mode?: string | undefined;
 
   /**
    * @generated from field: repeated string tags = 8;
@@ -77,11 +77,13 @@ export type RetentionRequest = Message<"platformapi.v1.RetentionRequest"> & {
   /**
    * "any" (default) or "all".
    *
-   * @generated from field: string tags_match = 9;
+   * @generated from field: optional string tags_match = 9;
    */
-  tagsMatch: string;
+  tagsMatch?: string | undefined;
 
   /**
+   * Key/values that must all match; at most 50 (a player carries at most 50).
+   *
    * @generated from field: google.protobuf.Struct traits = 10;
    */
   traits?: JsonObject | undefined;
@@ -96,9 +98,9 @@ export type RetentionRequest = Message<"platformapi.v1.RetentionRequest"> & {
   /**
    * "tags" for one series per tag: those in tags, else the 20 with the most players.
    *
-   * @generated from field: string split_by = 12;
+   * @generated from field: optional string split_by = 12;
    */
-  splitBy: string;
+  splitBy?: string | undefined;
 };
 
 /**
@@ -232,11 +234,13 @@ export type ActiveRequest = Message<"platformapi.v1.ActiveRequest"> & {
   /**
    * "any" (default) or "all".
    *
-   * @generated from field: string tags_match = 5;
+   * @generated from field: optional string tags_match = 5;
    */
-  tagsMatch: string;
+  tagsMatch?: string | undefined;
 
   /**
+   * Key/values that must all match; at most 50 (a player carries at most 50).
+   *
    * @generated from field: google.protobuf.Struct traits = 6;
    */
   traits?: JsonObject | undefined;
@@ -251,9 +255,9 @@ export type ActiveRequest = Message<"platformapi.v1.ActiveRequest"> & {
   /**
    * "tags" for one series per tag: those in tags, else the 20 with the most players.
    *
-   * @generated from field: string split_by = 8;
+   * @generated from field: optional string split_by = 8;
    */
-  splitBy: string;
+  splitBy?: string | undefined;
 };
 
 /**

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from "../../errors.js";
+import { MAX_TRAITS_PER_PLAYER } from "../../players/rules/operations.js";
 import {
   normaliseTag,
   normaliseTraitKey,
@@ -8,15 +9,21 @@ import {
 import { daysBetween, parseDay } from "../rollup-keys.js";
 
 export const MAX_RANGE_DAYS = 366;
+const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** What every read endpoint with a date range accepts, as sent. */
-export interface EventQueryInput {
-  from: string;
-  to: string;
+/** The cohort filters every read of players or events accepts (search, export, trends, names, retention, active), as sent. */
+export interface CohortFilterInput {
   tags: readonly string[];
-  tagsMatch: string;
+  /** "any" (absent) or "all": the proto's rule admits nothing else. */
+  tagsMatch?: string;
   traits?: Readonly<Record<string, unknown>>;
   tagsNone: readonly string[];
+}
+
+/** What every read endpoint with a date range accepts, as sent. */
+export interface EventQueryInput extends CohortFilterInput {
+  from: string;
+  to: string;
 }
 
 /** A cohort: players carrying any or all of `tags`, none of `tagsNone`, and every trait of `traits`. Empty: everyone. */
@@ -37,9 +44,10 @@ export interface EventQuery {
 const invalid = (message: string) => new InvalidArgumentError(message);
 
 /**
- * The one reading of a date range and cohort filters, shared by Trends,
- * ListNames and any later read with a date range: inclusive UTC dates, at
- * most 366 days, `from` not after `to`; tags and traits normalised like writes.
+ * The one reading of a date range and cohort filters, shared by every read with a date range (trends, names,
+ * retention, active): inclusive UTC dates, at most 366 days, `from` not after `to`; tags and traits normalised like
+ * writes, at most 50 traits (cohortFilter). What the proto states (the dates' pattern, at most 50 tags, tags_none and
+ * names, an event name's characters, tags_match's values) its rules have checked on every protocol.
  */
 export function eventQuery(input: EventQueryInput): EventQuery {
   const from = parseDay(input.from);
@@ -47,21 +55,26 @@ export function eventQuery(input: EventQueryInput): EventQuery {
   if (!from) throw invalid("from: a UTC date YYYY-MM-DD");
   if (!to) throw invalid("to: a UTC date YYYY-MM-DD");
   if (from > to) throw invalid("from: must not be after to");
-  const days = daysBetween(from, to);
-  if (days.length > MAX_RANGE_DAYS) throw invalid(`to: a range covers at most ${MAX_RANGE_DAYS} days`);
-  return { days, cohort: cohortFilter(input) };
+  // Counted before the days are listed: a `from` of year 0 would list 740,000 of them.
+  const length = (to.getTime() - from.getTime()) / DAY_MS + 1;
+  if (length > MAX_RANGE_DAYS) {
+    throw invalid(`from: a range covers at most ${MAX_RANGE_DAYS} days; ${input.from} to ${input.to} covers ${length}`);
+  }
+  return { days: daysBetween(from, to), cohort: cohortFilter(input) };
 }
 
-export function cohortFilter(input: Pick<EventQueryInput, "tags" | "tagsMatch" | "traits" | "tagsNone">): CohortFilter {
-  const tagsMatch = input.tagsMatch === "" ? "any" : input.tagsMatch;
-  if (tagsMatch !== "any" && tagsMatch !== "all") throw invalid('tags_match: must be "any" or "all"');
+/** The cohort filters of any read (cohort reads, search, export): tags and traits normalised like writes. */
+export function cohortFilter(input: CohortFilterInput): CohortFilter {
   return {
     tags: filterTags("tags", input.tags),
-    tagsMatch,
+    tagsMatch: input.tagsMatch === "all" ? "all" : "any",
     traits: filterTraits(input.traits),
     tagsNone: filterTags("tags_none", input.tagsNone),
   };
 }
+
+/** The event names a read counts, each once; none: every name. Their count and characters are the proto's rules. */
+export const eventNames = (names: readonly string[]): string[] => [...new Set(names)];
 
 /** Filter tags, normalised like writes ("Team A" is team_a), each once. */
 export function filterTags(field: string, raws: readonly string[]): string[] {
@@ -73,13 +86,15 @@ export function filterTags(field: string, raws: readonly string[]): string[] {
   return [...new Set(tags)];
 }
 
-/** traitIndexEntry() of each filter trait, keys and values normalised like writes. */
-export function filterTraits(traits: Readonly<Record<string, unknown>> | undefined): string[] {
-  return Object.entries(traits ?? {}).map(([rawKey, rawValue]) => {
+/** traitIndexEntry() of each filter trait, keys and values normalised like writes; at most what a player carries. */
+function filterTraits(traits: Readonly<Record<string, unknown>> | undefined): string[] {
+  const pairs = Object.entries(traits ?? {});
+  if (pairs.length > MAX_TRAITS_PER_PLAYER) throw invalid(`traits: at most ${MAX_TRAITS_PER_PLAYER} traits`);
+  return pairs.map(([rawKey, rawValue]) => {
     const key = normaliseTraitKey(rawKey);
     if (!key.ok) throw invalid(`traits: ${JSON.stringify(rawKey)} is not a valid trait key (${key.error})`);
     const value = normaliseTraitValue(rawValue);
-    if (!value.ok) throw invalid(`traits: the value of ${JSON.stringify(rawKey)} must be a string, number or boolean`);
+    if (!value.ok) throw invalid(`traits: the value of ${JSON.stringify(rawKey)} is not usable (${value.error})`);
     return traitIndexEntry(key.value, value.value);
   });
 }

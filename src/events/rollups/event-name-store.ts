@@ -60,11 +60,6 @@ export class EventNameStore {
     return this.ensure(projectId, names, this.options.limit);
   }
 
-  /** Registers `names` whatever the limit: names already counted (histories from before the registry). */
-  include(projectId: string, names: readonly string[]): Promise<ProjectNames> {
-    return this.ensure(projectId, names, Infinity);
-  }
-
   /**
    * The project's names now; with `needed`, at least those. Another instance
    * may have registered more unless this one is the sole writer, but a name's

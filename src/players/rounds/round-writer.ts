@@ -15,6 +15,7 @@ import { intentOf, syncFromProfiles } from "./cohort-sync.js";
 import { finishErasure, finishIfMarked } from "./erasure-finish.js";
 import type { Erasure } from "../rules/erasure.js";
 import type { RoundIntent } from "../storage/intent-store.js";
+import type { Step } from "../../steps.js";
 
 export interface RoundWriterOptions {
   stores: PlayerStores;
@@ -151,25 +152,26 @@ export class RoundWriter {
   }
 
   /**
-   * Writes an erasure (decided under the players' locks): its intent, then the markers over its profiles (the commit
-   * point), then its steps after it (erasure-finish.ts), before it answers. A failure at or after the commit point
-   * answers unavailable and leaves them to the background while every marker is in place, which a retry waits for
-   * (completedFor). Returns the keys whose write lost to another process: the erasure then runs again.
+   * Writes an erasure (decided under the players' locks), each part timed by `step`: `record` its intent, `mark` the
+   * markers over its profiles (the commit point), `finish` its steps after it (erasure-finish.ts), before it answers. A
+   * failure at or after the commit point answers unavailable and leaves them to the background while every marker is
+   * in place, which a retry waits for (completedFor). Returns the keys whose write lost to another process: the
+   * erasure then runs again.
    */
-  async erase(projectId: string, erasure: Erasure, now: Date): Promise<{ lost: Set<string> }> {
+  async erase(projectId: string, erasure: Erasure, now: Date, step: Step): Promise<{ lost: Set<string> }> {
     const { stores } = this.options;
     const writes = [...erasure.writes].map(([identityKey, { read, next }]) => ({ identityKey, read, next }));
     const intent = intentOf(
       projectId,
       writes.map(({ identityKey, read }) => ({ identityKey, read, number: numberOf(read), after: null })),
     );
-    const recorded = await stores.intents.record(intent, now);
+    const recorded = await step("record", () => stores.intents.record(intent, now));
     const unfinished = { intent, recorded, moves: [], finish: () => finishIfMarked(this.options, projectId, erasure) };
     let lost: Set<string>;
     try {
-      lost = await this.writeSlots(projectId, writes);
+      lost = await step("mark", () => this.writeSlots(projectId, writes));
       // Should the rounds run out, no live player has lost its sets, its links or its activity.
-      if (lost.size === 0) await finishErasure(this.options, projectId, erasure);
+      if (lost.size === 0) await step("finish", () => finishErasure(this.options, projectId, erasure));
       await stores.intents.settle(recorded);
     } catch (error) {
       this.completion.start(unfinished, stores.intents);

@@ -1,11 +1,11 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import type { Clock } from "../../clock.js";
 import { AlreadyExistsError, ContentionError } from "../../errors.js";
 import type { Logger } from "../../log.js";
+import { REQUEST_ID_KEPT_MS } from "../rules/request-ids.js";
+import type { NamedAnswer, UpdateAnswer } from "../rules/update-answer.js";
 import type { UpdateRequestStore } from "../storage/update-request-store.js";
 
-/** How long a call's answer is kept for its retries (and its request_id on the profiles it wrote, decide.ts). */
-export const REQUEST_ID_KEPT_MS = 24 * 60 * 60_000;
 /**
  * A call's deadline on its claim: past it the id is free again, whatever became of the call (its process died, or it
  * failed and could not give the id back). Should the call still run, its profiles' request_ids keep a retry from
@@ -23,6 +23,10 @@ export interface UpdateReplaysOptions {
   log?: Logger;
 }
 
+/** A hash of a call's entries as sent: a retry sends the same ones, in the same order. */
+export const fingerprintOf = (entries: readonly object[]): string =>
+  createHash("sha256").update(JSON.stringify(entries)).digest("base64url");
+
 /**
  * Safe retries of players/update: a call with a `request_id` the project used
  * within REQUEST_ID_KEPT_MS answers the first call's answer and changes nothing
@@ -33,16 +37,16 @@ export interface UpdateReplaysOptions {
  */
 export class UpdateReplays {
   /** The call of each project/request_id running in this process, the only one of its id here. */
-  private readonly running = new Map<string, { fingerprint: string; answer: Promise<Uint8Array> }>();
+  private readonly running = new Map<string, { fingerprint: string; answer: Promise<UpdateAnswer> }>();
   /** Attempts of this process that ended with their claim still running (oldest first). */
   private readonly ended = new Set<string>();
   private lastSweep = 0;
 
   constructor(private readonly options: UpdateReplaysOptions) {}
 
-  /** Forgets the project's kept answers that `names` picks (an erasure's: those naming the erased player). */
-  forget(projectId: string, names: (answer: Uint8Array) => boolean): Promise<void> {
-    return this.options.store.forgetAnswers(projectId, names);
+  /** Forgets the project's kept answers that name any of `identityKeys` (an erasure's). */
+  forget(projectId: string, identityKeys: readonly string[]): Promise<void> {
+    return this.options.store.forgetAnswers(projectId, identityKeys);
   }
 
   /** `run`'s answer, run once per project and `requestId`; `fingerprint` names the call's players. */
@@ -50,8 +54,8 @@ export class UpdateReplays {
     projectId: string,
     requestId: string,
     fingerprint: string,
-    run: () => Promise<Uint8Array>,
-  ): Promise<Uint8Array> {
+    run: () => Promise<NamedAnswer>,
+  ): Promise<UpdateAnswer> {
     const key = `${projectId}/${requestId}`;
     for (let first = this.running.get(key); first; first = this.running.get(key)) {
       if (first.fingerprint !== fingerprint) throw otherPlayers();
@@ -71,8 +75,8 @@ export class UpdateReplays {
     projectId: string,
     requestId: string,
     fingerprint: string,
-    run: () => Promise<Uint8Array>,
-  ): Promise<Uint8Array> {
+    run: () => Promise<NamedAnswer>,
+  ): Promise<UpdateAnswer> {
     const { store, clock, log } = this.options;
     const now = clock.now();
     this.sweepIfDue(now);
@@ -87,7 +91,7 @@ export class UpdateReplays {
     if (claim.kind === "answered") return claim.answer;
     if (claim.kind === "other_players") throw otherPlayers();
     if (claim.kind === "running") throw new ContentionError("request_id: the call with it is still running; retry");
-    let answer: Uint8Array;
+    let answer: NamedAnswer;
     try {
       answer = await run();
     } catch (error) {
@@ -102,7 +106,7 @@ export class UpdateReplays {
         this.remember(owner);
         log?.warn({ err, projectId }, "players/update: keeping the answer for request_id failed");
       });
-    return answer;
+    return answer.answer;
   }
 
   /** An attempt that ended without giving its claim back: a retry here may take the claim over at once. */

@@ -4,7 +4,6 @@ import { ContentionError } from "../../errors.js";
 import {
   decideRound,
   foldEntry,
-  replayedProfiles,
   type EntryDecision,
   type EntryRejectCode,
   type RoundEntry,
@@ -12,9 +11,9 @@ import {
   type RoundReads,
 } from "../rules/decide.js";
 import type { DeviceLink } from "../storage/link-stores.js";
+import { replayedProfiles } from "../rules/request-ids.js";
 import { partnerOf } from "../rules/identity-key.js";
 import type { ProfileSlot } from "../rules/profile.js";
-import { erase, type ErasureOutcome } from "./erasure-round.js";
 import { profileLock, registryLock, touchedKeys } from "./round-locks.js";
 import { RoundWriter, type RoundWriterOptions } from "./round-writer.js";
 import type { Registration } from "./registration.js";
@@ -60,7 +59,8 @@ export interface WriteContention {
 export class WritePath {
   readonly contention: WriteContention = { conflicts: 0, exhausted: 0 };
 
-  private readonly writer: RoundWriter;
+  /** What writes the rounds: an erasure writes through it too (erasure-round.ts). */
+  readonly writer: RoundWriter;
 
   constructor(private readonly options: WritePathOptions) {
     this.writer = new RoundWriter(options);
@@ -101,12 +101,6 @@ export class WritePath {
       this.options.log?.warn({ projectId, error: (error as Error)?.message }, "players: late device fold failed"),
     );
     return finals;
-  }
-
-  /** Erases a player in rounds of this write path (erasure-round.ts). */
-  erase(projectId: string, identity: { partnerUserId: string } | { deviceId: string }): Promise<ErasureOutcome> {
-    const { stores, locks, clock, lockWaitLimitMs } = this.options;
-    return erase({ stores, locks, clock, lockWaitLimitMs, writer: this.writer }, projectId, identity);
   }
 
   /** Failed rounds being completed in the background (exported as a metric). */

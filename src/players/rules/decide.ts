@@ -2,6 +2,7 @@ import { deviceKey, partnerKey, partnerOf } from "./identity-key.js";
 import type { DeviceLink } from "../storage/link-stores.js";
 import {
   applyOperations,
+  cohortsChanged,
   foldDevice,
   inFieldOrder,
   NO_OPERATIONS,
@@ -13,7 +14,7 @@ import {
 } from "./operations.js";
 import type { ProfileRecord, ProfileSlot, SlotContent } from "./profile.js";
 import type { ProjectLimitCode, RegistrationNeed } from "../rounds/registration.js";
-import { REQUEST_ID_KEPT_MS } from "../rounds/update-replays.js";
+import { requestsAfter } from "./request-ids.js";
 
 export type EntryRejectCode = PlayerLimitCode | ProjectLimitCode | "missing_identity";
 
@@ -66,37 +67,6 @@ export interface RoundReads {
   redirects: ReadonlyMap<string, string>;
   /** Profiles an earlier attempt of the call wrote (their `requests` name its request_id): its entries there are applied. */
   replayed: ReadonlySet<string>;
-}
-
-/** The request_ids a profile keeps: a retry after that many other calls with one on the player applies again. */
-export const REQUESTS_KEPT = 8;
-
-/**
- * The profiles among `slots` that an earlier attempt of the call with
- * `requestId` wrote within the day request_ids are kept (a retry after a
- * failure): the ones the call wrote itself (`written`) are not.
- */
-export function replayedProfiles(
-  requestId: string | null,
-  slots: ReadonlyMap<string, ProfileSlot>,
-  written: ReadonlySet<string>,
-  now: Date,
-): Set<string> {
-  const replayed = new Set<string>();
-  if (requestId === null) return replayed;
-  const since = now.getTime() - REQUEST_ID_KEPT_MS;
-  for (const [key, slot] of slots) {
-    const by = slot.profile?.requests?.find((one) => one.id === requestId);
-    if (by && by.at.getTime() > since && !written.has(key)) replayed.add(key);
-  }
-  return replayed;
-}
-
-/** The request_ids a profile keeps once `requestId` wrote it at `now`. */
-function requestsAfter(profile: ProfileRecord | null, requestId: string | null, now: Date) {
-  const kept = profile?.requests ?? [];
-  if (requestId === null) return kept;
-  return [...kept.filter((one) => one.id !== requestId), { id: requestId, at: now }].slice(-REQUESTS_KEPT);
 }
 
 export type EntryDecision =
@@ -221,10 +191,13 @@ function decideEntry(
     requests: requestsAfter(profile, entry.requestId, reads.now),
   };
   const allDropped = inFieldOrder([...entry.ops.dropped, ...dropped]);
-  // An entry that changes nothing creates nothing: a player without tags or traits has no profile.
-  if (profile === null && folded.length === 0 && next.tags.length === 0 && next.traits.size === 0) {
+  // An entry that changes nothing writes nothing (last_seen_at stays): a player without tags or traits has no profile.
+  const unchanged = profile
+    ? platformUserId === profile.platformUserId && !cohortsChanged(profile, next)
+    : next.tags.length === 0 && next.traits.size === 0;
+  if (folded.length === 0 && unchanged) {
     linkDevice(reads, plan, entry, platformUserId);
-    return { kind: "applied", targetKey: null, profile: nextProfile, dropped: allDropped };
+    return { kind: "applied", targetKey: profile && targetKey, profile: profile ?? nextProfile, dropped: allDropped };
   }
   setContent(reads, plan, targetKey, { profile: nextProfile });
   for (const [key, p, live] of folded) if (live) setContent(reads, plan, key, { foldedInto: targetKey, snapshot: p });

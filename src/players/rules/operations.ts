@@ -161,6 +161,18 @@ export function applyOperations(state: PlayerState, ops: Operations): { state: P
   return { state: { tags, traits }, dropped };
 }
 
+/** Whether the tags (in any order) or traits, what a player's cohorts derive from, differ between two states. */
+export function cohortsChanged(before: PlayerState | null, after: PlayerState): boolean {
+  const tags = before?.tags ?? [];
+  const traits = before?.traits ?? new Map();
+  return (
+    tags.length !== after.tags.length ||
+    !after.tags.every((tag) => tags.includes(tag)) ||
+    traits.size !== after.traits.size ||
+    [...after.traits].some(([key, value]) => traits.get(key) !== value)
+  );
+}
+
 /** The per-player limit a state breaks, if any. */
 export function playerLimitBroken(state: PlayerState): PlayerLimitCode | null {
   if (state.tags.length > MAX_TAGS_PER_PLAYER) return "player_tag_limit";

@@ -1,3 +1,4 @@
+import type { CohortFilter } from "../../events/reads/query.js";
 import type { TraitValue } from "./normalise.js";
 import type { ProfileRecord } from "./profile.js";
 
@@ -9,6 +10,15 @@ export interface ProfileQuery {
   tagsNone?: string[];
   /** traitIndexEntry() of each trait that must match. */
   traits?: string[];
+}
+
+/** The profiles of a cohort filter (CohortFilter, read once for every read: events/reads/query.ts). */
+export function profileQuery(filter: CohortFilter): ProfileQuery {
+  const query: ProfileQuery = {};
+  if (filter.tags.length > 0) query[filter.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = filter.tags;
+  if (filter.traits.length > 0) query.traits = filter.traits;
+  if (filter.tagsNone.length > 0) query.tagsNone = filter.tagsNone;
+  return query;
 }
 
 /** Whether a profile is in the cohort of `query`: its tags and traits checked in memory. */

@@ -16,7 +16,7 @@ export interface ProfileRecord {
   number?: number;
   /** Identity keys of the folded profiles whose data this profile took in: each is merged once (see ProfileSlot.snapshot). */
   absorbed?: readonly string[];
-  /** The request_ids of the last calls that wrote this profile (decide.ts, REQUESTS_KEPT): a retry's entries apply once. */
+  /** The request_ids of the last calls that wrote this profile (request-ids.ts, REQUESTS_KEPT): a retry's entries apply once. */
   requests?: readonly WrittenBy[];
 }
 

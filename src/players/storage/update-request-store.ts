@@ -1,7 +1,8 @@
 import type { Engine } from "../../db/engine.js";
-import { Binary, type Db } from "mongodb";
+import type { Db } from "mongodb";
 import { isDuplicateKey } from "../../db/errors.js";
 import { projectScopedId } from "../../db/ids.js";
+import type { NamedAnswer, UpdateAnswer } from "../rules/update-answer.js";
 
 /** A players/update call's `request_id`, kept while its answer may be asked for again. */
 interface UpdateRequestDoc {
@@ -10,10 +11,12 @@ interface UpdateRequestDoc {
   /** A hash of the call's players: a retry sends the same ones. */
   fingerprint: string;
   state: "running" | "done";
-  /** Names the attempt that claimed it (absent on claims of earlier versions). */
-  owner?: string;
-  /** The call's answer, encoded by the caller; set when done. */
-  answer?: Binary;
+  /** Names the attempt that claimed it. */
+  owner: string;
+  /** The call's answer, as the players domain holds it; set when done. */
+  answer?: UpdateAnswer;
+  /** Every identity key the answer names (NamedAnswer); set when done. */
+  names?: readonly string[];
   /** Past this the id is free again: a day after the answer, or the running call's deadline. */
   expires_at: Date;
 }
@@ -22,7 +25,7 @@ const CLAIM_ATTEMPTS = 5;
 
 /** What a call finds under its `request_id`. */
 export type UpdateClaim =
-  { kind: "mine" } | { kind: "answered"; answer: Uint8Array } | { kind: "running" } | { kind: "other_players" };
+  { kind: "mine" } | { kind: "answered"; answer: UpdateAnswer } | { kind: "running" } | { kind: "other_players" };
 
 /** The player_update_requests collection: `_id` `<project>/<request_id>`. */
 export class UpdateRequestStore {
@@ -38,15 +41,9 @@ export class UpdateRequestStore {
     this.soleWriter = engine.soleWriter;
   }
 
-  /**
-   * Deletes the project's kept answers that `names` picks (an erasure: the answers that name the player), reading
-   * one at a time: a scan of the project's ids of the last day.
-   */
-  async forgetAnswers(projectId: string, names: (answer: Uint8Array) => boolean): Promise<void> {
-    const found = this.requests.find({ project_id: projectId, state: "done" }, { projection: { answer: 1 } });
-    const ids: string[] = [];
-    for await (const doc of found) if (doc.answer && names(doc.answer.buffer)) ids.push(doc._id);
-    if (ids.length > 0) await this.requests.deleteMany({ _id: { $in: ids } });
+  /** Deletes the project's kept answers that name any of `identityKeys` (an erasure): a scan of the last day's ids. */
+  async forgetAnswers(projectId: string, identityKeys: readonly string[]): Promise<void> {
+    await this.requests.deleteMany({ project_id: projectId, state: "done", names: { $in: [...identityKeys] } });
   }
 
   async createIndexes(): Promise<void> {
@@ -89,27 +86,27 @@ export class UpdateRequestStore {
       if (doc.expires_at <= now || (doc.state === "running" && this.ended(doc.owner, endedOwners))) {
         const taken = await this.requests.updateOne(
           { _id, expires_at: doc.expires_at },
-          { $set: running, $unset: { answer: "" } },
+          { $set: running, $unset: { answer: "", names: "" } },
         );
         if (taken.matchedCount === 1) return { kind: "mine" };
         continue;
       }
       if (doc.fingerprint !== fingerprint) return { kind: "other_players" };
       if (doc.state === "running" || !doc.answer) return { kind: "running" };
-      return { kind: "answered", answer: doc.answer.buffer };
+      return { kind: "answered", answer: doc.answer };
     }
     return { kind: "running" };
   }
 
-  private ended(owner: string | undefined, endedOwners: ReadonlySet<string>): boolean {
-    return this.soleWriter || (owner !== undefined && endedOwners.has(owner));
+  private ended(owner: string, endedOwners: ReadonlySet<string>): boolean {
+    return this.soleWriter || endedOwners.has(owner);
   }
 
-  /** Keeps the call's answer until `keepUntil`. */
-  async complete(projectId: string, requestId: string, answer: Uint8Array, keepUntil: Date): Promise<void> {
+  /** Keeps the call's answer, and the identity keys it names, until `keepUntil`. */
+  async complete(projectId: string, requestId: string, { answer, names }: NamedAnswer, keepUntil: Date): Promise<void> {
     await this.requests.updateOne(
       { _id: projectScopedId(projectId, requestId) },
-      { $set: { state: "done", answer: new Binary(answer), expires_at: keepUntil } },
+      { $set: { state: "done", answer, names, expires_at: keepUntil } },
     );
   }
 

@@ -101,7 +101,6 @@ describe("writeExplicitNulls", () => {
       m: 0,
     });
     expect(json).toEqual({
-      a: null,
       b: { x: null },
       by_key: { k: { x: null } },
       items: [{ x: null }, { x: "set" }],
@@ -114,7 +113,14 @@ describe("writeExplicitNulls", () => {
   it("leaves the content of well-known types as it is: a Struct's keys are data", () => {
     const data = { nothing: null, nested: { y: 1 } };
     const json = writeExplicitNulls(outerMessage(), { a: "x", by_key: {}, items: [], n: 3, m: 1, data });
-    expect(json).toEqual({ a: "x", b: null, by_key: {}, items: [], n: 3, m: 1, data });
+    expect(json).toEqual({ a: "x", by_key: {}, items: [], n: 3, m: 1, data });
+  });
+
+  it("writes a oneof as one member: the one set, the others left out; none set, its first as null", () => {
+    const outer = outerMessage();
+    expect(Object.keys(writeExplicitNulls(outer, { b: {} }) as object)).not.toContain("a");
+    expect(Object.keys(writeExplicitNulls(outer, { a: "x" }) as object)).not.toContain("b");
+    expect(writeExplicitNulls(outer, {})).toEqual({ a: null, n: null, data: null });
   });
 
   it("fills each element of the players/update answer", () => {

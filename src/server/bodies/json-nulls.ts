@@ -16,7 +16,9 @@ export function isNullWhenUnset(field: DescField): boolean {
 /**
  * The proto3 JSON of a `desc` message (proto field names, implicit defaults
  * emitted) with `null` written for every unset field that has explicit
- * presence, at every depth, in field order. Well-known types with a JSON form
+ * presence, at every depth, in field order. A oneof says which one thing the
+ * message is: it is written as its member that is set, the others left out, or,
+ * none set, as its first member `null`. Well-known types with a JSON form
  * of their own (Timestamp, Struct, Value, ...) are left as they are: their
  * content is data, not fields.
  */
@@ -28,7 +30,9 @@ export function writeExplicitNulls(desc: DescMessage, json: JsonValue): JsonValu
   for (const field of desc.fields) {
     const value = json[field.name];
     if (value === undefined) {
-      if (isNullWhenUnset(field)) out[field.name] = null;
+      const oneof = field.oneof;
+      const stated = oneof ? oneof.fields[0] === field && oneof.fields.every((f) => json[f.name] === undefined) : true;
+      if (stated && isNullWhenUnset(field)) out[field.name] = null;
     } else {
       out[field.name] = withNestedNulls(field, value);
     }

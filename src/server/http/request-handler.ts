@@ -28,6 +28,7 @@ import { registerReflection, REFLECTION_SERVICES } from "../reflection.js";
 import { registerServices, SERVICES } from "../routes.js";
 import { createUnknownRpcResponder } from "./unknown-rpc.js";
 import { sizeLimitAs413 } from "../bodies/size-limit-status.js";
+import { streamsInterceptor } from "../calls/streams.js";
 import { markInvalidUtf8, strictUtf8Decoder } from "../bodies/unicode.js";
 import { validationInterceptor } from "../calls/validate.js";
 
@@ -87,14 +88,16 @@ export function createRequestHandler(options: RequestHandlerOptions): NodeHandle
         }),
       }),
       rateLimitInterceptor({ perSecond: config.rateLimitPerSecond, burst: config.rateLimitBurst, clock }),
-      // Last: only an authenticated caller within its rate learns about the request rules.
+      // Only an authenticated caller within its rate learns about the request rules.
       validationInterceptor(),
+      // Last: a stream's place is taken by a valid request only.
+      streamsInterceptor({ perKey: config.streamsPerKey, perProject: config.streamsPerProject }),
     ],
     contextValues: clientContextValues,
     jsonOptions,
     readMaxBytes: MAX_BODY_BYTES,
     routes(router) {
-      registerServices(router, capabilities, clock);
+      registerServices(router, capabilities);
       registerHealth(router, { readiness: () => readiness().then((r) => r.ready), services: served, closing });
       registerReflection(router, served);
       router.handlers.forEach((handler, i) => {

@@ -3,7 +3,7 @@ import { timestampDate } from "@bufbuild/protobuf/wkt";
 import type { Event } from "../../../gen/platformapi/v1/events_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/queue/entries.js";
-import { eventQuery, type EventQuery } from "../../events/reads/query.js";
+import { eventNames, eventQuery, type EventQuery, type EventQueryInput } from "../../events/reads/query.js";
 import type { RetentionRequest } from "../../events/events.js";
 import type { Interval } from "../../events/kpis/periods.js";
 import type { RetentionRequest as RetentionRequestMessage } from "../../../gen/platformapi/v1/kpis_pb.js";
@@ -47,15 +47,15 @@ function flatProperties(field: string, properties: JsonObject): Record<string, s
   return flat;
 }
 
-/** The date range and cohort filters of Trends and ListNames: the one shared reading (src/events/reads/query.ts). */
+/** The date range and cohort filters of every read with a range: the one shared reading (src/events/reads/query.ts). */
 export function readQuery(
-  req: { from: string; to: string; tags: string[]; tagsMatch: string; traits?: JsonObject; tagsNone: string[] },
+  req: Omit<EventQueryInput, "traits"> & { traits?: JsonObject },
   protoKeys: ReadonlySet<string>,
 ): EventQuery {
   return eventQuery({ ...req, traits: req.traits && withProtoKey(req.traits, "traits", protoKeys, null) });
 }
 
-export function trendsOptions(req: { interval: string; splitBy: string; names: string[]; sum: string }): {
+export function trendsOptions(req: { interval?: string; splitBy?: string; names: string[]; sum: string }): {
   names: string[];
   splitByTags: boolean;
   interval: Interval;
@@ -63,9 +63,9 @@ export function trendsOptions(req: { interval: string; splitBy: string; names: s
 } {
   // interval and split_by hold allowed values only: their buf.validate rules refused the rest.
   return {
-    names: [...new Set(req.names)],
+    names: eventNames(req.names),
     splitByTags: req.splitBy === "tags",
-    interval: (req.interval || "day") as Interval,
+    interval: (req.interval ?? "day") as Interval,
     ...(req.sum && { sum: req.sum }),
   };
 }

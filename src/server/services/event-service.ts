@@ -23,6 +23,7 @@ import {
 import type { Events, Freshness } from "../../events/events.js";
 import { projectOf } from "../calls/caller.js";
 import { protoKeyPaths, unreadableTimestamps } from "../http/protocol.js";
+import { eventNames } from "../../events/reads/query.js";
 import { incomingEvents, readQuery, retentionOptions, trendsOptions } from "./event-requests.js";
 
 /** EventService: queued ingestion, trends, event names, the summed properties and the KPIs (retention, active players). */
@@ -90,7 +91,7 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
     async active(req, ctx) {
       const { series, freshness } = await events.active(projectOf(ctx), {
         query: readQuery(req, ctx.values.get(protoKeyPaths)),
-        names: [...new Set(req.names)],
+        names: eventNames(req.names),
         splitByTags: req.splitBy === "tags",
       });
       return create(ActiveResponseSchema, {

@@ -1,4 +1,4 @@
-import { toJson, type JsonObject } from "@bufbuild/protobuf";
+import { toJson } from "@bufbuild/protobuf";
 import { ValueSchema, type ListValue } from "@bufbuild/protobuf/wkt";
 import type {
   GetRequest,
@@ -9,10 +9,10 @@ import type {
   UpdateTraitRequest,
 } from "../../../gen/platformapi/v1/players_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
-import { filterTags } from "../../events/reads/query.js";
-import { escapeRegex, normaliseTraitKey, normaliseTraitValue, traitIndexEntry } from "../../players/rules/normalise.js";
+import { cohortFilter, filterTags } from "../../events/reads/query.js";
+import { escapeRegex, normaliseTraitKey } from "../../players/rules/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
-import type { ProfileQuery } from "../../players/rules/profile-match.js";
+import { profileQuery, type ProfileQuery } from "../../players/rules/profile-match.js";
 import type { TagMetadata } from "../../players/storage/tag-store.js";
 import { withProtoKey } from "./proto-keys.js";
 
@@ -67,29 +67,14 @@ export function getIdentity(
   return req.partnerUserId !== "" ? { partnerUserId: req.partnerUserId } : { deviceId: req.deviceId };
 }
 
-/** Filter tags and traits (search and export) are normalised like writes, so "Team A" finds team_a. */
+/** The filters of search and export: the one reading of every read's cohort filters (events/reads/query.ts). */
 export function searchQuery(
   req: Pick<SearchRequest, "tags" | "tagsMatch" | "tagsNone" | "traits">,
   protoKeys: ReadonlySet<string>,
 ): ProfileQuery {
-  const tags = filterTags("tags", req.tags);
-  const query: ProfileQuery = {};
-  if (tags.length > 0) query[req.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = tags;
-  const tagsNone = filterTags("tags_none", req.tagsNone);
-  if (tagsNone.length > 0) query.tagsNone = tagsNone;
-  const traits = traitFilter(req.traits && withProtoKey(req.traits, "traits", protoKeys, null));
-  if (traits.length > 0) query.traits = traits;
-  return query;
-}
-
-function traitFilter(traits: JsonObject | undefined): string[] {
-  return Object.entries(traits ?? {}).map(([rawKey, rawValue]) => {
-    const key = normaliseTraitKey(rawKey);
-    if (!key.ok) throw invalid(`traits: ${JSON.stringify(rawKey)} is not a valid trait key (${key.error})`);
-    const value = normaliseTraitValue(rawValue);
-    if (!value.ok) throw invalid(`traits: the value of ${JSON.stringify(rawKey)} is not usable (${value.error})`);
-    return traitIndexEntry(key.value, value.value);
-  });
+  return profileQuery(
+    cohortFilter({ ...req, traits: req.traits && withProtoKey(req.traits, "traits", protoKeys, null) }),
+  );
 }
 
 /** `text` becomes an escaped pattern: user text never acts as a regular expression. A category of "" means uncategorised tags. */

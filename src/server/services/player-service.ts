@@ -1,5 +1,4 @@
-import { createHash } from "node:crypto";
-import { create, fromBinary, toBinary, type JsonObject } from "@bufbuild/protobuf";
+import { create, type JsonObject } from "@bufbuild/protobuf";
 import { timestampFromDate } from "@bufbuild/protobuf/wkt";
 import type { ServiceImpl } from "@connectrpc/connect";
 import {
@@ -18,20 +17,17 @@ import {
   TagRecordSchema,
   TraitRecordSchema,
   UpdatedPlayerSchema,
-  UpdateRequestSchema,
   UpdateResponseSchema,
   UpdateTagResponseSchema,
   type UpdateResponse,
   UpdateTraitResponseSchema,
   type PlayerService,
 } from "../../../gen/platformapi/v1/players_pb.js";
-import type { Clock } from "../../clock.js";
 import { NotFoundError } from "../../errors.js";
 import type { KeptEvents } from "../../events/kept-events.js";
 import type { QueuedEvent } from "../../events/queue/entries.js";
 import type { LaunchTokens } from "../../launch/launch-tokens.js";
-import type { EntryOutcome, Players, UpdateEntry } from "../../players/players.js";
-import { deviceKey, partnerKey } from "../../players/rules/identity-key.js";
+import type { AppliedEntry, Players, UpdateAnswer, UpdateEntry } from "../../players/players.js";
 import type { ProfileRecord } from "../../players/rules/profile.js";
 import type { TagRecord } from "../../players/search.js";
 import { callerOf, projectOf } from "../calls/caller.js";
@@ -43,7 +39,7 @@ import { pageInfo, paging } from "./paging.js";
 const optional = (value: string | null) => value ?? undefined;
 
 /** Who the player is and their tags: what a profile and an update answer share. */
-function identityFields(profile: ProfileRecord) {
+function identityFields(profile: Omit<AppliedEntry, "dropped">) {
   return {
     identityKey: profile.identityKey,
     partnerUserId: optional(profile.partnerUserId),
@@ -61,17 +57,6 @@ function profileMessage(profile: ProfileRecord) {
     firstSeenAt: timestampFromDate(profile.firstSeenAt),
     lastSeenAt: timestampFromDate(profile.lastSeenAt),
   });
-}
-
-/** Whether a players/update answer names any of `identityKeys` (an applied entry, or a rejected one's ids). */
-function answerNames(answer: UpdateResponse, identityKeys: readonly string[]): boolean {
-  const keys = new Set(identityKeys);
-  const named = (partner?: string, device?: string) =>
-    (partner !== undefined && keys.has(partnerKey(partner))) || (device !== undefined && keys.has(deviceKey(device)));
-  return (
-    answer.updated.some((one) => keys.has(one.identityKey) || named(one.partnerUserId, one.deviceId)) ||
-    answer.rejected.some((one) => named(one.partnerUserId, one.deviceId))
-  );
 }
 
 /** A raw event as it was accepted; its properties are the JSON text the queue keeps. */
@@ -101,14 +86,14 @@ function tagMessage(tag: TagRecord) {
 }
 
 /** Applied entries in `updated`, rejected ones in `rejected`, each in request order. */
-function updateResponse(entries: readonly UpdateEntry[], outcomes: readonly EntryOutcome[], now: Date) {
-  const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(now) });
+function updateResponse(entries: readonly UpdateEntry[], { outcomes, serverTime }: UpdateAnswer) {
+  const response = create(UpdateResponseSchema, { success: true, serverTime: timestampFromDate(serverTime) });
   outcomes.forEach((outcome, index) => {
     if (outcome.ok) {
-      const { profile, dropped } = outcome.value;
+      const { dropped, ...player } = outcome.value;
       response.updated.push(
         create(UpdatedPlayerSchema, {
-          ...identityFields(profile),
+          ...identityFields(player),
           dropped: dropped.map((item) => create(DroppedItemSchema, item)),
         }),
       );
@@ -147,7 +132,6 @@ export interface PlayerServiceOptions {
   players: Players;
   /** Link (partner id of a platform user) belongs to launch tokens: verify answers with it. */
   launchTokens: LaunchTokens;
-  clock: Clock;
   /** Raw events belong to the event queue: one player's still kept, a page at a time. */
   keptEvents: KeptEvents;
 }
@@ -156,26 +140,14 @@ export interface PlayerServiceOptions {
 export function createPlayerService({
   players,
   launchTokens,
-  clock,
   keptEvents,
 }: PlayerServiceOptions): ServiceImpl<typeof PlayerService> {
   return {
     async update(req, ctx) {
-      const projectId = projectOf(ctx);
       const entries = updateEntries(req.players, ctx.values.get(protoKeyPaths));
-      const apply = async () =>
-        updateResponse(entries, await players.update(projectId, entries, req.requestId || undefined), clock.now());
+      const answer = updateResponse(entries, await players.update(projectOf(ctx), entries, req.requestId || undefined));
       // A replayed answer is the whole one too: what a caller may read of it is decided for each call.
-      const readable = (answer: UpdateResponse) =>
-        callerOf(ctx).scopes.includes("events:read") ? answer : withoutPlayerData(answer, entries);
-      if (req.requestId === "") return readable(await apply());
-      const fingerprint = createHash("sha256")
-        .update(toBinary(UpdateRequestSchema, create(UpdateRequestSchema, { players: req.players })))
-        .digest("base64url");
-      const answer = await players.replays.once(projectId, req.requestId, fingerprint, async () =>
-        toBinary(UpdateResponseSchema, await apply()),
-      );
-      return readable(fromBinary(UpdateResponseSchema, answer));
+      return callerOf(ctx).scopes.includes("events:read") ? answer : withoutPlayerData(answer, entries);
     },
 
     async get(req, ctx) {
@@ -184,24 +156,17 @@ export function createPlayerService({
     },
 
     async delete(req, ctx) {
-      const projectId = projectOf(ctx);
-      const { deleted, identityKey, identityKeys } = await players.erase(projectId, getIdentity(req));
-      // The answers kept for players/update retries that name them go too (their encoding is this service's).
-      await players.replays.forget(projectId, (answer) =>
-        answerNames(fromBinary(UpdateResponseSchema, answer), identityKeys),
-      );
-      return create(DeleteResponseSchema, { deleted, identityKey });
+      return create(DeleteResponseSchema, await players.delete(projectOf(ctx), getIdentity(req)));
     },
 
     async *data(req, ctx) {
       const projectId = projectOf(ctx);
       const { profile, identityKeys } = await players.keysOf(projectId, getIdentity(req));
-      yield create(DataResponseSchema, {
-        found: profile !== null,
-        ...(profile && { profile: profileMessage(profile) }),
-      });
+      yield create(DataResponseSchema, profile ? { record: { case: "profile", value: profileMessage(profile) } } : {});
       for await (const events of keptEvents.batches(projectId, identityKeys)) {
-        yield create(DataResponseSchema, { events: events.map(keptEventMessage) });
+        for (const event of events) {
+          yield create(DataResponseSchema, { record: { case: "event", value: keptEventMessage(event) } });
+        }
       }
     },
 

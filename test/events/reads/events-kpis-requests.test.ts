@@ -18,7 +18,7 @@ describe("retention and active requests", () => {
       ["/v1/events/retention", { to: "2025-01-31" }, "from"],
       ["/v1/events/retention", { ...ok, from: "2025-02-30" }, "from"],
       ["/v1/events/retention", { ...ok, from: "2025-02-01" }, "from"],
-      ["/v1/events/retention", { ...ok, to: "2026-01-02" }, "to"],
+      ["/v1/events/retention", { ...ok, to: "2026-01-02" }, "from"],
       ["/v1/events/retention", { ...ok, periods: 0 }, "periods"],
       ["/v1/events/retention", { ...ok, periods: 91 }, "periods"],
       ["/v1/events/retention", { ...ok, interval: "month" }, "interval"],

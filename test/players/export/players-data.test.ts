@@ -4,8 +4,8 @@ import { eventTimes, queueOf, waitFor } from "../../support/service/events.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 
 /**
- * players/data: one stream (NDJSON at /v1), the profile first, then the player's raw events still kept (their
- * device's too) in batches as they are read; nothing of another project's players of the same ids.
+ * players/data: one stream (NDJSON at /v1) of one record a line, the profile first, then each of the player's raw
+ * events still kept (their device's too); nothing of another project's players of the same ids.
  */
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;
@@ -15,7 +15,7 @@ const sent: { name: string; timestamp: string; partner_user_id?: string; device_
 const post = (path: string, body: object, key = project.privateKey) => svc.postOk(path, body, key);
 const auth = () => ({ "x-api-key": project.privateKey });
 
-/** players/data's lines for `who`: the first `{found, profile}`, then batches of events. */
+/** players/data's lines for `who`: the first `{profile}`, then an `{event}` a line. */
 async function dataLines(who: object, key = project.privateKey): Promise<any[]> {
   const res = await svc.postJson("/v1/players/data", who, key);
   expect(res).toMatchObject({ status: 200, headers: expect.any(Headers) });
@@ -23,8 +23,12 @@ async function dataLines(who: object, key = project.privateKey): Promise<any[]> 
   return res.body;
 }
 
-/** The events of players/data's lines after the first, in order. */
-const eventsOf = (lines: any[]) => lines.slice(1).flatMap((line) => line.events);
+/** The events of players/data's lines after the first, in order: each line holds one and nothing else. */
+const eventsOf = (lines: any[]) =>
+  lines.slice(1).map((line) => {
+    expect(Object.keys(line)).toEqual(["event"]);
+    return line.event;
+  });
 
 beforeAll(async () => {
   svc = await startTestService();
@@ -66,16 +70,12 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 describe("players/data", () => {
-  it("streams the profile, then every kept event of the player and their device, in several batches", async () => {
+  it("streams the profile, then every kept event of the player and their device, one a line", async () => {
     const lines = await dataLines({ partner_user_id: "ann" });
-    expect(lines[0]).toMatchObject({ found: true, profile: { identity_key: "u:ann", tags: ["vip"] }, events: [] });
-    // 1,201 events in batches of at most 1,000: never all in one message.
-    expect(lines.length).toBeGreaterThan(2);
-    for (const line of lines.slice(1)) {
-      expect(line).toMatchObject({ found: false, profile: null });
-      expect(line.events.length).toBeGreaterThan(0);
-      expect(line.events.length).toBeLessThanOrEqual(1_000);
-    }
+    expect(Object.keys(lines[0])).toEqual(["profile"]);
+    expect(lines[0]).toMatchObject({ profile: { identity_key: "u:ann", tags: ["vip"] } });
+    // 1,201 events, more than one read of the queue (1,000 a read): a line each.
+    expect(lines).toHaveLength(1 + sent.length);
     const events = eventsOf(lines);
     expect(events).toEqual(
       sent.map((e) => ({
@@ -96,26 +96,23 @@ describe("players/data", () => {
     for await (const message of svc.client(PlayerService).data({ partnerUserId: "ann" }, { headers: auth() })) {
       messages.push(message);
     }
-    expect(messages[0]).toMatchObject({ found: true, profile: { identityKey: "u:ann" }, events: [] });
-    expect(messages.slice(1).flatMap((m) => m.events.map((e) => e.eventId ?? e.deviceId))).toEqual(
-      sent.map((e) => e.event_id ?? e.device_id),
-    );
+    expect(messages[0].record).toMatchObject({ case: "profile", value: { identityKey: "u:ann" } });
+    const events = messages.slice(1).map(({ record }) => (record.case === "event" ? record.value : undefined));
+    expect(events.map((e) => e?.eventId ?? e?.deviceId)).toEqual(sent.map((e) => e.event_id ?? e.device_id));
   });
 
   it("answers a player's properties as sent, and nothing of an unknown one", async () => {
-    const [ben, ...batches] = await dataLines({ partner_user_id: "ben" });
-    expect(ben).toEqual({ found: false, profile: null, events: [] });
-    expect(eventsOf([ben, ...batches])).toMatchObject([
+    const [ben, ...events] = await dataLines({ partner_user_id: "ben" });
+    expect(ben).toEqual({ profile: null });
+    expect(eventsOf([ben, ...events])).toMatchObject([
       { name: "open", partner_user_id: "ben", properties: { amount: 3 } },
     ]);
-    expect(await dataLines({ partner_user_id: "nobody" })).toEqual([{ found: false, profile: null, events: [] }]);
+    expect(await dataLines({ partner_user_id: "nobody" })).toEqual([{ profile: null }]);
   });
 
   it("shows another project's key nothing of this project's players; a public key is refused (403)", async () => {
     const other = await svc.createProject("Third Game");
-    expect(await dataLines({ partner_user_id: "ann" }, other.privateKey)).toEqual([
-      { found: false, profile: null, events: [] },
-    ]);
+    expect(await dataLines({ partner_user_id: "ann" }, other.privateKey)).toEqual([{ profile: null }]);
     const res = await svc.postJson("/v1/players/data", { partner_user_id: "ann" }, project.publicKey);
     expect(res.status).toBe(403);
   });
@@ -135,7 +132,7 @@ describe("players/data", () => {
       () => dataLines({ partner_user_id: "ann" }),
       (answered) => answered.length === 1,
     );
-    expect(lines).toEqual([{ found: false, profile: null, events: [] }]);
-    expect(await dataLines({ device_id: "ann-phone" })).toEqual([{ found: false, profile: null, events: [] }]);
+    expect(lines).toEqual([{ profile: null }]);
+    expect(await dataLines({ device_id: "ann-phone" })).toEqual([{ profile: null }]);
   });
 });

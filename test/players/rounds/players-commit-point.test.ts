@@ -73,10 +73,14 @@ describe("the profile write is a round's commit point", () => {
     const p = await project();
     const players = await failingOnce("afterProfileWrites");
 
-    const [outcome] = await players.update(p.projectId, [
+    const {
+      outcomes: [outcome],
+    } = await players.update(p.projectId, [
       entry({ partnerUserId: "vip-1", tagsAdd: ["vip"], traitsIncrement: { n: 1 } }),
     ]);
-    expect(outcome.ok && outcome.value.profile).toMatchObject({ tags: ["vip"], traits: new Map([["n", 1]]) });
+    expect(outcome.ok && outcome.value).toMatchObject({ identityKey: "u:vip-1", tags: ["vip"] });
+    const got = await svc.postJson("/v1/players/get", { partner_user_id: "vip-1" }, p.privateKey);
+    expect(got.body.profile.traits).toEqual({ n: 1 });
 
     // Completed in the background: no repair pass, no other write.
     await expect.poll(() => p.cohort("vip"), { timeout: 10_000 }).toEqual({ found: 1, count: 1 });
@@ -115,8 +119,10 @@ describe("the database failing for real around a round's profile writes", () => 
     const { proxy, players, close } = await throughProxy("afterProfileWrites", (proxy) => proxy.cut());
     try {
       // A device-only entry: the call also reads the device's link after its rounds (a late fold).
-      const [outcome] = await players.update(p.projectId, [entry({ deviceId: "guest-1", tagsAdd: ["cut"] })]);
-      expect(outcome.ok && outcome.value.profile.tags).toEqual(["cut"]);
+      const {
+        outcomes: [outcome],
+      } = await players.update(p.projectId, [entry({ deviceId: "guest-1", tagsAdd: ["cut"] })]);
+      expect(outcome.ok && outcome.value.tags).toEqual(["cut"]);
       // Search and the count read the tag's set: both wait for it.
       expect(await p.cohort("cut")).toEqual({ found: 0, count: 0 });
       await proxy.restore();

@@ -1,8 +1,6 @@
-import { createHash } from "node:crypto";
-import { create, fromJson, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PlayerService, UpdateRequestSchema } from "../../../gen/platformapi/v1/players_pb.js";
+import { PlayerService } from "../../../gen/platformapi/v1/players_pb.js";
 import { expectError } from "../../support/service/raw-requests.js";
 import { startTestService, type TestService } from "../../support/service/service.js";
 
@@ -99,13 +97,19 @@ describe("players/update with a request_id", () => {
   it("waits for a call running elsewhere no longer than its deadline on the id, 30 s; on the sole writer not at all", async () => {
     const id = requestId();
     const players = increment("hal");
-    // The claim another instance's call holds while it runs (or left behind, having died), as the service names it.
-    const { players: sent } = fromJson(UpdateRequestSchema, { players });
-    const bytes = toBinary(UpdateRequestSchema, create(UpdateRequestSchema, { players: sent }));
-    await svc.database.db.collection("player_update_requests").insertOne({
-      _id: `${project.projectId}/${id}` as never,
+    // The claim another instance's call holds while it runs (or left behind, having died), with the fingerprint of
+    // these players: the one a call with them keeps in another project.
+    const requests = svc.database.db.collection<{ _id: string; fingerprint: string } & Record<string, unknown>>(
+      "player_update_requests",
+    );
+    const elsewhere = await svc.createProject();
+    const sent = await svc.postJson("/v1/players/update", { players, request_id: id }, elsewhere.publicKey);
+    expect(sent.status).toBe(200);
+    const { fingerprint } = (await requests.findOne({ _id: `${elsewhere.projectId}/${id}` }))!;
+    await requests.insertOne({
+      _id: `${project.projectId}/${id}`,
       project_id: project.projectId,
-      fingerprint: createHash("sha256").update(bytes).digest("base64url"),
+      fingerprint,
       state: "running",
       owner: "a call of another instance",
       expires_at: new Date(svc.clock.now().getTime() + 30_000),

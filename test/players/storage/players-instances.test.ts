@@ -194,7 +194,7 @@ describe("players/update from two instances on one database", () => {
     await atPause;
     await fast.update(projectId, [entry({ tagsRemove: ["t0", "t1"] })]);
     release();
-    const outcomes = await call;
+    const { outcomes } = await call;
 
     expect(outcomes.map((outcome) => outcome.ok)).toEqual([true, true]);
     const profile = await fast.get(projectId, { partnerUserId: "crowded" });

@@ -72,7 +72,7 @@ describe("an erasure racing another instance's write", () => {
       return writeSlots(id, writes);
     };
 
-    const outcome = await eraser.erase(projectId, { partnerUserId: "leaver" });
+    const outcome = await eraser.delete(projectId, { partnerUserId: "leaver" });
 
     expect(raced).toBe(true);
     expect(outcome).toMatchObject({ deleted: true, identityKey: "u:leaver" });
