@@ -1,7 +1,7 @@
 import type { PlayerCohorts, PlayerDirectory } from "../events/player-directory.js";
 import type { CohortFilter } from "../events/reads/query.js";
 import { deviceKey, partnerKey } from "./rules/identity-key.js";
-import type { ProfileQuery } from "./rules/profile-match.js";
+import { profileQueryOf } from "./rules/profile-match.js";
 import type { Search } from "./search.js";
 import type { PlayerStores } from "./storage/stores.js";
 
@@ -52,11 +52,7 @@ export class StoredPlayerDirectory implements PlayerDirectory {
   }
 
   members(projectId: string, filter: CohortFilter): Promise<readonly (readonly string[])[]> {
-    const query: ProfileQuery = {};
-    if (filter.tags.length > 0) query[filter.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = filter.tags;
-    if (filter.traits.length > 0) query.traits = filter.traits;
-    if (filter.tagsNone.length > 0) query.tagsNone = filter.tagsNone;
-    return this.stores.cohorts.memberKeys(projectId, query);
+    return this.stores.cohorts.memberKeys(projectId, profileQueryOf(filter));
   }
 
   async hasTraitKey(projectId: string, key: string): Promise<boolean> {
