@@ -1,0 +1,40 @@
+import { unavailableOf } from "../db/errors.js";
+import { KeyedLock } from "../db/keyed-lock.js";
+import { ContentionError } from "../errors.js";
+import type { CompiledConfigs } from "./compiled-configs.js";
+import type { HeadStore } from "./storage/head-store.js";
+
+/** Writes a change tries before the call answers `aborted`: each loss is another instance's write of the same thing. */
+const ATTEMPTS = 20;
+
+/**
+ * Every change of a project's config, entries and experiments alike: one at a time per project on this instance
+ * (the embedded engine loses concurrent updates of a document, and the project's limits are counted under it), the
+ * project's version advanced once it is written, and this instance's compile of the project dropped.
+ */
+export class ConfigChanges {
+  private readonly locks = new KeyedLock(unavailableOf);
+
+  constructor(
+    private readonly heads: HeadStore,
+    private readonly compiled: CompiledConfigs,
+  ) {}
+
+  /** Runs `attempt` until it writes (an answer other than undefined): it reads, decides and writes what it read over. */
+  run<T>(projectId: string, what: string, attempt: () => Promise<T | undefined>): Promise<T> {
+    return this.locks.run([projectId], async () => {
+      try {
+        for (let i = 0; i < ATTEMPTS; i++) {
+          const written = await attempt();
+          if (written !== undefined) {
+            await this.heads.advance(projectId);
+            return written;
+          }
+        }
+        throw new ContentionError(`${what}: other writers kept changing it; nothing was written, try again`);
+      } finally {
+        this.compiled.changed(projectId);
+      }
+    });
+  }
+}
