@@ -8,6 +8,7 @@ const ISOLATION_ONLY = [
   "test/players/storage/players-two-instances.test.ts",
   "test/events/apply/events-instances.test.ts",
   "test/launch/launch-two-instances.test.ts",
+  "test/config/config-instances.test.ts",
 ];
 
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */

@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { InvalidArgumentError } from "../errors.js";
+import { InvalidArgumentError, NotFoundError } from "../errors.js";
 import type { ConfigChanges } from "./changes.js";
 import { checkEntry, MAX_KEYS_PER_PROJECT, type ConfigEntry, type EntryInput } from "./rules/entry.js";
 import type { EntryRecord, EntryStore, VersionRecord } from "./storage/entry-store.js";
@@ -32,7 +32,7 @@ export class ConfigEntries {
   async restore(projectId: string, key: string, version: number, keyId: string): Promise<EntryRecord> {
     return this.change(projectId, key, keyId, async (current) => {
       const old = await this.deps.store.version(projectId, key, version);
-      if (!old) throw invalid(`version: ${key} has no version ${version}`);
+      if (!old) throw new NotFoundError(`version: ${key} has no version ${version}`);
       if (!old.entry) throw invalid(`version: version ${version} of ${key} deleted it; restore one before it`);
       if (!current) await this.roomForKey(projectId);
       return old.entry;
@@ -42,7 +42,7 @@ export class ConfigEntries {
   /** Deletes the entry; answers the version its deletion made. */
   async delete(projectId: string, key: string, keyId: string): Promise<number> {
     const deleted = await this.change(projectId, key, keyId, async (current) => {
-      if (!current) throw invalid(`key: the project has no config entry ${key}`);
+      if (!current) throw new NotFoundError(`key: the project has no config entry ${key}`);
       return null;
     });
     return deleted.version;

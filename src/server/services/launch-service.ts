@@ -12,6 +12,7 @@ import {
 import type { Launch } from "../../launch/capability.js";
 import { projectOf } from "../calls/caller.js";
 import { canonicalUuid } from "../calls/validate.js";
+import { configMessages } from "./config-requests.js";
 
 /** RFC 3339 UTC with whole seconds and a Z, as PLATFORM_TOKEN_EXPIRES_AT promises. */
 const rfc3339Seconds = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -45,6 +46,8 @@ export function createLaunchService({ tokens, keyring }: Launch): ServiceImpl<ty
         installationId: launch.installationId,
         issuedAt: timestampFromDate(launch.issuedAt),
         entitlement: create(EntitlementSchema, launch.entitlement),
+        config: configMessages(launch.config),
+        experiments: Object.fromEntries(launch.experiments),
       });
     },
 
