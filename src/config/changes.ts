@@ -20,15 +20,18 @@ export class ConfigChanges {
     private readonly compiled: CompiledConfigs,
   ) {}
 
-  /** Runs `attempt` until it writes (an answer other than undefined): it reads, decides and writes what it read over. */
-  run<T>(projectId: string, what: string, attempt: () => Promise<T | undefined>): Promise<T> {
+  /**
+   * Runs `attempt` until it writes (an answer other than undefined): it reads, decides and writes what it read over,
+   * and says by how many it changed the project's live entries.
+   */
+  run<T>(projectId: string, what: string, attempt: () => Promise<{ value: T; keys: number } | undefined>): Promise<T> {
     return this.locks.run([projectId], async () => {
       try {
         for (let i = 0; i < ATTEMPTS; i++) {
           const written = await attempt();
           if (written !== undefined) {
-            await this.heads.advance(projectId);
-            return written;
+            await this.heads.advance(projectId, written.keys);
+            return written.value;
           }
         }
         throw new ContentionError(`${what}: other writers kept changing it; nothing was written, try again`);
@@ -36,5 +39,10 @@ export class ConfigChanges {
         this.compiled.changed(projectId);
       }
     });
+  }
+
+  /** How many live entries the project has, as its changes counted them. */
+  async liveKeys(projectId: string): Promise<number> {
+    return (await this.heads.read(projectId)).keys;
   }
 }

@@ -64,7 +64,7 @@ export class CompiledConfigs {
 
   /** The slot's compile, or a new one when the project's version moved (or the compile is old). */
   private async checked(projectId: string, slot: Slot, now: number): Promise<CompiledConfig> {
-    const [version, compiled] = await Promise.all([this.options.heads.read(projectId), slot.compiled]);
+    const [{ version }, compiled] = await Promise.all([this.options.heads.read(projectId), slot.compiled]);
     if (version === compiled.version && now - slot.compiledAt < RECOMPILE_MS) return compiled;
     slot.compiledAt = now;
     return this.read(projectId);
@@ -82,7 +82,7 @@ export class CompiledConfigs {
   /** The version first: a change landing during the reads makes the next check compile again. */
   private async read(projectId: string): Promise<CompiledConfig> {
     const { entries, experiments, heads } = this.options;
-    const version = await heads.read(projectId);
+    const { version } = await heads.read(projectId);
     const [records, experimentRecords] = await Promise.all([entries.list(projectId), experiments.list(projectId)]);
     return compileConfig(
       projectId,

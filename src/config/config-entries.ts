@@ -73,12 +73,19 @@ export class ConfigEntries {
       const entry = await next(record);
       const updatedAt = clock.now();
       const written = await store.write(projectId, key, version, { entry, keyId, at: updatedAt });
-      return written ? { entry, version: version + 1, updatedAt } : undefined;
+      const keys = (entry === null ? 0 : 1) - (record === null ? 0 : 1);
+      return written ? { value: { entry, version: version + 1, updatedAt }, keys } : undefined;
     });
   }
 
+  /**
+   * The project's changes count its live entries; only a count at the limit is checked against the entries
+   * themselves (a change a crash cut short between its entry and the count leaves the count behind).
+   */
   private async roomForKey(projectId: string): Promise<void> {
-    if ((await this.deps.store.countLive(projectId)) >= MAX_KEYS_PER_PROJECT) {
+    const { store, changes } = this.deps;
+    if ((await changes.liveKeys(projectId)) < MAX_KEYS_PER_PROJECT) return;
+    if ((await store.countLive(projectId)) >= MAX_KEYS_PER_PROJECT) {
       throw invalid(`key: the project has ${MAX_KEYS_PER_PROJECT} config entries, the most it can have`);
     }
   }

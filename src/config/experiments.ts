@@ -17,7 +17,8 @@ export class Experiments {
       if (experiment.state === "running" && current?.experiment.state !== "running") {
         await this.roomToRun(projectId);
       }
-      return (await store.write(projectId, current?.version ?? 0, experiment, clock.now())) ?? undefined;
+      const written = await store.write(projectId, current?.version ?? 0, experiment, clock.now());
+      return written ? { value: written, keys: 0 } : undefined;
     });
   }
 
