@@ -2,7 +2,15 @@ import { unavailableOf } from "../db/errors.js";
 import { KeyedLock } from "../db/keyed-lock.js";
 import { ContentionError } from "../errors.js";
 import type { CompiledConfigs } from "./compiled-configs.js";
+import type { ConfigChange } from "./rules/compiled.js";
 import type { HeadStore } from "./storage/head-store.js";
+
+/** What a change's attempt wrote: its answer, the change itself, and by how many it moved the live entries. */
+export interface Written<T> {
+  value: T;
+  change: ConfigChange;
+  keys: number;
+}
 
 /** Writes a change tries before the call answers `aborted`: each loss is another instance's write of the same thing. */
 const ATTEMPTS = 20;
@@ -22,21 +30,22 @@ export class ConfigChanges {
 
   /**
    * Runs `attempt` until it writes (an answer other than undefined): it reads, decides and writes what it read over,
-   * and says by how many it changed the project's live entries.
+   * and says what it changed and by how many the project's live entries.
    */
-  run<T>(projectId: string, what: string, attempt: () => Promise<{ value: T; keys: number } | undefined>): Promise<T> {
+  run<T>(projectId: string, what: string, attempt: () => Promise<Written<T> | undefined>): Promise<T> {
     return this.locks.run([projectId], async () => {
+      let written: Written<T> | undefined;
+      let version: number | undefined;
       try {
-        for (let i = 0; i < ATTEMPTS; i++) {
-          const written = await attempt();
-          if (written !== undefined) {
-            await this.heads.advance(projectId, written.keys);
-            return written.value;
-          }
-        }
-        throw new ContentionError(`${what}: other writers kept changing it; nothing was written, try again`);
+        for (let i = 0; i < ATTEMPTS && !written; i++) written = await attempt();
+        if (!written)
+          throw new ContentionError(`${what}: other writers kept changing it; nothing was written, try again`);
+        version = await this.heads.advance(projectId, written.keys);
+        return written.value;
       } finally {
-        this.compiled.changed(projectId);
+        // Compiled again in part when this change follows the compile, else whole (a failure: at its next use).
+        if (written && version !== undefined) this.compiled.changed(projectId, version, written.change);
+        else this.compiled.forget(projectId);
       }
     });
   }

@@ -1,5 +1,5 @@
 import type { Clock } from "../clock.js";
-import { compileConfig, type CompiledConfig } from "./rules/compiled.js";
+import { changedConfig, compileConfig, type CompiledConfig, type ConfigChange } from "./rules/compiled.js";
 import type { EntryStore } from "./storage/entry-store.js";
 import type { ExperimentStore } from "./storage/experiment-store.js";
 import type { HeadStore } from "./storage/head-store.js";
@@ -11,6 +11,8 @@ const RECOMPILE_MS = 60_000;
 
 interface Slot {
   compiled: Promise<CompiledConfig>;
+  /** The compile once it is made (undefined while it is read). */
+  settled?: CompiledConfig;
   compiledAt: number;
   checkedAt: number;
 }
@@ -52,8 +54,19 @@ export class CompiledConfigs {
     return slot.compiled;
   }
 
-  /** A change made here: the next call compiles the project again. */
-  changed(projectId: string): void {
+  /**
+   * A change made here, which made `version`: a compile of the version before it takes the change in at once (only
+   * what changed is compiled); any other is forgotten, and the next call compiles the project whole.
+   */
+  changed(projectId: string, version: number, change: ConfigChange): void {
+    const slot = this.slots.get(projectId);
+    if (slot?.settled?.version !== version - 1) return this.forget(projectId);
+    slot.settled = changedConfig(slot.settled, version, change);
+    slot.compiled = Promise.resolve(slot.settled);
+  }
+
+  /** The next call compiles the project whole. */
+  forget(projectId: string): void {
     this.slots.delete(projectId);
   }
 
@@ -73,9 +86,15 @@ export class CompiledConfigs {
   /** The slot's compile; one that fails is not kept, so the next call reads again. */
   private kept(projectId: string, slot: Slot): Promise<CompiledConfig> {
     const compiled = slot.compiled;
-    compiled.catch(() => {
-      if (this.slots.get(projectId)?.compiled === compiled) this.slots.delete(projectId);
-    });
+    slot.settled = undefined;
+    compiled.then(
+      (settled) => {
+        if (slot.compiled === compiled) slot.settled = settled;
+      },
+      () => {
+        if (this.slots.get(projectId)?.compiled === compiled) this.slots.delete(projectId);
+      },
+    );
     return compiled;
   }
 

@@ -74,7 +74,7 @@ export class ConfigEntries {
       const updatedAt = clock.now();
       const written = await store.write(projectId, key, version, { entry, keyId, at: updatedAt });
       const keys = (entry === null ? 0 : 1) - (record === null ? 0 : 1);
-      return written ? { value: { entry, version: version + 1, updatedAt }, keys } : undefined;
+      return written ? { value: { entry, version: version + 1, updatedAt }, change: { key, entry }, keys } : undefined;
     });
   }
 

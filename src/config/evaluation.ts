@@ -3,6 +3,7 @@ import type { PlayerCohorts } from "../events/player-directory.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../steps.js";
 import type { CompiledConfigs } from "./compiled-configs.js";
 import type { Exposure, ExposureRecorder } from "./exposures.js";
+import { LaunchDecisions } from "./decisions.js";
 import { decide, NO_COHORTS, variantFor, type HeldValue } from "./rules/compiled.js";
 
 /** A player as a request names them. */
@@ -14,7 +15,10 @@ export interface PlayerFinder {
    * The player `identity` names now (a linked device's player; a folded profile's target) and their profile's
    * tags and traits, read fresh (null: no profile).
    */
-  find(projectId: string, identity: PlayerIdentity): Promise<{ identityKey: string; profile: PlayerCohorts | null }>;
+  find(
+    projectId: string,
+    identity: PlayerIdentity,
+  ): Promise<{ identityKey: string; profile: (PlayerCohorts & { version: number }) | null }>;
 }
 
 /** What a player gets: each key's value, each experiment's variant, and the project's config version decided at. */
@@ -48,6 +52,7 @@ const NOTHING_RECORDED: ReadonlyMap<string, string> = new Map();
  */
 export class Evaluation {
   private readonly step: Step;
+  private readonly launchDecisions = new LaunchDecisions();
 
   constructor(private readonly deps: EvaluationOptions) {
     this.step = stepsOf("evaluate", deps.steps ?? notTimed);
@@ -75,7 +80,9 @@ export class Evaluation {
     }
     const found = await players.find(projectId, identity);
     const player = { identityKey: found.identityKey, cohorts: found.profile ?? NO_COHORTS };
-    const { config, eligible } = decide(compiled, player, keys);
+    const { config, eligible } = keys
+      ? decide(compiled, player, keys)
+      : this.launchDecisions.of(compiled, player, found.profile?.version ?? 0);
     const recorded =
       eligible.length === 0
         ? NOTHING_RECORDED

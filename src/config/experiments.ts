@@ -18,7 +18,7 @@ export class Experiments {
         await this.roomToRun(projectId);
       }
       const written = await store.write(projectId, current?.version ?? 0, experiment, clock.now());
-      return written ? { value: written, keys: 0 } : undefined;
+      return written ? { value: written, change: { experiment }, keys: 0 } : undefined;
     });
   }
 

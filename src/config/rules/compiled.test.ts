@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { BUCKETS, bucketOf } from "./bucket.js";
-import { compileConfig, decide, valueFor, variantFor, type ConfigPlayer } from "./compiled.js";
+import { changedConfig, compileConfig, decide, valueFor, variantFor, type ConfigPlayer } from "./compiled.js";
 import type { ConfigEntry } from "./entry.js";
 import type { Experiment } from "./experiment.js";
 
@@ -95,5 +95,45 @@ describe("an assignment", () => {
       [experiment([1, 1], "draft"), { ...experiment([1, 1], "stopped"), name: "b" }],
     );
     expect(decide(config, player("u:a")).eligible).toEqual([]);
+  });
+});
+
+describe("a change compiled in part", () => {
+  it("decides as the whole compile of the config it leads to", () => {
+    const entry = (key: string, inLaunch: boolean, value: number): ConfigEntry => ({
+      key,
+      defaultValue: value,
+      rules: [{ cohort: { ...everyone, tags: ["vip"] }, rolloutPercent: 50, value: -value }],
+      inLaunch,
+    });
+    const experiment = (name: string, state: Experiment["state"]): Experiment => ({
+      name,
+      variants: [
+        { name: "a", weight: 1 },
+        { name: "b", weight: 3 },
+      ],
+      control: "a",
+      cohort: everyone,
+      state,
+      hasRun: true,
+    });
+    let config = compileConfig(PROJECT, 1, [entry("b", true, 1), entry("d", false, 2)], [experiment("y", "running")]);
+    config = changedConfig(config, 2, { key: "a", entry: entry("a", true, 3) });
+    config = changedConfig(config, 3, { key: "d", entry: entry("d", true, 4) });
+    config = changedConfig(config, 4, { key: "b", entry: null });
+    config = changedConfig(config, 5, { experiment: experiment("x", "running") });
+    config = changedConfig(config, 6, { experiment: experiment("y", "stopped") });
+    const whole = compileConfig(PROJECT, 6, [entry("a", true, 3), entry("d", true, 4)], [experiment("x", "running")]);
+    expect(config.version).toBe(6);
+    for (const key of ["u:1", "u:2", "u:3", "u:4"]) {
+      const [patched, compiled] = [config, whole].map((c) => decide(c, player(key, ["vip"])));
+      expect([...patched.config].map(([k, v]) => [k, v.json])).toEqual(
+        [...compiled.config].map(([k, v]) => [k, v.json]),
+      );
+      expect(patched.eligible.map((e) => e.name)).toEqual(compiled.eligible.map((e) => e.name));
+      expect(patched.eligible.map((e) => variantFor(config, e, key))).toEqual(
+        compiled.eligible.map((e) => variantFor(whole, e, key)),
+      );
+    }
   });
 });

@@ -73,6 +73,27 @@ export function compileConfig(
   };
 }
 
+/** One change of a project's config: an entry set (null: deleted), or an experiment set. */
+export type ConfigChange = { key: string; entry: ConfigEntry | null } | { experiment: Experiment };
+
+/** `config` with `change` made, at `version`: only what changed is compiled again. */
+export function changedConfig(config: CompiledConfig, version: number, change: ConfigChange): CompiledConfig {
+  if ("experiment" in change) {
+    const { experiment } = change;
+    const others = config.running.filter((running) => running.name !== experiment.name);
+    const running = experiment.state === "running" ? [...others, compileExperiment(experiment)] : others;
+    return { ...config, version, running: running.sort((a, b) => byName(a.name, b.name)) };
+  }
+  const entries = new Map(config.entries);
+  if (change.entry) entries.set(change.key, compileEntry(change.entry));
+  else entries.delete(change.key);
+  const launchEntries = [...entries.values()].filter((entry) => entry.inLaunch).sort((a, b) => byName(a.key, b.key));
+  return { ...config, version, entries, launchEntries };
+}
+
+/** Keys and names in the order of their documents' ids (letters, digits and `_ - . :`: code units are code points). */
+const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
 function compileEntry({ key, inLaunch, defaultValue, rules }: ConfigEntry): CompiledEntry {
   return {
     key,

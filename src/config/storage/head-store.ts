@@ -30,17 +30,18 @@ export class HeadStore {
   }
 
   /**
-   * The version one more, the live entries `keys` more (or fewer); `$inc` is atomic where updates are isolated, and
-   * the embedded engine's owner calls it under its lock.
+   * The version one more, the live entries `keys` more (or fewer); answers the version now. `$inc` is atomic where
+   * updates are isolated, and the embedded engine's owner calls it under its lock.
    */
-  async advance(projectId: string, keys: number): Promise<void> {
+  async advance(projectId: string, keys: number): Promise<number> {
     const change = { $inc: { version: 1, keys } };
+    const options = { upsert: true, returnDocument: "after" as const };
     try {
-      await this.heads.updateOne({ _id: projectId }, change, { upsert: true });
+      return (await this.heads.findOneAndUpdate({ _id: projectId }, change, options))!.version;
     } catch (error) {
       // Two first changes raced to insert the document: the other one is there now, so this one increments it.
       if (!isDuplicateKey(error)) throw error;
-      await this.heads.updateOne({ _id: projectId }, change);
+      return (await this.heads.findOneAndUpdate({ _id: projectId }, change, options))!.version;
     }
   }
 }

@@ -78,10 +78,17 @@ function valueMessage(value: HeldValue): Value {
   return message;
 }
 
+/** Each decided config's map of messages, made once while the decision is kept (LaunchDecisions). */
+const maps = new WeakMap<ReadonlyMap<string, HeldValue>, Record<string, Value>>();
+
 /** A player's config as an answer's map. */
 export function configMessages(values: ReadonlyMap<string, HeldValue>): Record<string, Value> {
-  const config: Record<string, Value> = {};
-  for (const [key, value] of values) config[key] = valueMessage(value);
+  let config = maps.get(values);
+  if (!config) {
+    config = {};
+    for (const [key, value] of values) config[key] = valueMessage(value);
+    maps.set(values, config);
+  }
   return config;
 }
 
