@@ -2,7 +2,7 @@ import type { Db } from "mongodb";
 import { isDuplicateKey } from "../../db/errors.js";
 import type { Engine } from "../../db/engine.js";
 import { projectIdRange, projectScopedId } from "../../db/ids.js";
-import type { ConfigEntry } from "../rules/entry.js";
+import type { ConfigEntry, Json } from "../rules/entry.js";
 
 /** An entry as it is now: its content and the version that made it. */
 export interface EntryRecord {
@@ -19,17 +19,21 @@ export interface VersionRecord {
   keyId: string;
 }
 
-/** Values are kept as JSON text: any JSON object key (`$set`, `a.b`) is then data, never a field path. */
+/**
+ * An entry as stored, in one JSON string: any JSON object key of a value (`$set`, `a.b`) is then data, never a field
+ * path, and the embedded engine reads a string many times faster than the same data as nested fields (1,000
+ * entries of 20 rules: 2–3 s as fields on a loaded machine).
+ */
 interface StoredEntry {
   key: string;
-  default_value: string;
+  default_value: Json;
   rules: {
     tags: string[];
     tags_match: "any" | "all";
     tags_none: string[];
     traits: string[];
     rollout_percent: number | null;
-    value: string;
+    value: Json;
   }[];
   in_launch: boolean;
 }
@@ -37,15 +41,16 @@ interface StoredEntry {
 interface EntryDoc {
   _id: string;
   version: number;
-  /** Null once deleted: the document stays, so the key's versions go on from where they were. */
-  entry: StoredEntry | null;
+  /** A StoredEntry's JSON; null once deleted: the document stays, so the key's versions go on from where they were. */
+  entry: string | null;
   updated_at: Date;
 }
 
 interface VersionDoc {
   _id: string;
   version: number;
-  entry: StoredEntry | null;
+  /** A StoredEntry's JSON, or null: the version deleted the entry. */
+  entry: string | null;
   updated_at: Date;
   key_id: string;
 }
@@ -152,7 +157,7 @@ export class EntryStore {
   }
 }
 
-const recordOf = (doc: EntryDoc, entry: StoredEntry): EntryRecord => ({
+const recordOf = (doc: EntryDoc, entry: string): EntryRecord => ({
   entry: entryOf(entry),
   version: doc.version,
   updatedAt: doc.updated_at,
@@ -160,35 +165,37 @@ const recordOf = (doc: EntryDoc, entry: StoredEntry): EntryRecord => ({
 
 const versionOf = (doc: VersionDoc): VersionRecord => ({
   version: doc.version,
-  entry: doc.entry && entryOf(doc.entry),
+  entry: doc.entry === null ? null : entryOf(doc.entry),
   updatedAt: doc.updated_at,
   keyId: doc.key_id,
 });
 
-function storedOf(entry: ConfigEntry): StoredEntry {
-  return {
+function storedOf(entry: ConfigEntry): string {
+  const stored: StoredEntry = {
     key: entry.key,
-    default_value: JSON.stringify(entry.defaultValue),
+    default_value: entry.defaultValue,
     rules: entry.rules.map(({ cohort, rolloutPercent, value }) => ({
       tags: cohort.tags,
       tags_match: cohort.tagsMatch,
       tags_none: cohort.tagsNone,
       traits: cohort.traits,
       rollout_percent: rolloutPercent,
-      value: JSON.stringify(value),
+      value,
     })),
     in_launch: entry.inLaunch,
   };
+  return JSON.stringify(stored);
 }
 
-function entryOf(stored: StoredEntry): ConfigEntry {
+function entryOf(text: string): ConfigEntry {
+  const stored = JSON.parse(text) as StoredEntry;
   return {
     key: stored.key,
-    defaultValue: JSON.parse(stored.default_value),
+    defaultValue: stored.default_value,
     rules: stored.rules.map((rule) => ({
       cohort: { tags: rule.tags, tagsMatch: rule.tags_match, tagsNone: rule.tags_none, traits: rule.traits },
       rolloutPercent: rule.rollout_percent,
-      value: JSON.parse(rule.value),
+      value: rule.value,
     })),
     inLaunch: stored.in_launch,
   };
