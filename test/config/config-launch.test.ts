@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport } from "@connectrpc/connect-node";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
 import { startTestService, type TestService } from "../support/service/service.js";
@@ -71,13 +73,26 @@ describe("the verify answer", () => {
     expect(["a", "b"]).toContain(experiments.onboarding);
   });
 
-  it("carries the config as protobuf Values over gRPC", async () => {
-    const { token } = await launch.issue();
-    const answer = await svc
-      .client(LaunchTokenService, "grpc")
-      .verify({ token }, { headers: { "x-api-key": launch.privateKey } });
-    expect(answer.valid).toBe(true);
-    expect(answer.config.shop.kind).toEqual({ case: "stringValue", value: "changed" });
-    expect(Object.keys(answer.experiments)).toEqual(["onboarding"]);
+  it("carries the config as protobuf Values over gRPC, gRPC-Web and Connect, binary or JSON", async () => {
+    const connectBinary = createClient(
+      LaunchTokenService,
+      createConnectTransport({ baseUrl: svc.baseUrl, httpVersion: "1.1", useBinaryFormat: true }),
+    );
+    const clients = [
+      svc.client(LaunchTokenService, "grpc"),
+      svc.client(LaunchTokenService, "grpc-web"),
+      svc.client(LaunchTokenService, "connect"),
+      connectBinary,
+    ];
+    for (const client of clients) {
+      const { token } = await launch.issue();
+      const answer = await client.verify({ token }, { headers: { "x-api-key": launch.privateKey } });
+      expect(answer.valid).toBe(true);
+      expect(Object.keys(answer.config)).toEqual(["shop"]);
+      expect(answer.config.shop.kind).toEqual({ case: "stringValue", value: "changed" });
+      expect(Object.keys(answer.experiments)).toEqual(["onboarding"]);
+      expect(["a", "b"]).toContain(answer.experiments.onboarding);
+      expect(answer.$unknown ?? []).toEqual([]);
+    }
   });
 });

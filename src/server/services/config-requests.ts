@@ -72,7 +72,7 @@ export function experimentInput(req: UpdateExperimentRequest, protoKeys: Readonl
 /** Each compiled value's message, made once while its compile lives: a verify answers tens of them. */
 const messages = new WeakMap<HeldValue, Value>();
 
-function valueMessage(value: HeldValue): Value {
+export function valueMessage(value: HeldValue): Value {
   let message = messages.get(value);
   if (!message) messages.set(value, (message = fromJson(ValueSchema, value.json as JsonValue)));
   return message;
