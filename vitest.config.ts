@@ -9,6 +9,7 @@ const ISOLATION_ONLY = [
   "test/events/apply/events-instances.test.ts",
   "test/events/reads/events-sums-steps.test.ts",
   "test/launch/launch-two-instances.test.ts",
+  "test/config/config-instances.test.ts",
 ];
 
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */

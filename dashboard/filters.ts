@@ -8,17 +8,23 @@ export interface CohortFilter {
   traits?: Record<string, string | number | boolean>;
 }
 
-/** Tags any/all, tags none, and traits (`key=value` a line; numbers and true/false as such, "5" as a string). */
-export function cohortFilterForm(): { element: HTMLElement; value: () => CohortFilter } {
-  const tags = h("input", { name: "tags", placeholder: "vip, team_a" });
+/**
+ * Tags any/all, tags none, and traits (`key=value` a line; numbers and true/false as such, "5" as a string), showing
+ * `initial` (a filter the API answered) when given.
+ */
+export function cohortFilterForm(initial: CohortFilter = {}): { element: HTMLElement; value: () => CohortFilter } {
+  const tags = h("input", { name: "tags", placeholder: "vip, team_a", value: (initial.tags ?? []).join(", ") });
   const match = h(
     "select",
     { name: "tags_match" },
     h("option", { value: "any" }, "any"),
-    h("option", { value: "all" }, "all"),
+    h("option", { value: "all", selected: initial.tags_match === "all" }, "all"),
   );
-  const none = h("input", { name: "tags_none", placeholder: "churned" });
+  const none = h("input", { name: "tags_none", placeholder: "churned", value: (initial.tags_none ?? []).join(", ") });
   const traits = h("textarea", { name: "traits", rows: 2, placeholder: "tier=gold\nlevel=5" });
+  traits.value = Object.entries(initial.traits ?? {})
+    .map(([key, value]) => `${key}=${traitText(value)}`)
+    .join("\n");
   const element = h(
     "fieldset",
     { class: "filters" },
@@ -48,6 +54,11 @@ export function cohortFilterForm(): { element: HTMLElement; value: () => CohortF
     return filter;
   };
   return { element, value };
+}
+
+/** A trait value as the form writes it: a string that would read as a number or boolean quoted ("5"). */
+function traitText(value: string | number | boolean): string {
+  return typeof value === "string" && traitValue(value) !== value ? JSON.stringify(value) : String(value);
 }
 
 function traitValue(text: string): string | number | boolean {

@@ -3,7 +3,9 @@ import "./style.css";
 import { apiKey, post } from "./api.js";
 import { field, h, showing } from "./dom.js";
 import { adminPage } from "./pages/admin.js";
+import { configPage } from "./pages/config.js";
 import { eventsPage } from "./pages/events.js";
+import { experimentsPage } from "./pages/experiments.js";
 import { overviewPage } from "./pages/overview.js";
 import { playersPage } from "./pages/players.js";
 import { retentionPage } from "./pages/retention.js";
@@ -24,6 +26,8 @@ const PROJECT_PAGES: Record<string, (root: HTMLElement) => void> = {
   tags: tagsPage,
   traits: traitsPage,
   events: eventsPage,
+  config: configPage,
+  experiments: experimentsPage,
 };
 const ADMIN_PAGES: Record<string, (root: HTMLElement) => void> = { admin: adminPage };
 const KEY_NAMES = {

@@ -19,6 +19,10 @@ export type VerifyFigures = Partial<Record<Target, Figures>> & {
    * comes to when the machine's cores are the bound, less swayed by the other work on a shared machine.
    */
   cpu_bare_to_service: number;
+  /** service_config's node CPU per verify less service's: what answering config and experiments adds. */
+  config_node_cpu_ms_above?: number;
+  /** service_config's p99 over service's. */
+  config_p99_ratio?: number;
 };
 
 /** CPU time per call of every process taking part: the service's, the database's, the load generator's. */
@@ -54,6 +58,17 @@ export function figures(runs: Measured[]): Figures {
   };
 }
 
+/** What answering the configured project's config and experiments adds to a verify: node CPU, and p99 over the plain one's. */
+export function configCost(plain: Figures, configured: Figures) {
+  return {
+    config_node_cpu_ms_above: round(
+      configured.cpu_ms_per_call.service_process - plain.cpu_ms_per_call.service_process,
+      3,
+    ),
+    config_p99_ratio: round(configured.p99_ms / plain.p99_ms, 3),
+  };
+}
+
 /** The human-readable table, on stderr so that stdout stays one JSON object. */
 export function printTable(options: {
   concurrencies: number[];
@@ -74,6 +89,7 @@ export function printTable(options: {
     service: "service",
     bare: "bare handler",
     bare_read_then_spend: "bare, spend after the read",
+    service_config: "service, project with config",
   };
   for (const protocol of protocols) {
     const name = protocol === "json" ? "JSON" : "gRPC";
@@ -92,6 +108,12 @@ export function printTable(options: {
     for (const target of targets) {
       rows.push([`CPU ms/verify ${names[target]} (node / engine)`, ...columns.map((c) => at(c, target, cpu))]);
     }
+    rows.push([
+      `config: node CPU ms/verify added, p99 ratio, ${name}`,
+      ...columns.map(
+        (c) => `**${verify[protocol][c].config_node_cpu_ms_above}**, ${verify[protocol][c].config_p99_ratio}`,
+      ),
+    ]);
   }
   rows.push(["issue over gRPC (for reference)", ...columns.map((c) => cell(issue[c]))]);
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));

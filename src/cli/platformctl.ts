@@ -1,17 +1,6 @@
-import { once } from "node:events";
+import type { JsonObject } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
 import {
-  toJson,
-  type DescMessage,
-  type DescService,
-  type JsonObject,
-  type JsonValue,
-  type MessageShape,
-} from "@bufbuild/protobuf";
-import { ConnectError, createClient } from "@connectrpc/connect";
-import { createConnectTransport } from "@connectrpc/connect-node";
-import { Command, InvalidArgumentError } from "commander";
-import {
-  AdminService,
   CreateApiKeyResponseSchema,
   CreateProjectResponseSchema,
   ListApiKeysResponseSchema,
@@ -33,74 +22,26 @@ import {
   ExportResponseSchema,
   PlayerService,
 } from "../../gen/platformapi/v1/players_pb.js";
-import { writeExplicitNulls } from "../server/bodies/json-nulls.js";
+import {
+  admin,
+  collect,
+  paged,
+  playerOf,
+  positiveInteger,
+  print,
+  printLines,
+  program,
+  project,
+  service,
+  traitsOf,
+  type PageOptions,
+  type PlayerOptions,
+} from "./client.js";
+import { addConfigCommands } from "./config-commands.js";
 
 // platformctl: a thin command-line client of AdminService (and of the project settings a studio makes with its
-// private key). It prints each answer as the /v1 JSON API would.
-
-function positiveInteger(value: string): number {
-  const id = Number(value);
-  if (!Number.isInteger(id) || id <= 0) throw new InvalidArgumentError("a positive integer");
-  return id;
-}
-
-interface PageOptions {
-  page?: number;
-  pageSize?: number;
-}
-
-/** The paging options of a list command: the service's defaults (page 1, 50 a page) when left out. */
-function paged(command: Command): Command {
-  return command
-    .option("--page <n>", "page, from 1", positiveInteger)
-    .option("--page-size <n>", "items a page, up to 100", positiveInteger);
-}
-
-const program = new Command("platformctl")
-  .description("Administer the platform backend: projects, API keys, entitlements, signing keys")
-  .option(
-    "--url <url>",
-    "base URL of the service (env PLATFORM_URL)",
-    process.env.PLATFORM_URL ?? "http://localhost:8080",
-  )
-  // No default shown for the keys: --help must never print a secret.
-  .option("--admin-key <key>", "admin API key (default: env PLATFORM_ADMIN_KEY)")
-  .option("--key <key>", "a project's API key, for project commands (default: env PLATFORM_API_KEY)");
-
-/** A Connect transport to the service at --url. */
-function service() {
-  const { url } = program.opts<{ url: string }>();
-  return createConnectTransport({ baseUrl: url, httpVersion: "1.1" });
-}
-
-function admin() {
-  const adminKey: string =
-    program.opts<{ adminKey?: string }>().adminKey ??
-    process.env.PLATFORM_ADMIN_KEY ??
-    program.error("an admin key is needed: --admin-key or PLATFORM_ADMIN_KEY");
-  return { client: createClient(AdminService, service()), headers: { "x-api-key": adminKey } };
-}
-
-/** The project commands' client: the project is the key's (its private key to change, any reading key to list). */
-function project<Service extends DescService>(of: Service) {
-  const key: string =
-    program.opts<{ key?: string }>().key ??
-    process.env.PLATFORM_API_KEY ??
-    program.error("a project's API key is needed: --key or PLATFORM_API_KEY");
-  return { client: createClient(of, service()), headers: { "x-api-key": key } };
-}
-
-/** The JSON of /v1: proto field names, defaults shown. */
-const JSON_OPTIONS = { useProtoFieldName: true, alwaysEmitImplicit: true };
-
-async function print<Desc extends DescMessage>(schema: Desc, answer: Promise<MessageShape<Desc>>): Promise<void> {
-  try {
-    const json = writeExplicitNulls(schema, toJson(schema, await answer, JSON_OPTIONS));
-    process.stdout.write(`${JSON.stringify(json, null, 2)}\n`);
-  } catch (error) {
-    program.error(ConnectError.from(error).message, { exitCode: 1 });
-  }
-}
+// private key). It prints each answer as the /v1 JSON API would. The config and experiments commands are in
+// config-commands.ts.
 
 const projects = program.command("projects").description("partner game integrations");
 projects
@@ -195,51 +136,6 @@ properties
     await print(UpdatePropertyResponseSchema, client.updateProperty(o, { headers }));
   });
 
-/** Repeatable options gather their values. */
-const collect = (value: string, previous: string[] = []) => [...previous, value];
-
-/** `key=value`: the value as JSON when it reads as a number, boolean or quoted string, else as text. */
-function traitsOf(pairs: readonly string[]): Record<string, JsonValue> {
-  return Object.fromEntries(
-    pairs.map((pair) => {
-      const at = pair.indexOf("=");
-      if (at <= 0) program.error(`--trait ${pair}: expected key=value`);
-      const raw = pair.slice(at + 1);
-      let value: JsonValue = raw;
-      try {
-        const parsed = JSON.parse(raw) as JsonValue;
-        if (typeof parsed !== "object") value = parsed;
-      } catch {
-        // Plain text.
-      }
-      return [pair.slice(0, at), value];
-    }),
-  );
-}
-
-interface PlayerOptions {
-  partner?: string;
-  device?: string;
-}
-
-/** A players command's player: --partner or --device, exactly one. */
-function playerOf(o: PlayerOptions): { partnerUserId: string } | { deviceId: string } {
-  if ((o.partner === undefined) === (o.device === undefined)) program.error("name the player: --partner or --device");
-  return o.partner !== undefined ? { partnerUserId: o.partner } : { deviceId: o.device! };
-}
-
-/** A server stream's messages as the NDJSON lines of /v1, written as they come (waiting while stdout is full). */
-async function printLines<Desc extends DescMessage>(schema: Desc, lines: AsyncIterable<MessageShape<Desc>>) {
-  try {
-    for await (const line of lines) {
-      const json = writeExplicitNulls(schema, toJson(schema, line, JSON_OPTIONS));
-      if (!process.stdout.write(`${JSON.stringify(json)}\n`)) await once(process.stdout, "drain");
-    }
-  } catch (error) {
-    program.error(ConnectError.from(error).message, { exitCode: 1 });
-  }
-}
-
 const players = program.command("players").description("a project's players, with --key or PLATFORM_API_KEY");
 players
   .command("export")
@@ -293,4 +189,5 @@ signingKeys
     await print(RotateSigningKeyResponseSchema, client.rotateSigningKey({}, { headers }));
   });
 
+addConfigCommands();
 await program.parseAsync();

@@ -7,7 +7,7 @@ import type { Engine } from "../db/engine.js";
 import type { Logger } from "../log.js";
 import { FollowUps, type VerifiedLaunches } from "./follow-ups.js";
 import { Keyring } from "./keyring.js";
-import { LaunchTokens } from "./launch-tokens.js";
+import { LaunchTokens, type LaunchAnswers } from "./launch-tokens.js";
 import { FollowUpStore } from "./follow-up-store.js";
 import { SpendsInDoubt } from "./spends-in-doubt.js";
 import { LaunchStore } from "./store.js";
@@ -28,6 +28,8 @@ export interface LaunchOptions {
   clock: Clock;
   log: Logger;
   verifiedLaunches?: VerifiedLaunches;
+  /** The player's config and experiments a valid verify answers. */
+  answers: LaunchAnswers;
 }
 
 /**
@@ -61,6 +63,8 @@ export async function createLaunch(options: LaunchOptions): Promise<Launch> {
     issuer: config.tokenIssuer,
     ttlSeconds: config.launchTokenTtlSeconds,
     clock,
+    answers: options.answers,
+    log,
   });
 
   let sweeping = false;

@@ -1,7 +1,9 @@
 import type { EntitlementStore, LaunchRecord } from "../admin/entitlement-store.js";
 import type { ProjectStore } from "../admin/project-store.js";
 import type { Clock } from "../clock.js";
+import type { PlayerAnswer, PreparedAnswer } from "../config/evaluation.js";
 import { fail, NotFoundError, ok, PermissionDeniedError, type Result } from "../errors.js";
+import type { Logger } from "../log.js";
 import type { FollowUps } from "./follow-ups.js";
 import type { Keyring } from "./keyring.js";
 import type { FollowUp } from "./follow-up-store.js";
@@ -31,6 +33,15 @@ export interface VerifiedLaunch {
   installationId: string;
   issuedAt: Date;
   entitlement: { owns: boolean; source: string; gameId: number; channelId: string; buildVersion: string };
+  /** The project's in_launch config entries' values for the player now. */
+  config: PlayerAnswer["config"];
+  /** The player's variant of each running experiment they are eligible for. */
+  experiments: PlayerAnswer["experiments"];
+}
+
+/** What a valid verify answers about its player beyond the launch: their config and experiments now (Evaluation). */
+export interface LaunchAnswers {
+  prepare(projectId: string, player: { partnerUserId: string }): Promise<PreparedAnswer>;
 }
 
 export type { LaunchVerified } from "./follow-ups.js";
@@ -45,6 +56,8 @@ export interface LaunchTokensOptions {
   issuer: string;
   ttlSeconds: number;
   clock: Clock;
+  answers: LaunchAnswers;
+  log: Logger;
 }
 
 /** Issuing and verifying launch tokens: the decisions, apart from the transport. */
@@ -93,7 +106,10 @@ export class LaunchTokens {
    * unspent, and after it nothing turns the spent token into an error. A
    * launch that changes something (a new installation, a changed partner
    * link) records its follow-up before the spend and completes it after; a
-   * repeat launch makes two database calls: the read and the spend.
+   * repeat launch makes two database calls: the read and the spend. The
+   * player's config and experiments are read before the spend too (from
+   * memory, once compiled and the player's exposures known); their first
+   * exposures are recorded after it.
    */
   async verify(jwt: string, projectId: string): Promise<Result<VerifiedLaunch, VerifyError>> {
     const { store, followUps, entitlementStore, keyring, issuer, clock } = this.deps;
@@ -108,6 +124,7 @@ export class LaunchTokens {
     // project's (signed at issue), whose launch records are kept with the entitlement.
     const { entitlement, launch } = await entitlementStore.findUserGame(platformUserId, gameId);
     const partnerUserId = launch.partnerUserId ?? pseudonymousPartnerId(projectId, platformUserId);
+    const answer = await this.deps.answers.prepare(projectId, { partnerUserId });
     const expiresAt = new Date(claims.exp * 1000);
     const followUp: FollowUp | null = isFollowedUp(launch, partnerUserId, installationId)
       ? null
@@ -121,6 +138,7 @@ export class LaunchTokens {
       return fail("unknown_token");
     }
     if (followUp) await followUps.completeAfterSpend(followUp);
+    const { config, experiments } = await this.recordExposures(answer);
     return ok({
       platformUserId,
       partnerUserId,
@@ -133,6 +151,19 @@ export class LaunchTokens {
         channelId: claims.channel_id,
         buildVersion: claims.build_version,
       },
+      config,
+      experiments,
+    });
+  }
+
+  /** After the spend nothing fails the verify: exposures that could not be recorded are recorded at the next one. */
+  private recordExposures(answer: PreparedAnswer): Promise<PlayerAnswer> {
+    return answer.record().catch((error: unknown) => {
+      this.deps.log.warn(
+        { err: error },
+        "verify: the player's exposures were not recorded; their next verify records them",
+      );
+      return answer;
     });
   }
 

@@ -190,6 +190,14 @@ export class Players {
     projectId: string,
     identity: { partnerUserId: string } | { deviceId: string },
   ): Promise<ProfileRecord | null> {
+    return (await this.find(projectId, identity)).profile;
+  }
+
+  /** The player an id names now (a linked device's player, a folded profile's target) and their profile, if any. */
+  async find(
+    projectId: string,
+    identity: { partnerUserId: string } | { deviceId: string },
+  ): Promise<{ identityKey: string; profile: ProfileRecord | null }> {
     let key: string;
     if ("partnerUserId" in identity) key = partnerKey(identity.partnerUserId);
     else {
@@ -198,10 +206,10 @@ export class Players {
     }
     for (let hop = 0; hop < MAX_FOLD_HOPS; hop++) {
       const slot = (await this.stores.profiles.readSlots(projectId, [key])).get(key)!;
-      if (slot.foldedInto === null) return slot.profile;
+      if (slot.foldedInto === null) return { identityKey: key, profile: slot.profile };
       key = slot.foldedInto;
     }
-    return null;
+    return { identityKey: key, profile: null };
   }
 
   /** A clean stop, once no call is left: what the rounds left running behind them, within `graceMs`. */

@@ -1,12 +1,15 @@
 import type { DescService } from "@bufbuild/protobuf";
 import type { ConnectRouter } from "@connectrpc/connect";
 import { AdminService } from "../../gen/platformapi/v1/admin_pb.js";
+import { ConfigService, ExperimentService } from "../../gen/platformapi/v1/config_pb.js";
 import { EventService } from "../../gen/platformapi/v1/events_pb.js";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { PlayerService } from "../../gen/platformapi/v1/players_pb.js";
 import { ProjectService } from "../../gen/platformapi/v1/project_pb.js";
 import type { Capabilities } from "./calls/capabilities.js";
 import { createAdminService } from "./services/admin-service.js";
+import { createConfigService } from "./services/config-service.js";
+import { createExperimentService } from "./services/experiment-service.js";
 import { createEventService } from "./services/event-service.js";
 import { createLaunchService } from "./services/launch-service.js";
 import { createPlayerService } from "./services/player-service.js";
@@ -17,6 +20,8 @@ export const SERVICES: readonly DescService[] = [
   LaunchTokenService,
   PlayerService,
   EventService,
+  ConfigService,
+  ExperimentService,
   ProjectService,
   AdminService,
 ];
@@ -32,4 +37,6 @@ export function registerServices(router: ConnectRouter, capabilities: Capabiliti
   router.service(ProjectService, createProjectService(admin));
   router.service(AdminService, createAdminService(admin, launch.keyring, events.parked));
   router.service(EventService, createEventService({ events: events.events }));
+  router.service(ConfigService, createConfigService(capabilities.config));
+  router.service(ExperimentService, createExperimentService(capabilities.config));
 }

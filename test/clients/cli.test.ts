@@ -120,6 +120,60 @@ describe("platformctl", () => {
     });
   });
 
+  it("sets, lists, restores and deletes config entries, runs an experiment and evaluates a player", async () => {
+    const { privateKey } = await test.createProject("Config");
+    const withKey = { PLATFORM_API_KEY: privateKey };
+    const ctl = async (args: string[]) => JSON.parse((await platformctl(args, withKey)).stdout);
+    const set = await ctl([
+      ...["config", "set", "shop", "--default", '{"layout":"a"}', "--in-launch"],
+      ...["--rule", '{"tags":["VIP"],"rollout_percent":50,"value":"gold"}', "--rule", '{"value":"b"}'],
+    ]);
+    expect(set.entry).toMatchObject({
+      key: "shop",
+      default_value: { layout: "a" },
+      rules: [
+        { tags: ["vip"], rollout_percent: 50, value: "gold" },
+        { tags: [], rollout_percent: null, value: "b" },
+      ],
+      in_launch: true,
+      version: 1,
+    });
+    await ctl(["config", "set", "shop", "--default", "plain text"]);
+    expect((await ctl(["config", "list"])).entries.map((e: { default_value: unknown }) => e.default_value)).toEqual([
+      "plain text",
+    ]);
+    expect((await ctl(["config", "restore", "shop", "1"])).entry).toMatchObject({ version: 3, in_launch: true });
+    expect((await ctl(["config", "history", "shop", "--page-size", "2"])).versions_info).toEqual({
+      total: 3,
+      pages: 2,
+      page: 1,
+    });
+    const experiment = await ctl([
+      ...["experiments", "set", "onboarding", "--state", "running", "--variant", "a=1", "--variant", "b=2.5"],
+      ...["--control", "b", "--tag-none", "churned", "--trait", "level=3"],
+    ]);
+    expect(experiment.experiment).toMatchObject({
+      variants: [
+        { name: "a", weight: 1 },
+        { name: "b", weight: 2.5 },
+      ],
+      control: "b",
+      tags_none: ["churned"],
+      traits: { level: 3 },
+      state: "running",
+    });
+    expect((await ctl(["experiments", "list"])).experiments).toHaveLength(1);
+    await test.postOk("/v1/players/update", { players: [{ partner_user_id: "p1", traits: { level: 3 } }] }, privateKey);
+    const evaluated = await ctl(["config", "evaluate", "--partner", "p1"]);
+    expect(evaluated).toEqual({ config: { shop: "b" }, experiments: { onboarding: expect.any(String) }, version: 4 });
+    expect(await ctl(["config", "evaluate", "--partner", "p1", "--entry", "nope"])).toMatchObject({ config: {} });
+    expect(await ctl(["config", "delete", "shop"])).toEqual({ version: 4 });
+    await expect(platformctl(["config", "set", "bad key", "--default", "1"], withKey)).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining("key: "),
+    });
+  });
+
   it("fails with the service's message and a non-zero exit", async () => {
     await expect(platformctl(["api-keys", "revoke", "key_missing"])).rejects.toMatchObject({
       code: 1,

@@ -28,6 +28,8 @@ afterAll(() => test.stop());
 const verified = (owns: boolean): LaunchCheck => ({
   status: "verified",
   launch: { entitlement: { owns } } as VerifiedLaunch,
+  config: {},
+  experiments: {},
 });
 
 describe("launchAccess: the recommended policy", () => {
@@ -214,6 +216,27 @@ describe("the studio verifier reads replies with the generated schema", () => {
       entitlement: { owns: true, gameId: launch.gameId, channelId: "beta", buildVersion: "1.2.3", source: "STORE" },
     });
     expect(Math.abs(timestampDate(check.launch.issuedAt).getTime() - test.clock.now().getTime())).toBeLessThan(60_000);
+  });
+
+  it("answers the player's config as plain JSON and their experiments' variants", async () => {
+    const studio = (path: string, body: object) => test.postOk(path, body, launch.privateKey);
+    await studio("/v1/config/update", { key: "shop", default_value: { layout: "a", slots: [1, 2] }, in_launch: true });
+    await studio("/v1/config/update", { key: "not_in_launch", default_value: 1 });
+    await studio("/v1/experiments/update", {
+      name: "onboarding",
+      variants: [
+        { name: "a", weight: 1 },
+        { name: "b", weight: 1 },
+      ],
+      state: "running",
+    });
+    const { token } = await launch.issue();
+    const verifier = createLaunchVerifier({ baseUrl: test.baseUrl, privateKey: launch.privateKey });
+    const check = await verifier.verify(token);
+    if (check.status !== "verified") throw new Error(`not verified: ${JSON.stringify(check)}`);
+    expect(check.config).toEqual({ shop: { layout: "a", slots: [1, 2] } });
+    expect(Object.keys(check.experiments)).toEqual(["onboarding"]);
+    expect(["a", "b"]).toContain(check.experiments.onboarding);
   });
 
   /** A stand-in for the service on a real socket, answering every request with `body`. */

@@ -33,6 +33,7 @@ const BUDGETS = {
     thousandEventsOfUnknownPlayers: 40,
     tenCallsOfHundredEvents: 100,
     repeatLaunchVerify: 2,
+    repeatLaunchVerifyWithConfig: 2,
     spentTokenVerify: 3,
   },
   // Nothing kept (other instances write), `$in` reads and writes of natural size, membership the profiles' tag index.
@@ -44,7 +45,10 @@ const BUDGETS = {
     thousandEventsApplied: 40,
     thousandEventsOfUnknownPlayers: 40,
     tenCallsOfHundredEvents: 120,
-    repeatLaunchVerify: 2,
+    // At most once a second, the project's config version (another instance may have changed its config).
+    repeatLaunchVerify: 3,
+    // The player's profile too.
+    repeatLaunchVerifyWithConfig: 4,
     spentTokenVerify: 3,
   },
 };
@@ -102,6 +106,16 @@ describe("database commands of writes", () => {
     await launch.verify(token);
     // The same player launching again on the same installation: a new token, nothing to follow up.
     const { token: again } = await launch.issue();
+    // The same in a project with an entry in the launch and a running experiment, the player exposed already.
+    const configured = await createLaunchFixture(svc);
+    const variants = [
+      { name: "a", weight: 1 },
+      { name: "b", weight: 1 },
+    ];
+    await post("/v1/config/update", { key: "shop", default_value: 1, in_launch: true }, configured.privateKey);
+    await post("/v1/experiments/update", { name: "exp", variants, state: "running" }, configured.privateKey);
+    await configured.verify((await configured.issue()).token);
+    const { token: configuredAgain } = await configured.issue();
     // Not the figure below: the trait key's registration, and its cohorts turning on once 100 players carry it.
     await update(increments);
     await post("/v1/players/tags", { page: 1, page_size: 100 }, privateKey);
@@ -124,6 +138,7 @@ describe("database commands of writes", () => {
         }, true),
       ],
       ["repeatLaunchVerify", await counted(() => launch.verify(again))],
+      ["repeatLaunchVerifyWithConfig", await counted(() => configured.verify(configuredAgain))],
       ["spentTokenVerify", await counted(() => launch.verify(token))],
     ];
     for (const [figure, commands] of figures) {

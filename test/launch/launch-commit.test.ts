@@ -5,7 +5,7 @@ import { startedDuring } from "../support/commands.js";
 import { DbProxy } from "../support/db/db-proxy.js";
 import { waitFor } from "../support/service/main-process.js";
 import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
-import { startTestService, type TestService } from "../support/service/service.js";
+import { startTestService, TestClock, type TestService } from "../support/service/service.js";
 
 // The service reaches its database through a proxy the tests cut at an exact step of a verify;
 // `direct` reads the same database around the proxy, to see what landed while the service could not.
@@ -146,8 +146,11 @@ describe("database calls of a verify", () => {
   // A service of its own, whose sweep (every minute) cannot run while the commands are counted.
   let quiet: TestService;
   beforeAll(async () => {
-    // No event apply worker either: its polling would count among a verify's commands.
-    quiet = await startTestService({ API_KEY_CACHE_SECONDS: "300", EVENT_WORKER: "off" });
+    // No event apply worker either: its polling would count among a verify's commands. Its clock stands still, so its
+    // look at a project's config version (once a second where other instances may change it) does not land there.
+    const clock = new TestClock();
+    clock.freeze();
+    quiet = await startTestService({ API_KEY_CACHE_SECONDS: "300", EVENT_WORKER: "off" }, { clock });
   });
   afterAll(() => quiet.stop());
 

@@ -13,10 +13,13 @@ beforeAll(async () => {
 });
 afterAll(() => test.stop());
 
-/** A rejected verify as /v1 writes it: the identity fields, unset, are null (DESIGN: null versus absent). */
+/**
+ * A rejected verify as /v1 writes it: the identity fields, unset, are null (DESIGN: null versus absent); the player's
+ * config and experiments, maps, are empty.
+ */
 function rejected(error: string) {
   const identity = { platform_user_id: null, partner_user_id: null, installation_id: null };
-  return { valid: false, ...identity, issued_at: null, entitlement: null, error };
+  return { valid: false, ...identity, issued_at: null, entitlement: null, error, config: {}, experiments: {} };
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -114,6 +117,9 @@ describe("verify", () => {
       issued_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
       entitlement: { owns: true, source: "STORE", game_id: launch.gameId, channel_id: "beta", build_version: "1.2.3" },
       error: null,
+      // The project has no config entries or experiments (test/config/config-launch.test.ts has them).
+      config: {},
+      experiments: {},
     });
   });
 

@@ -247,6 +247,48 @@ describe("every /v1 answer matches the document", () => {
     expect(trends.body.series[0].points[0]).toEqual({ date: "2026-01-01", events: 0, players: 0, sum: 0 });
   });
 
+  it("config and experiments: entries, versions, evaluate; experiments", async () => {
+    const { privateKey } = launch;
+    const entry = {
+      key: "shop",
+      default_value: { layout: "a", prices: [1, 2.5], open: true, note: null },
+      rules: [{ tags: ["vip"], tags_none: ["new"], traits: { level: 3 }, rollout_percent: 50, value: "b" }],
+      in_launch: true,
+    };
+    const updated = await call("/v1/config/update", entry, privateKey);
+    expect(updated.body.entry).toMatchObject({ version: 1, rules: [{ rollout_percent: 50, value: "b" }] });
+    const plain = await call("/v1/config/update", { key: "plain", default_value: null }, privateKey);
+    expect(plain.body.entry).toMatchObject({ default_value: null, rules: [] });
+    expect((await call("/v1/config/list", { page: 1, page_size: 10 }, privateKey)).body.entries).toHaveLength(2);
+    const deleted = await call("/v1/config/delete", { key: "plain" }, privateKey);
+    expect(deleted.body).toEqual({ version: 2 });
+    const history = await call("/v1/config/history", { key: "plain" }, privateKey);
+    expect(history.body.versions[0]).toMatchObject({ version: 2, entry: null });
+    expect((await call("/v1/config/restore", { key: "plain", version: 1 }, privateKey)).body.entry.version).toBe(3);
+    const variants = [
+      { name: "a", weight: 1 },
+      { name: "b", weight: 2.5 },
+    ];
+    const experiment = await call(
+      "/v1/experiments/update",
+      { name: "exp", variants, tags_none: ["new"], state: "running" },
+      privateKey,
+    );
+    expect(experiment.body.experiment).toMatchObject({ control: "a", state: "running" });
+    expect((await call("/v1/experiments/list", {}, privateKey)).body.experiments).toHaveLength(1);
+    const evaluated = await call("/v1/config/evaluate", { partner_user_id: "openapi-2" }, privateKey);
+    expect(evaluated.body).toEqual({
+      config: { shop: entry.default_value },
+      experiments: { exp: expect.any(String) },
+      version: 5,
+    });
+
+    expect((await call("/v1/config/update", { key: "bad key", default_value: 1 }, privateKey)).status).toBe(400);
+    expect((await call("/v1/config/evaluate", { partner_user_id: "p" }, launch.publicKey)).status).toBe(403);
+    const oneVariant = { name: "x", variants: [variants[0]], state: "draft" };
+    expect((await call("/v1/experiments/update", oneVariant, privateKey)).status).toBe(400);
+  });
+
   it("called every documented operation with success", async () => {
     const operations = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
       Object.keys(item).map((verb) => `${verb} ${path}`),
@@ -343,6 +385,6 @@ describe("null versus absent", () => {
       body: JSON.stringify({ token: "not-a-token" }),
     });
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ valid: false, error: "invalid_token" });
+    expect(await res.json()).toEqual({ valid: false, error: "invalid_token", config: {}, experiments: {} });
   });
 });

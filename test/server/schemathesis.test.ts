@@ -76,10 +76,18 @@ describe("Schemathesis over the served OpenAPI document", () => {
       { partner_user_id: "ben", tags_add: ["whale"], traits: { region: "us" } },
     ];
     expect((await svc.postJson("/v1/players/update", { players }, publicKey)).status).toBe(200);
+    // The experiment of the configuration's dictionary, a draft: a change of state alone may name it.
+    const variants = [
+      { name: "a", weight: 1 },
+      { name: "b", weight: 2.5 },
+    ];
+    const experiment = { name: "exp", variants, state: "draft" };
+    expect((await svc.postJson("/v1/experiments/update", experiment, privateKey)).status).toBe(200);
     const { key: platformKey } = await svc.createKey("platform");
     // The admin's run last: it revokes keys it lists.
     for (const [paths, key] of [
       [/^\/v1\/(players|events)/, privateKey],
+      [/^\/v1\/(config|experiments)/, privateKey],
       [/^\/v1\/(launch_tokens|\.well-known)/, platformKey],
       [/^\/v1\/admin\//, ADMIN_KEY],
     ] as const) {

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { fromJson } from "@bufbuild/protobuf";
+import { fromJson, toJson, type JsonValue } from "@bufbuild/protobuf";
+import { ValueSchema } from "@bufbuild/protobuf/wkt";
 import { VerifyResponseSchema, type VerifyResponse } from "../gen/platformapi/v1/launch_pb.js";
 
 // What a reply with `valid: true` always carries; the proto marks them "set when valid".
@@ -13,7 +14,14 @@ export type LaunchRejection = (typeof LAUNCH_REJECTIONS)[number];
 
 /** Every way a verification can end; `verify` never throws. */
 export type LaunchCheck =
-  | { status: "verified"; launch: VerifiedLaunch }
+  | {
+      status: "verified";
+      launch: VerifiedLaunch;
+      /** The project's in_launch config for the player, each value as plain JSON (launch.config holds them as protobuf Values). */
+      config: Record<string, JsonValue>;
+      /** The player's variant of each running experiment they are eligible for, by experiment name. */
+      experiments: Record<string, string>;
+    }
   | { status: "rejected"; error: LaunchRejection }
   /** No token, the service unreachable or failing, or a refused key: nothing was learned about the launch. */
   | { status: "unavailable"; reason: string };
@@ -91,7 +99,12 @@ function isVerifiedLaunch(reply: VerifyResponse): reply is VerifiedLaunch {
 }
 
 function readVerdict(reply: VerifyResponse): LaunchCheck {
-  if (isVerifiedLaunch(reply)) return { status: "verified", launch: reply };
+  if (isVerifiedLaunch(reply)) {
+    const config = Object.fromEntries(
+      Object.entries(reply.config).map(([key, value]) => [key, toJson(ValueSchema, value)]),
+    );
+    return { status: "verified", launch: reply, config, experiments: { ...reply.experiments } };
+  }
   if (reply.valid) return { status: "unavailable", reason: "service answered valid without the launch's identity" };
   const error = LAUNCH_REJECTIONS.find((rejection) => rejection === reply.error);
   if (error) return { status: "rejected", error };

@@ -1,6 +1,11 @@
 import type { CohortFilter } from "../../events/reads/query.js";
 import type { TraitValue } from "./normalise.js";
-import type { ProfileRecord } from "./profile.js";
+
+/** A player's tags and traits: what a cohort filter is matched against in memory (a config rule, an eligibility). */
+export interface PlayerCohorts {
+  tags: readonly string[];
+  traits: ReadonlyMap<string, TraitValue>;
+}
 
 /** A cohort of players: the tags they carry (any, all, none of) and the traits they hold. */
 export interface ProfileQuery {
@@ -12,8 +17,8 @@ export interface ProfileQuery {
   traits?: string[];
 }
 
-/** The profiles of a cohort filter (CohortFilter, read once for every read: events/reads/query.ts). */
-export function profileQuery(filter: CohortFilter): ProfileQuery {
+/** The query of a read's cohort filter (query.ts): its tags any or all, none of tags_none, its traits. */
+export function profileQueryOf(filter: CohortFilter): ProfileQuery {
   const query: ProfileQuery = {};
   if (filter.tags.length > 0) query[filter.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = filter.tags;
   if (filter.traits.length > 0) query.traits = filter.traits;
@@ -22,13 +27,13 @@ export function profileQuery(filter: CohortFilter): ProfileQuery {
 }
 
 /** Whether a profile is in the cohort of `query`: its tags and traits checked in memory. */
-export function profileMatcher(query: ProfileQuery): (profile: ProfileRecord) => boolean {
+export function profileMatcher(query: ProfileQuery): (profile: PlayerCohorts) => boolean {
   const wanted = traitPairs(query.traits ?? []);
   return (profile) => hasTags(profile, query) && hasTraits(profile, wanted);
 }
 
 /** A player carries at most 50 tags: `includes` beats building a set per profile. */
-function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
+function hasTags({ tags }: PlayerCohorts, { tagsAny, tagsAll, tagsNone }: ProfileQuery): boolean {
   // Plain loops: a search or chart without tags tests every profile of the project, once per cohort.
   if (tagsAny) {
     let any = false;
@@ -44,6 +49,6 @@ function hasTags({ tags }: ProfileRecord, { tagsAny, tagsAll, tagsNone }: Profil
 export const traitPairs = (traits: readonly string[]) =>
   traits.map((entry) => JSON.parse(entry) as [string, TraitValue]);
 
-export function hasTraits(profile: ProfileRecord, wanted: readonly [string, TraitValue][]): boolean {
+export function hasTraits(profile: PlayerCohorts, wanted: readonly [string, TraitValue][]): boolean {
   return wanted.every(([key, value]) => profile.traits.get(key) === value);
 }

@@ -18,8 +18,8 @@ import { decodeUtf8Body, INVALID_UTF8_BODY } from "./unicode.js";
 /** What the walk over a body found that the message cannot carry, by path: the handlers get it beside the message. */
 export interface BodyFindings {
   /**
-   * Map and Struct fields of the body with a `__proto__` key, by path
-   * ("players[0].traits"). protobuf-es cannot hold that key (assigning it sets
+   * Map and Struct fields of the body with a `__proto__` key, and Value
+   * fields with one at any depth, by path ("players[0].traits"). protobuf-es cannot hold that key (assigning it sets
    * the object's prototype), so the gateway carries their paths beside the
    * message and the handler can drop or refuse the key like any other.
    */
@@ -153,6 +153,11 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, found: 
     if (isObject(json) && Object.hasOwn(json, "__proto__")) found.protoKeyPaths.add(path);
     return undefined;
   }
+  // Any JSON value (a config value): a `__proto__` key at any depth would be lost.
+  if (schema.typeName === "google.protobuf.Value") {
+    if (holdsProtoKey(json)) found.protoKeyPaths.add(path);
+    return undefined;
+  }
   if (WRAPPERS.test(schema.typeName)) return scalarProblem(schema.fields[0].scalar!, json, path);
   // A Timestamp in a list or map (no request has one) is checked here; a field's is also rewritten (walkTimestamp).
   if (schema.typeName === TimestampSchema.typeName) {
@@ -176,6 +181,11 @@ function walkMessage(schema: DescMessage, json: JsonValue, path: string, found: 
     if (problem !== undefined) return problem;
   }
   return undefined;
+}
+
+function holdsProtoKey(json: JsonValue): boolean {
+  if (Array.isArray(json)) return json.some(holdsProtoKey);
+  return isObject(json) && (Object.hasOwn(json, "__proto__") || Object.values(json).some(holdsProtoKey));
 }
 
 /**

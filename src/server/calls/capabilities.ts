@@ -5,6 +5,7 @@ import { EntitlementStore } from "../../admin/entitlement-store.js";
 import { ProjectStore } from "../../admin/project-store.js";
 import type { Clock } from "../../clock.js";
 import type { Config } from "../../config.js";
+import { createConfig, type ConfigCapability } from "../../config/capability.js";
 import type { Database } from "../../db/database.js";
 import { engineOf, type Engine } from "../../db/engine.js";
 import { createEventQueue, createEvents, type EventsCapability } from "../../events/capability.js";
@@ -22,6 +23,7 @@ export interface Capabilities {
   launch: Launch;
   players: Players;
   events: EventsCapability;
+  config: ConfigCapability;
   /** What differs between engines. */
   engine: Engine;
   /** The stored sets' stores and the instance's cache of them (its size is a metric). */
@@ -41,7 +43,8 @@ export interface CapabilityOptions {
 
 /**
  * Creates indexes, the bootstrap admin key and the keyring; wires launch
- * verifies into players, and every players write into the events rollups.
+ * verifies into players and the config (which reads the players), and every
+ * players write into the events rollups.
  */
 export async function createCapabilities({
   config,
@@ -85,6 +88,7 @@ export async function createCapabilities({
     directory: players.directory,
     steps,
   });
+  const configs = createConfig({ database, engine, clock, players, steps });
   const launch = await createLaunch({
     config,
     database,
@@ -94,6 +98,7 @@ export async function createCapabilities({
     clock,
     log,
     verifiedLaunches: players,
+    answers: configs.evaluation,
   });
   return {
     admin: new Admin({ projectStore, apiKeyStore, entitlementStore, apiKeys, clock }),
@@ -101,6 +106,7 @@ export async function createCapabilities({
     launch,
     players,
     events,
+    config: configs,
     engine,
     sets,
     generatedAdminKey: generatedKey,

@@ -23,7 +23,7 @@ const WORDING: Readonly<Record<string, string>> = {
 /** The wording of the proto's string patterns, which protovalidate words as the regular expression itself. */
 const PATTERN_WORDING: Readonly<Record<string, string>> = {
   "^[^\\x00-\\x1F\\x7F-\\x9F]*$": "must not contain control characters",
-  "^[A-Za-z0-9_.:-]{1,64}$": "an event name: 1 to 64 characters of letters, digits, _ - . :",
+  "^[A-Za-z0-9_.:-]{1,64}$": "1 to 64 characters of letters, digits, _ - . :",
 };
 
 function patternWording(violation: Violation): string | undefined {

@@ -12,6 +12,8 @@ import {
 import type { Launch } from "../../launch/capability.js";
 import { projectOf } from "../calls/caller.js";
 import { canonicalUuid } from "../calls/validate.js";
+import { configMessages } from "./config-requests.js";
+import { encodedMaps, isBinaryCall } from "./encoded-maps.js";
 
 /** RFC 3339 UTC with whole seconds and a Z, as PLATFORM_TOKEN_EXPIRES_AT promises. */
 const rfc3339Seconds = (date: Date) => date.toISOString().replace(/\.\d{3}Z$/, "Z");
@@ -38,7 +40,7 @@ export function createLaunchService({ tokens, keyring }: Launch): ServiceImpl<ty
       const result = await tokens.verify(req.token.trim(), projectOf(ctx));
       if (!result.ok) return create(VerifyResponseSchema, { valid: false, error: result.error });
       const launch = result.value;
-      return create(VerifyResponseSchema, {
+      const answer = create(VerifyResponseSchema, {
         valid: true,
         platformUserId: launch.platformUserId,
         partnerUserId: launch.partnerUserId,
@@ -46,6 +48,13 @@ export function createLaunchService({ tokens, keyring }: Launch): ServiceImpl<ty
         issuedAt: timestampFromDate(launch.issuedAt),
         entitlement: create(EntitlementSchema, launch.entitlement),
       });
+      // A binary answer carries the player's config and experiments encoded once (encoded-maps.ts); JSON, the maps.
+      if (isBinaryCall(ctx)) answer.$unknown = encodedMaps(launch.config, launch.experiments);
+      else {
+        answer.config = configMessages(launch.config);
+        answer.experiments = Object.fromEntries(launch.experiments);
+      }
+      return answer;
     },
 
     getJwks() {

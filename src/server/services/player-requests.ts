@@ -12,7 +12,7 @@ import { InvalidArgumentError } from "../../errors.js";
 import { cohortFilter, filterTags } from "../../events/reads/query.js";
 import { escapeRegex, normaliseTraitKey } from "../../players/rules/normalise.js";
 import type { UpdateEntry } from "../../players/players.js";
-import { profileQuery, type ProfileQuery } from "../../players/rules/profile-match.js";
+import { profileQueryOf, type ProfileQuery } from "../../players/rules/profile-match.js";
 import type { TagMetadata } from "../../players/storage/tag-store.js";
 import { withProtoKey } from "./proto-keys.js";
 
@@ -72,7 +72,7 @@ export function searchQuery(
   req: Pick<SearchRequest, "tags" | "tagsMatch" | "tagsNone" | "traits">,
   protoKeys: ReadonlySet<string>,
 ): ProfileQuery {
-  return profileQuery(
+  return profileQueryOf(
     cohortFilter({ ...req, traits: req.traits && withProtoKey(req.traits, "traits", protoKeys, null) }),
   );
 }

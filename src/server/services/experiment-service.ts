@@ -1,0 +1,31 @@
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  ListExperimentsResponseSchema,
+  UpdateExperimentResponseSchema,
+  type ExperimentService,
+} from "../../../gen/platformapi/v1/config_pb.js";
+import type { ConfigCapability } from "../../config/capability.js";
+import { projectOf } from "../calls/caller.js";
+import { protoKeyPaths } from "../http/protocol.js";
+import { experimentInput, experimentMessage } from "./config-requests.js";
+import { pageInfo, paging } from "./paging.js";
+
+/** ExperimentService: experiments' variants, eligibility and state (assignment is in every verify and evaluation). */
+export function createExperimentService({ experiments }: ConfigCapability): ServiceImpl<typeof ExperimentService> {
+  return {
+    async updateExperiment(req, ctx) {
+      const record = await experiments.update(projectOf(ctx), experimentInput(req, ctx.values.get(protoKeyPaths)));
+      return create(UpdateExperimentResponseSchema, { experiment: experimentMessage(record) });
+    },
+
+    async listExperiments(req, ctx) {
+      const page = paging(req);
+      const { items, total } = await experiments.list(projectOf(ctx), page);
+      return create(ListExperimentsResponseSchema, {
+        experiments: items.map(experimentMessage),
+        experimentsInfo: pageInfo(total, page),
+      });
+    },
+  };
+}
