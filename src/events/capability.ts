@@ -71,7 +71,7 @@ export interface EventQueueOptions {
   /** Where the apply's steps are timed (the service's metrics). */
   steps: StepTimer;
   /** The apply worker's lease, polling and reports. */
-  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "gapGraceMs" | "onError">;
+  worker?: Pick<WorkerOptions, "leaseMs" | "pollMs" | "onError">;
 }
 
 export async function createEventQueue(options: EventQueueOptions): Promise<EventQueue> {

@@ -39,8 +39,6 @@ export interface WorkerOptions extends ProjectStepDeps {
   leaseMs?: number;
   /** How often an idle worker looks for work (an ingest in this process wakes it at once). */
   pollMs?: number;
-  /** A sequence number reserved but never written for this long was given up by its writer (a tombstone closes it). */
-  gapGraceMs?: number;
   /** Failures in a row after which a segment is parked (EVENT_PARK_AFTER_FAILURES), and where. */
   parkAfter: number;
   parked: ParkedStore;
@@ -288,8 +286,7 @@ export class ApplyWorker {
     const seq = state.applied + 1;
     const gap = this.gaps.get(state.projectId);
     if (gap?.seq !== seq) this.gaps.set(state.projectId, { seq, sinceMs: now.getTime() });
-    const graceMs = this.options.gapGraceMs ?? GAP_GRACE_MS;
-    if (now.getTime() - this.gaps.get(state.projectId)!.sinceMs < graceMs) return false;
+    if (now.getTime() - this.gaps.get(state.projectId)!.sinceMs < GAP_GRACE_MS) return false;
     // Whether the tombstone or the late segment won the sequence number, it is there now.
     await this.options.segments.insertTombstone(state.projectId, seq, now);
     return true;
