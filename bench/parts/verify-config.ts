@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { seededRandom } from "../../test/support/models/config-model.js";
 import type { Launch, Pool, Target } from "./verify-load.js";
 
 // The verify benchmark's configured project: 1,000 config entries, 50 of them in the launch, 20 rules each, and 10
@@ -14,18 +15,6 @@ const TAGS = Array.from({ length: 20 }, (_, i) => `segment_${i}`);
 const TIERS = ["gold", "silver", "bronze"];
 
 type CallJson = (path: string, body: object, key: string) => Promise<any>;
-
-/** A small deterministic generator (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** Rules as studios write them: a tag or two (any or all), sometimes a tag left out or a trait, half with a rollout. */
 function rulesOf(random: () => number, entry: number) {
@@ -46,7 +35,7 @@ function rulesOf(random: () => number, entry: number) {
  * the first evaluation took (it compiles the project, as the first verify after a change does) and the next one.
  */
 export async function configure(call: CallJson, projectKey: string, launches: readonly Launch[]) {
-  const random = seeded(48);
+  const random = seededRandom(48);
   const players = launches.map((_, i) => ({
     partner_user_id: `bench-player-${i}`,
     tags: Array.from({ length: 4 }, () => TAGS[Math.floor(random() * TAGS.length)]),
