@@ -29,34 +29,30 @@ interface Port {
   dispose(): void;
 }
 
-/** A seeded stream of numbers in [0, 1): the same sets in every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+/** A well-mixed 32-bit hash of `value` (lowbias32), as a fraction of 2^32. */
+function hashed(value: number): number {
+  let h = Math.imul(value ^ (value >>> 16), 0x7feb352d);
+  h = Math.imul(h ^ (h >>> 15), 0x846ca68b);
+  return ((h ^ (h >>> 16)) >>> 0) / 4_294_967_296;
 }
 
-/** `count` sets of a chunk's numbers, each number in a set with probability `density`. */
-function sets(density: number, count: number, seed: number): Uint32Array[] {
-  const next = random(seed);
-  return Array.from({ length: count }, () => {
+/** `count` sets of a chunk's numbers, each number in a set with probability `density`, the same in every run. */
+function sets(density: number, count: number): Uint32Array[] {
+  return Array.from({ length: count }, (_, set) => {
     const members: number[] = [];
-    for (let n = 0; n < CHUNK; n++) if (next() < density) members.push(n);
+    for (let n = 0; n < CHUNK; n++) if (hashed(n + set * CHUNK) < density) members.push(n);
     return Uint32Array.from(members);
   });
 }
 
+/** Bitmaps run-optimised, as src/sets/bitmap.ts stores them. */
+function optimised<B extends { runOptimize(): unknown }>(bitmaps: B[]): B[] {
+  for (const bitmap of bitmaps) bitmap.runOptimize();
+  return bitmaps;
+}
+
 function nativePort(numbers: Uint32Array[]): Port {
-  const bitmaps = numbers.map((list) => {
-    const bitmap = new NativeBitmap(list);
-    bitmap.runOptimize();
-    return bitmap;
-  });
+  const bitmaps = optimised(numbers.map((list) => new NativeBitmap(list)));
   const stored = bitmaps[0].serialize("portable");
   return {
     andCardinality: (a, b) => bitmaps[a].andCardinality(bitmaps[b]),
@@ -69,11 +65,7 @@ function nativePort(numbers: Uint32Array[]): Port {
 }
 
 function wasmPort(numbers: Uint32Array[]): Port {
-  const bitmaps = numbers.map((list) => {
-    const bitmap = new WasmBitmap(list);
-    bitmap.runOptimize();
-    return bitmap;
-  });
+  const bitmaps = optimised(numbers.map((list) => new WasmBitmap(list)));
   const stored = bitmaps[0].serialize("portable");
   // Its bitmaps live in WebAssembly memory, freed only by dispose(): each intermediate result is disposed at once.
   const sizeOf = (bitmap: WasmBitmap): number => {
@@ -131,7 +123,7 @@ export default async function bitmapsBench() {
   await roaringLibraryInitialize();
   const byDensity: Record<string, object> = {};
   for (const density of DENSITIES) {
-    const numbers = sets(density, Math.max(OR_SETS, AND_SETS), Math.round(density * 1000));
+    const numbers = sets(density, Math.max(OR_SETS, AND_SETS));
     const native = nativePort(numbers);
     const wasm = wasmPort(numbers);
     const rows: Record<string, object> = {};
