@@ -158,7 +158,7 @@ export function createEvents(options: CreateEventsOptions): EventsCapability {
     writer,
     worker,
     lag,
-    reader: new DaySetReader(activity),
+    reader: new DaySetReader(activity, sets.cache),
     directory: options.directory,
     window,
     names,

@@ -1,5 +1,6 @@
-import { Bitmap, joined } from "../../sets/bitmap.js";
+import { Bitmap, bytesOf, joined } from "../../sets/bitmap.js";
 import type { Slices } from "../../sets/bsi.js";
+import type { ChunkCache } from "../../sets/chunk-cache.js";
 import type { ActivityChunk, SumSlices } from "../activity/activity-chunk.js";
 import { nameOfSeries, type ActivityStore } from "../activity/activity-store.js";
 
@@ -23,13 +24,14 @@ interface Kept<T> {
 
 /**
  * The sets of a range of days, joined from their stored chunks, and what reads derive from them (a day's players of
- * any of some names), each kept while the chunks it was made of are the ones the store holds: a chunk written is a
- * new object, so what was made of the old one is made again.
+ * any of some names), each kept in the instance's cache (within CACHE_MB, beside the chunks) while the chunks it was
+ * made of are the ones the store holds: a chunk written is a new object, so what was made of the old one is made again.
  */
 export class DaySetReader {
-  private readonly kept = new Map<string, Kept<unknown>>();
-
-  constructor(private readonly activity: ActivityStore) {}
+  constructor(
+    private readonly activity: ActivityStore,
+    private readonly cache: ChunkCache,
+  ) {}
 
   /** The activity of `days` (of `names`, every name when absent). */
   async read(projectId: string, days: readonly string[], names?: readonly string[]): Promise<DaySets> {
@@ -46,7 +48,7 @@ export class DaySetReader {
       for (const [name, chunks] of byName) {
         assembled.set(
           name,
-          this.keep(`${projectId}/${day}/${name}`, chunks, () => join(chunks)),
+          this.keep(`${projectId}/${day}/${name}`, chunks, () => join(chunks), activityBytes),
         );
       }
       sets.set(day, assembled);
@@ -60,7 +62,7 @@ export class DaySetReader {
     if (!byName) return EMPTY;
     const parts = [...byName].filter(([name]) => !names || names.includes(name)).map(([, day]) => day.players);
     const key = `${projectId}/${day}/any/${names?.join(",") ?? ""}`;
-    return this.keep(key, parts, () => joined(parts));
+    return this.keep(key, parts, () => joined(parts), bytesOf);
   }
 
   /**
@@ -69,31 +71,37 @@ export class DaySetReader {
    */
   firstDays(projectId: string, days: readonly string[], sets: DaySets, names?: readonly string[]): Map<string, Bitmap> {
     const parts = days.map((day) => this.playersOf(projectId, day, sets, names));
-    return this.keep(`${projectId}/first/${names?.join(",") ?? ""}/${days[0]}`, parts, () => {
-      const seen = new Bitmap();
-      return new Map(
-        days.map((day, i) => {
-          const first = Bitmap.andNot(parts[i], seen);
-          seen.orInPlace(parts[i]);
-          return [day, first];
-        }),
-      );
-    });
+    return this.keep(
+      `${projectId}/first/${names?.join(",") ?? ""}/${days[0]}`,
+      parts,
+      () => {
+        const seen = new Bitmap();
+        return new Map(
+          days.map((day, i) => {
+            const first = Bitmap.andNot(parts[i], seen);
+            seen.orInPlace(parts[i]);
+            return [day, first];
+          }),
+        );
+      },
+      (firsts) => [...firsts.values()].reduce((sum, bitmap) => sum + bytesOf(bitmap), 0),
+    );
   }
 
-  /** Forgets what was kept of a project's days (a sweep dropped them). */
-  forget(projectId: string): void {
-    for (const key of this.kept.keys()) if (key.startsWith(`${projectId}/`)) this.kept.delete(key);
-  }
-
-  private keep<T>(key: string, parts: readonly object[], make: () => T): T {
-    const held = this.kept.get(key) as Kept<T> | undefined;
+  private keep<T>(key: string, parts: readonly object[], make: () => T, bytes: (value: T) => number): T {
+    const held = this.cache.get<Kept<T>>(`day-sets/${key}`)?.value;
     if (held && held.parts.length === parts.length && held.parts.every((part, i) => part === parts[i]))
       return held.value;
     const value = make();
-    this.kept.set(key, { parts, value });
+    this.cache.set(`day-sets/${key}`, { value: { parts, value }, v: 0, bytes: bytes(value) });
     return value;
   }
+}
+
+/** Bytes a day's activity holds (its slices' too), for the cache's budget. */
+function activityBytes({ players, counts, sums }: DayActivity): number {
+  const slices = [...counts, ...[...sums.values()].flatMap(({ pos, neg }) => [...pos, ...neg])];
+  return slices.reduce((sum, slice) => sum + bytesOf(slice), bytesOf(players));
 }
 
 function join(chunks: readonly ActivityChunk[]): DayActivity {
