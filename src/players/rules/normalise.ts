@@ -85,9 +85,8 @@ export function normaliseNumber(raw: number): Normalised<number> {
 }
 
 /**
- * One string per trait for the searchable `trait_index` array: the JSON of
- * [key, value], so that key and value can never run into each other and an
- * equality filter on a trait is a plain indexed array match.
+ * One string per trait of a cohort filter, as reads carry it: the JSON of [key, value], so
+ * that key and value can never run into each other.
  */
 export function traitIndexEntry(key: string, value: TraitValue): string {
   return JSON.stringify([key, value]);

@@ -1,5 +1,5 @@
 import { projectScopedId } from "../../db/ids.js";
-import { traitIndexEntry, type TraitValue } from "../rules/normalise.js";
+import type { TraitValue } from "../rules/normalise.js";
 import type { ProfileRecord, ProfileSlot, SlotContent, SlotWrite, WrittenBy } from "../rules/profile.js";
 
 /** A profile as player_profiles stores it (ProfileStore), and a slot's read and write in that shape. */
@@ -13,8 +13,6 @@ export interface ProfileDoc {
   tags: string[];
   /** Keys are validated trait keys (no `.`, no leading `$` or `_`); written only as a whole document. */
   traits: Record<string, TraitValue>;
-  /** traitIndexEntry(key, value) per trait: equality filters on traits match this array. */
-  trait_index: string[];
   version: number;
   first_seen_at: Date;
   last_seen_at: Date;
@@ -82,7 +80,6 @@ export function profileDocument(profile: ProfileRecord): ProfileDoc {
     platform_user_id: profile.platformUserId,
     tags: profile.tags,
     traits: Object.fromEntries(profile.traits),
-    trait_index: [...profile.traits].map(([key, value]) => traitIndexEntry(key, value)),
     version: profile.version,
     first_seen_at: profile.firstSeenAt,
     last_seen_at: profile.lastSeenAt,
