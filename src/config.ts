@@ -58,7 +58,7 @@ export interface Config {
   serverIdleTimeoutSeconds: number;
   /** Concurrent client connections; at the cap a newcomer evicts the longest-idle one. */
   serverMaxConnections: number;
-  /** Raw events and rollups older than this many days are deleted by the service. */
+  /** Raw events and activity older than this many days are deleted by the service. */
   eventRetentionDays: number;
   /** Distinct event names a project may use; an event with a new name past it is rejected (`name_limit`). */
   eventNameLimit: number;

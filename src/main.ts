@@ -111,6 +111,4 @@ if (service.generatedAdminKey) {
 }
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
 process.on("SIGINT", () => void shutdown("SIGINT"));
-// Listening already (/healthz answers, /readyz says what it waits for); ready once the owner's memory is filled.
-await service.ready;
 if (!stopping) log.info({ port: service.port }, "serving gRPC, gRPC-Web, Connect and /v1 JSON");

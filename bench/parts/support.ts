@@ -72,7 +72,6 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
       await bench.service.close();
       const started = performance.now();
       bench.service = await startService({ config, database, log });
-      await bench.service.ready;
       bench.baseUrl = `http://127.0.0.1:${bench.service.port}`;
       return { ready_seconds: round((performance.now() - started) / 1000, 2) };
     },
@@ -83,7 +82,6 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
       await rm(dataDir, { recursive: true, force: true });
     },
   };
-  await bench.service.ready;
   bench.baseUrl = `http://127.0.0.1:${bench.service.port}`;
   return bench;
 }

@@ -75,11 +75,6 @@ export class ProjectStore {
     return { projects: docs.map((doc) => toRecord(doc)), total };
   }
 
-  /** Every project's id (a start fills the owner's memory project by project). */
-  async projectIds(): Promise<string[]> {
-    return (await this.projects.find({}, { projection: { _id: 1 } }).toArray()).map((doc) => doc._id);
-  }
-
   /** A project not found is not remembered: it may be created at any time. */
   private remember(project: ProjectRecord | null): ProjectRecord | null {
     if (project) {

@@ -44,9 +44,8 @@ export interface Engine {
   /**
    * Whether indexes other than `_id`'s answer queries. FerretDB 1.24 filters
    * every other field by a scan, so there an index only costs each write
-   * (measured: +0.1 ms a profile write for two) and tag membership is
-   * materialised in documents by `_id`; on MongoDB a multikey index on the
-   * profiles' tags answers search and cohorts.
+   * (measured: +0.1 ms a profile write for two), so every query there is by
+   * `_id`; on MongoDB the few queries off `_id` (docs/database.md) ride theirs.
    */
   queryIndexes: boolean;
 }

@@ -1,5 +1,5 @@
 /**
- * The keys rollups count under: UTC calendar days as "YYYY-MM-DD" strings (and the retention window in days), and
+ * The keys activity is kept under: UTC calendar days as "YYYY-MM-DD" strings (and the retention window in days), and
  * event names as field names.
  */
 
@@ -8,7 +8,7 @@ const DATE = /^\d{4}-\d{2}-\d{2}$/;
 
 export const dayOf = (time: Date): string => time.toISOString().slice(0, 10);
 
-/** "YYYY-MM" of a day: rollups keep one document per month. */
+/** "YYYY-MM" of a day: the activity's index of days keeps one document per month. */
 export const monthOf = (day: string): string => day.slice(0, 7);
 
 /** The Date of a day's midnight UTC, or null when `text` is not a real calendar date. */

@@ -24,16 +24,11 @@ export interface ServiceOptions {
 export interface RunningService extends Listener {
   /** The admin key generated at this start (first start without PLATFORM_ADMIN_KEY), to be shown once. */
   generatedAdminKey: string | undefined;
-  /**
-   * Resolves once the instance is ready (/readyz 200 while the database answers): the owner's memory filled, and the
-   * histories a stop left unwritten written again.
-   */
-  ready: Promise<void>;
 }
 
 /**
- * Creates indexes, wires every capability into one router and serves it on config.port; then fills the owner's
- * memory (/readyz says 503 meanwhile, /healthz 200), starts the apply worker, and is `ready`.
+ * Creates indexes, completes what a crash left of the players' rounds, wires every capability into one router, serves
+ * it on config.port and starts the apply worker: the instance is ready as it answers.
  */
 export async function startService({
   config,
@@ -101,13 +96,11 @@ export async function startService({
     idleTimeoutMs: config.serverIdleTimeoutSeconds * 1000,
     maxConnections: config.serverMaxConnections,
   });
-  // Nothing is filled before an instance is ready: every read reads the sets it needs, and keeps them.
+  // Nothing is filled before the instance serves: every read reads the sets it needs, and keeps them.
   if (config.eventWorker) worker.start();
-  const ready = Promise.resolve();
   return {
     port: listener.port,
     generatedAdminKey: capabilities.generatedAdminKey,
-    ready,
     // All within `graceMs`: what is not written by then is left as a crash leaves it, to the next start's repairs.
     async close(graceMs = CLOSE_GRACE_MS) {
       const deadline = Date.now() + graceMs;

@@ -21,7 +21,6 @@ beforeAll(async () => {
   const config = loadConfig({ PORT: "0", HOST: "127.0.0.1", PLATFORM_ADMIN_KEY: ADMIN_KEY, LOG_LEVEL: "silent" });
   database = await connectDatabase(ferret.uri, "unavailable");
   service = await startService({ config, database, log });
-  await service.ready;
 });
 afterAll(async () => {
   await service.close(1_000);

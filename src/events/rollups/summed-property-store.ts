@@ -4,7 +4,7 @@ import { isDuplicateKey } from "../../db/errors.js";
 
 /** A property of an event name that the project sums, known by an id never given twice in the project. */
 export interface SummedProperty {
-  /** The sum's key in the rollups (`sums.<day>.<name field>.<id>`): a sum turned off and on again starts afresh. */
+  /** The sum's key in the activity chunks' sums: a sum turned off and on again starts afresh. */
   id: string;
   name: string;
   property: string;

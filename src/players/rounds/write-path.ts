@@ -49,9 +49,9 @@ export interface WriteContention {
 
 /**
  * The write path of player profiles. A call is applied in rounds: read every
- * profile it touches (the owner's memory, or side by side by `_id`), decide
+ * profile it touches (side by side by `_id`, the sole writer's from its cache), decide
  * every entry in memory in request order, register new names once, then write
- * (RoundWriter): the profiles together, then their tag membership and counts.
+ * (RoundWriter): the profiles together, then the players' sets.
  * Writes to a profile are serialised in this process by a lock held over the
  * whole round; between processes each profile write is guarded by the version
  * it was read at, and the entries of a profile that lost run again in the next round.
@@ -68,7 +68,7 @@ export class WritePath {
 
   /**
    * The rounds of one call, each of steps `links`, `read`, `decide`, `commit` (the profiles written: the commit
-   * point), `follow` (membership and counts, the resync queued); then `fold`. `step` times them (players/update's).
+   * point), `follow` (the players' sets, the folds' activity); then `fold`. `step` times them (players/update's).
    */
   async apply(projectId: string, entries: readonly RoundEntry[], step: Step = untimed): Promise<Map<number, Final>> {
     const finals = new Map<number, Final>();
@@ -155,7 +155,7 @@ export class WritePath {
     );
   }
 
-  /** The round's profiles (from the owner's memory where it holds the project), and what decides new ones. */
+  /** The round's profiles (the sole writer's from its cache where it holds them), and what decides new ones. */
   private async read(
     projectId: string,
     entries: readonly RoundEntry[],

@@ -13,7 +13,7 @@ export const partnerOf = (identityKey: string): string | null =>
 
 /**
  * identity_key ascending in code point order, the order MongoDB sorts strings
- * in (by their UTF-8 bytes), so membership pages in the order a scan does.
+ * in (by their UTF-8 bytes), so a search pages in the order a scan would.
  * JavaScript's `<` compares UTF-16 code units, which puts U+E000–U+FFFF after
  * the surrogates of U+10000 and above.
  */

@@ -43,8 +43,8 @@ export interface CapabilityOptions {
 
 /**
  * Creates indexes, the bootstrap admin key and the keyring; wires launch
- * verifies into players and the config (which reads the players), and every
- * players write into the events rollups.
+ * verifies into players and the config (which reads the players), and the
+ * players' folds and erasures into the events' activity.
  */
 export async function createCapabilities({
   config,

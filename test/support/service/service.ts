@@ -59,8 +59,6 @@ export interface TestServiceOptions {
   clock?: TestClock;
   /** Called, and awaited, with the database connection before the service starts (a test reading or watching its start). */
   beforeStart?: (database: Database) => unknown;
-  /** False: resolves once the service listens, before it is ready (a test of what it answers while it starts). */
-  waitReady?: boolean;
 }
 
 /**
@@ -74,7 +72,6 @@ export async function startTestService(
     logDestination,
     clock = new TestClock(),
     beforeStart,
-    waitReady = true,
   }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
@@ -88,7 +85,6 @@ export async function startTestService(
   const { database, service } = await startOnce(() =>
     connectAndStart(mongodbUri, config, { beforeStart, clock, log: createLogger(config.logLevel, logDestination) }),
   );
-  if (waitReady) await service.ready;
   const baseUrl = `http://127.0.0.1:${service.port}`;
   const transports = new Map<string, Transport>();
   const transport = (protocol: "grpc" | "connect" | "grpc-web"): Transport => {
