@@ -126,9 +126,13 @@ export class SegmentStore {
     return this.insert({ seq, projectId, receivedAt: now, count: 0, work: null });
   }
 
-  /** Deletes applied segments `from` through `to`, by `_id` (a delete by a range scans on FerretDB). */
+  /** Deletes applied segments, each by `_id` (a delete by a range scans on FerretDB), in one command. */
   async deleteApplied(projectId: string, seqs: readonly number[]): Promise<void> {
-    for (const seq of seqs) await this.segments.deleteOne({ _id: this.id(projectId, seq) });
+    if (seqs.length === 0) return;
+    await this.segments.bulkWrite(
+      seqs.map((seq) => ({ deleteOne: { filter: { _id: this.id(projectId, seq) } } })),
+      { ordered: false },
+    );
   }
 
   private id(projectId: string, seq: number): string {
