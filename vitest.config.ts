@@ -12,7 +12,7 @@ const ISOLATION_ONLY = [
 ];
 
 /** Suites of the MongoDB path alone: every query rides a declared index, which the embedded engine has none of. */
-const MONGODB_ONLY = ["test/db/command-shapes.test.ts"];
+const MONGODB_ONLY = ["test/db/command-shapes.test.ts", "test/db/kpis-million.test.ts"];
 
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */
 const EMBEDDED_ONLY = [
