@@ -108,6 +108,10 @@ async function runEveryRoom(svc: TestService): Promise<void> {
   await post("/v1/admin/entitlements/list", { platform_user_id: launch.platformUserId }, ADMIN_KEY);
   await post("/v1/admin/entitlements/list", { game_id: launch.gameId }, ADMIN_KEY);
   await post("/v1/admin/api_keys/revoke", { key_id: keyId }, ADMIN_KEY);
+  await post("/v1/admin/events/parked", {}, ADMIN_KEY);
+  await post("/v1/admin/events/parked", { project_id: launch.projectId }, ADMIN_KEY);
+  const retry = { project_id: launch.projectId, seq: 1 };
+  expect((await svc.postJson("/v1/admin/events/parked/retry", retry, ADMIN_KEY)).status).toBe(404);
   await post("/v1/project/get", {});
   await post("/v1/events/properties/update", { name: "buy", property: "coins", sum: true });
 
