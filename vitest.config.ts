@@ -12,6 +12,9 @@ const ISOLATION_ONLY = [
   "test/config/config-instances.test.ts",
 ];
 
+/** Suites of the MongoDB path alone: every query rides a declared index, which the embedded engine has none of. */
+const MONGODB_ONLY = ["test/db/command-shapes.test.ts", "test/db/kpis-million.test.ts"];
+
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */
 const EMBEDDED_ONLY = [
   // Its engine process of their own: supervision, stalls and kills, the write-ahead log, the lease and the lock (a
@@ -64,7 +67,7 @@ export default defineConfig({
         test: {
           name: "main",
           include: ["test/**/*.test.ts", "src/**/*.test.ts", "tools/**/*.test.ts"],
-          exclude: [...configDefaults.exclude, ...ISOLATION_ONLY],
+          exclude: [...configDefaults.exclude, ...ISOLATION_ONLY, ...MONGODB_ONLY],
           globalSetup: ["test/support/db/global-setup.ts"],
         },
       },

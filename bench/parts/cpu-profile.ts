@@ -41,13 +41,25 @@ export async function profileStretch(options: {
   }
 }
 
-// Samples are taken on wall-clock ticks, so on a busy machine their sum overstates CPU time; their shares hold.
-function summarise(profile: Profiler.Profile): Pick<ProfileSummary, "by_area_percent" | "top_functions_percent"> {
+/**
+ * A profile's self time by area and by function, in percent of the busy samples (a profile of another process too:
+ * `node --cpu-prof` writes the same format). Samples are taken on wall-clock ticks, so on a busy machine their sum
+ * overstates CPU time; their shares hold.
+ */
+export function summarise(
+  profile: Profiler.Profile,
+  /** Samples taken before this many microseconds into the profile are left out (a process's start). */
+  sinceUs = 0,
+): Pick<ProfileSummary, "by_area_percent" | "top_functions_percent"> {
   const selfUs = new Map<number, number>();
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
   // A sample's time is the gap to the next one.
-  samples.forEach((id, i) => selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i + 1] ?? 0)));
+  let at = 0;
+  samples.forEach((id, i) => {
+    at += deltas[i] ?? 0;
+    if (at >= sinceUs) selfUs.set(id, (selfUs.get(id) ?? 0) + (deltas[i + 1] ?? 0));
+  });
   const byArea = new Map<string, number>();
   const byFunction = new Map<string, number>();
   let busyUs = 0;

@@ -106,8 +106,10 @@ export class ApiKeyStore {
     this.apiKeys = db.collection<ApiKeyDoc>("api_keys");
   }
 
-  async createIndexes(): Promise<void> {
+  /** With `queryIndexes` (src/db/engine.ts), a project's keys are listed by an index, in the list's order. */
+  async createIndexes(queryIndexes: boolean): Promise<void> {
     await this.apiKeys.createIndex({ key_id: 1 }, { unique: true });
+    if (queryIndexes) await this.apiKeys.createIndex({ project_id: 1, created_at: 1, key_id: 1 });
   }
 
   async insertApiKey(key: Omit<ApiKeyRecord, "revokedAt">, now: Date): Promise<void> {

@@ -65,8 +65,10 @@ export class EntitlementStore {
     this.docs = db.collection<UserGameDoc>("entitlements");
   }
 
-  async createIndexes(): Promise<void> {
+  /** With `queryIndexes` (src/db/engine.ts), the list by game rides its own index, in the list's order. */
+  async createIndexes(queryIndexes: boolean): Promise<void> {
     await this.docs.createIndex({ platform_user_id: 1, game_id: 1 }, { unique: true });
+    if (queryIndexes) await this.docs.createIndex({ game_id: 1, platform_user_id: 1 });
   }
 
   async upsertEntitlement(entitlement: EntitlementRecord): Promise<void> {

@@ -45,7 +45,12 @@ export class DeviceLinkStore {
     return linkOf(await this.devices.findOne({ _id: projectScopedId(projectId, deviceId) }));
   }
 
-  /** The devices linked to `partnerUserId` (an erasure's; a scan of the project's links: no index answers it). */
+  /** An erasure finds a player's devices by an index where the engine has query indexes (src/db/engine.ts). */
+  async createIndexes(queryIndexes: boolean): Promise<void> {
+    if (queryIndexes) await this.devices.createIndex({ project_id: 1, partner_user_id: 1 });
+  }
+
+  /** The devices linked to `partnerUserId` (an erasure's; on the embedded engine a scan of the project's links). */
   async devicesOf(projectId: string, partnerUserId: string): Promise<string[]> {
     const docs = await this.devices
       .find({ project_id: projectId, partner_user_id: partnerUserId }, { projection: { device_id: 1 } })

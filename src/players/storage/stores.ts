@@ -42,6 +42,7 @@ export function createPlayerStores(db: Db, engine: Engine, cache: ChunkCache): P
 export async function createPlayerIndexes(stores: PlayerStores, engine: Engine): Promise<void> {
   await stores.tags.createIndexes();
   await stores.traitKeys.createIndexes();
-  await stores.updateRequests.createIndexes();
+  await stores.updateRequests.createIndexes(engine.queryIndexes);
   await stores.intents.createIndexes(engine.queryIndexes);
+  await stores.devices.createIndexes(engine.queryIndexes);
 }

@@ -41,13 +41,17 @@ export class UpdateRequestStore {
     this.soleWriter = engine.soleWriter;
   }
 
-  /** Deletes the project's kept answers that name any of `identityKeys` (an erasure): a scan of the last day's ids. */
+  /**
+   * Deletes the project's kept answers that name any of `identityKeys` (an erasure): by an index on MongoDB, a scan
+   * of the last day's ids on the embedded engine.
+   */
   async forgetAnswers(projectId: string, identityKeys: readonly string[]): Promise<void> {
     await this.requests.deleteMany({ project_id: projectId, state: "done", names: { $in: [...identityKeys] } });
   }
 
-  async createIndexes(): Promise<void> {
+  async createIndexes(queryIndexes: boolean): Promise<void> {
     if (this.ttl) await this.requests.createIndex({ expires_at: 1 }, { expireAfterSeconds: 0 });
+    if (queryIndexes) await this.requests.createIndex({ project_id: 1, names: 1 });
   }
 
   /**

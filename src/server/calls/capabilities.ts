@@ -56,10 +56,14 @@ export async function createCapabilities({
   const projectStore = new ProjectStore(database.db);
   const apiKeyStore = new ApiKeyStore(database.db);
   const entitlementStore = new EntitlementStore(database.db);
-  await Promise.all([projectStore.createIndexes(), apiKeyStore.createIndexes(), entitlementStore.createIndexes()]);
+  const engine = engineOf(database);
+  await Promise.all([
+    projectStore.createIndexes(),
+    apiKeyStore.createIndexes(engine.queryIndexes),
+    entitlementStore.createIndexes(engine.queryIndexes),
+  ]);
   const { generatedKey } = await ensureBootstrapAdminKey(apiKeyStore, config.adminKey, clock.now());
   const apiKeys = new ApiKeyCache({ store: apiKeyStore, ttlMs: config.apiKeyCacheSeconds * 1000, clock });
-  const engine = engineOf(database);
   const sets = createSets({ database, engine, cacheBytes: config.cacheMb * 2 ** 20 });
   // Events read the players' sets, and the players' folds and erasures reach the events' queues: the queues first.
   const eventQueue = await createEventQueue({
