@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
 import { createSchemaChecker } from "../support/clients/openapi.js";
+import { breakProject, waitFor } from "../support/service/events.js";
 import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
@@ -13,7 +14,8 @@ let checker: ReturnType<typeof createSchemaChecker>;
 const answered = new Set<string>();
 
 beforeAll(async () => {
-  test = await startTestService();
+  // A segment that fails once is parked: the admin calls on parked segments are called on one.
+  test = await startTestService({ EVENT_PARK_AFTER_FAILURES: "1" });
   launch = await createLaunchFixture(test);
   const res = await fetch(`${test.baseUrl}/v1/openapi.json`);
   expect(res.status).toBe(200);
@@ -236,6 +238,20 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/events/active", { ...range, names: ["level_up"] }, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/project/get", {}, launch.privateKey)).status).toBe(200);
     expect((await call("/v1/project/get", {}, launch.publicKey)).status).toBe(403);
+  });
+
+  it("admin: a parked segment listed, then retried", async () => {
+    const project = await test.createProject("Parked");
+    const repair = await breakProject(test, project.projectId);
+    await test.postOk("/v1/events", { events: [{ name: "level_up", partner_user_id: "p" }] }, project.publicKey);
+    const listed = await waitFor(
+      () => call("/v1/admin/events/parked", { project_id: project.projectId }, ADMIN_KEY),
+      (res) => res.body.segments?.length === 1,
+    );
+    await repair();
+    const retry = { project_id: project.projectId, seq: listed.body.segments[0].seq };
+    expect((await call("/v1/admin/events/parked/retry", retry, ADMIN_KEY)).status).toBe(200);
+    expect((await call("/v1/admin/events/parked/retry", retry, ADMIN_KEY)).status).toBe(404);
   });
 
   it("events: summed properties, and trends with a sum", async () => {

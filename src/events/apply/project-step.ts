@@ -5,6 +5,7 @@ import type { Segment, SegmentStore } from "../queue/segment-store.js";
 import { daysBetween, parseDay, type RetentionWindow } from "../rollup-keys.js";
 import { applyBatch, type BatchDeps, type EventsSegment } from "./apply-batch.js";
 import { carryOutErasure, carryOutFold, type ControlDeps } from "./controls.js";
+import { unavailableOf } from "../../db/errors.js";
 import { sumBackfillStep, type BackfillDeps } from "./sum-backfill.js";
 
 /** Segments an apply takes together at most, and events: under a backlog, fewer writes an event. */
@@ -57,7 +58,13 @@ export async function projectStep(
   if (first.work?.kind === "events") {
     const batch = await eventsBatch(deps, state, first as EventsSegment);
     const firstDay = deps.window.firstDay(deps.clock.now());
-    await applyBatch(deps, step, { projectId, segments: batch, firstDay, erasedAt: held.erasedAt });
+    // A batch that fails is tried again with its first segment alone (eventsBatch): only a segment that fails alone
+    // is parked.
+    await failingAs(
+      next,
+      () => applyBatch(deps, step, { projectId, segments: batch, firstDay, erasedAt: held.erasedAt }),
+      batch.length > 1,
+    );
     await advance(
       deps,
       step,
@@ -66,7 +73,8 @@ export async function projectStep(
     );
     return "done";
   }
-  await carryOut(deps, step, first);
+  // A fold or an erasure is never parked (it is needed); a step of a sum's back-fill may be.
+  await failingAs(next, () => carryOut(deps, step, first), first.work?.kind !== "sum");
   await advance(deps, step, held, [next]);
   return "done";
 }
@@ -94,24 +102,24 @@ export class LeaseLost extends Error {
   }
 }
 
-/** A step that failed, and the segment it was applying (a fold or an erasure is never parked: it is needed). */
+/** A step that failed, and the segment it was applying; `kept`: not to be parked (a fold, an erasure, a batch). */
 export class SegmentFailure extends Error {
   constructor(
     readonly seq: number,
-    readonly control: boolean,
+    readonly kept: boolean,
     cause: unknown,
   ) {
     super(cause instanceof Error ? cause.message : String(cause), { cause });
   }
 }
 
-async function failingAs<T>(seq: number, run: () => Promise<T>, control = false): Promise<T> {
+/** A failure of segment `seq`'s step, but the database's being away (a backoff, never counted towards parking). */
+async function failingAs<T>(seq: number, run: () => Promise<T>, kept: boolean): Promise<T> {
   try {
     return await run();
   } catch (error) {
-    throw error instanceof SegmentFailure || error instanceof LeaseLost
-      ? error
-      : new SegmentFailure(seq, control, error);
+    const passed = error instanceof SegmentFailure || error instanceof LeaseLost || unavailableOf(error);
+    throw passed ? error : new SegmentFailure(seq, kept, error);
   }
 }
 

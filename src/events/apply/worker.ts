@@ -225,9 +225,9 @@ export class ApplyWorker {
       }
       this.report(error);
       if (!(error instanceof SegmentFailure) || epoch === undefined) return this.backOff(state.projectId, now);
-      const { seq, control } = error;
+      const { seq, kept } = error;
       const count = await queue.failed(state.projectId, seq, epoch).catch(() => 0);
-      if (count >= this.options.parkAfter && !control) {
+      if (count >= this.options.parkAfter && !kept) {
         const segment = await this.options.segments.head(state.projectId, seq);
         const events = segment?.count ?? 0;
         await this.options.parked.park({ projectId: state.projectId, seq, events, error: error.message, at: now });
