@@ -201,7 +201,7 @@ describe("date range and cohort filters", () => {
     const { privateKey } = await ingestOnly.createProject();
     for (const path of ["/v1/events/trends", "/v1/events/names"]) {
       for (const [body, field] of [
-        [{ from: "2025-01-01", to: "2026-01-02" }, "to"],
+        [{ from: "2025-01-01", to: "2026-01-02" }, "from"],
         [{ from: "2025-01-02", to: "2025-01-01" }, "from"],
         [{ from: "2025-02-30", to: "2025-03-01" }, "from"],
         [{ from: "2025-01-01", to: "2025-01-02", tags: ["bad tag!"] }, "tags"],

@@ -47,6 +47,11 @@ describe("read your writes while another project's apply keeps failing", () => {
     const dan = raw.filter((event) => event.player === "dan");
     expect(await trends({ tags: ["gold"] })).toEqual(bruteForce(dan, days));
     expect(await trends({})).toEqual(bruteForce(raw, days));
-    expect(await trends({ tags_none: ["gold"] })).toEqual(bruteForce(raw.filter((e) => e.player !== "dan"), days));
+    expect(await trends({ tags_none: ["gold"] })).toEqual(
+      bruteForce(
+        raw.filter((e) => e.player !== "dan"),
+        days,
+      ),
+    );
   });
 });
