@@ -46,7 +46,7 @@ export async function sumBackfillStep(
   let read = 0;
   let through: string | undefined;
   let done = true;
-  for await (const { day, seq: rawSeq, events } of deps.raw.ofDays(projectId, left[0], left.at(-1)!)) {
+  for await (const { day, seq: rawSeq, events } of deps.raw.ofDays(projectId, left)) {
     // Whole days a step: past its bound, the step ends where a day does.
     if (day !== through && read >= deps.backfillStepEvents) {
       done = false;
