@@ -17,8 +17,9 @@ const MONGODB_ONLY = ["test/db/command-shapes.test.ts", "test/db/kpis-million.te
 
 /** Suites of the embedded engine's own behaviour, or of none: they run on it alone. */
 const EMBEDDED_ONLY = [
-  // Its engine process of their own: supervision, stalls and kills, the write-ahead log, the lease and the lock (a
-  // freeze under load runs on both: events-freeze starts a server of the run's engine).
+  // Its engine process of their own (`npm start` on a DATA_DIR, or one they start): supervision, stalls and kills, the
+  // write-ahead log, the lease and the lock, a stop and a start with a backlog (a freeze under load runs on both:
+  // events-freeze starts a server of the run's engine).
   "test/db/db-faults.test.ts",
   "test/db/db-ownership.test.ts",
   "test/db/embedded-mongod.test.ts",
@@ -26,22 +27,12 @@ const EMBEDDED_ONLY = [
   "test/db/lease.test.ts",
   "test/service/start.test.ts",
   "test/service/shutdown-backlog.test.ts",
-  // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
-  "test/players/membership/players-crash.test.ts",
   "test/service/start-after-backlog.test.ts",
+  // The sole writer's repairs at start (no other instance can be mid-write: every intent left is a round cut short,
+  // a registry counter left high is lowered), and the commands of its rounds, which its caches spare.
   "test/players/erase/players-erase-crash.test.ts",
   "test/players/rounds/players-registry-faults.test.ts",
   "test/players/rounds/players-round-trips.test.ts",
-  "test/db/owner-memory-restart.test.ts",
-  "test/events/apply/events-catch-up.test.ts",
-  "test/db/owner-memory.test.ts",
-  "test/events/rollups/events-write-behind.test.ts",
-  "test/db/owner-memory-fill-faults.test.ts",
-  // Membership pages: only the embedded engine keeps them (MongoDB's profile tag index is the membership; it writes
-  // the counts alone), and seeding a 20,000-member tag through the API on mongo-java-server passed its deadline.
-  "test/players/membership/players-write-growth.test.ts",
-  // The owner's pages of the record of changed players (elsewhere 16 shards written field by field).
-  "test/players/players-changes-growth.test.ts",
   // FerretDB's limit of statements a command, and its query plans.
   "test/db/batched-write.test.ts",
   "test/db/ferretdb-plans.test.ts",

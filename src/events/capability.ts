@@ -25,6 +25,7 @@ import { RetentionWindow } from "./rollup-keys.js";
 import { EventNameStore } from "./rollups/event-name-store.js";
 import { SummedPropertyStore } from "./rollups/summed-property-store.js";
 import { KeyedLock } from "../db/keyed-lock.js";
+import { unavailableOf } from "../db/errors.js";
 
 export interface EventsCapability {
   events: Events;
@@ -77,7 +78,9 @@ export interface EventQueueOptions {
 export async function createEventQueue(options: EventQueueOptions): Promise<EventQueue> {
   const { database, engine, sets, clock } = options;
   const { db } = database;
-  const queue = new QueueStore(db, new KeyedLock());
+  // A write of the queue's document that found the database gone fails the writes waiting behind it at once: they
+  // would not be answered within their deadline either (the ingests of a frozen engine, each a deadline later).
+  const queue = new QueueStore(db, new KeyedLock(unavailableOf));
   const segments = new SegmentStore(db);
   const writer = new QueueWriter({ queue, segments, clock });
   const eventIds = new EventIdStore(db, engine, options.eventIdWindowDays);

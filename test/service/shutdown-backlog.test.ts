@@ -57,7 +57,7 @@ describe("SIGTERM with a backlog", () => {
       const events = Array.from({ length: 1000 }, (_, k) => ({ name: "play", device_id: `d-${from + k}`, timestamp }));
       await post(first, "/v1/events", project.public_key, { events });
     }
-    // Half applied: their histories wait in the owner's memory (written behind), the rest in the queue.
+    // Half applied, the rest waiting in the queue.
     await waitFor(async () => (await queueDepth(first)) <= PLAYERS / 2, 300_000, "half the events applied");
     const stopping = Date.now();
     expect(await first.stop()).toBe(0);

@@ -6,26 +6,34 @@ import { startTestService, TestClock, type TestService } from "../../support/ser
 
 // A start after a stop longer than the retention window: what the window left behind is swept in bounded steps,
 // one a pass of the apply worker, with the segments that wait applied between them.
-// Two days: events a minute before midnight stay within it at the first start, and fall out of it three days later.
-const RETENTION = { EVENT_RETENTION_DAYS: "2" };
+// Two days: events a minute before midnight stay within it at the first start, and fall out of it three days later;
+// their event_id claims too (the claims' window is the sweep's other half).
+const RETENTION = { EVENT_RETENTION_DAYS: "2", EVENT_ID_WINDOW_DAYS: "2" };
+/** Events of as many players: as many event_id claims and raw event documents (one a player, day and segment). */
 const OLD_EVENTS = 2_500;
-const SWEPT = new Set(["event_segments", "event_ids", "event_player_rollups", "event_cohort_rollups"]);
 
 let svc: TestService;
 let project: Awaited<ReturnType<TestService["createProject"]>>;
-/** The commands of the start after the stop, in order: each sweep step's delete, each segment's plan. */
+/**
+ * The commands of the start after the stop on the swept collections, in order: each step of the sweep of claims (a
+ * find and a delete of event_ids), each step of the sweep of raw events (a find of at most a step's `_id`s of
+ * event_raw, then their deletes), each waiting segment's raw events (an insert into event_raw).
+ */
 const started: CommandStartedEvent[] = [];
 /** The events queued during the stop (the worker off), and their days. */
 let waiting: { name: string; partner_user_id: string; timestamp: string }[];
+/** The day of the events the window leaves behind. */
+let firstDay: string;
 
 beforeAll(async () => {
   const before = await startTestService(RETENTION);
   project = await before.createProject();
-  const [{ timestamp }] = eventTimes(before, 1);
+  const [{ timestamp, day }] = eventTimes(before, 1);
+  firstDay = day;
   for (let from = 0; from < OLD_EVENTS; from += 1_000) {
     const events = Array.from({ length: Math.min(1_000, OLD_EVENTS - from) }, (_, k) => ({
       name: "play",
-      partner_user_id: `old-${(from + k) % 50}`,
+      partner_user_id: `old-${from + k}`,
       timestamp,
       event_id: `e-${from + k}`,
     }));
@@ -61,9 +69,7 @@ beforeAll(async () => {
     beforeStart: (database) =>
       database.client.on("commandStarted", (event) => {
         const collection = String(event.command[event.commandName]);
-        if ((event.commandName === "delete" && SWEPT.has(collection)) || collection === "event_plans") {
-          started.push(event);
-        }
+        if (collection === "event_ids" || collection === "event_raw") started.push(event);
       }),
   });
 }, 240_000);
@@ -79,31 +85,39 @@ describe("the retention sweep after a long stop", () => {
       (queue) => queue.queue_depth === 0,
       120_000,
     );
+    /** The old day's documents of a collection whose `_id`s begin `<project>/<day>/`. */
+    const ofOldDay = { _id: { $gte: `${project.projectId}/${firstDay}/`, $lt: `${project.projectId}/${firstDay}0` } };
+    // The sweep's last step drops the day's activity after its raw events.
     await waitFor(
-      () => count("event_ids"),
-      (left) => left === 0,
+      () => Promise.all([count("event_ids"), count("event_raw", ofOldDay), count("event_activity", ofOldDay)]),
+      (left) => left.every((documents) => documents === 0),
       120_000,
     );
-    const deletes = started.filter((event) => event.commandName === "delete");
-    const idSteps = deletes.filter((event) => event.command.delete === "event_ids");
-    expect(idSteps).toHaveLength(Math.ceil(OLD_EVENTS / SWEEP_STEP));
-    for (const { command } of deletes) {
+    const on = (name: string, collection: string) => (event: CommandStartedEvent) =>
+      event.commandName === name && event.command[name] === collection;
+    // The claims: steps of at most SWEEP_STEP `_id`s, as many as that takes (or more: a step that failed, its deadline
+    // passed on a loaded machine, is taken again at the next pass).
+    const steps = Math.ceil(OLD_EVENTS / SWEEP_STEP);
+    const idSteps = started.filter(on("delete", "event_ids"));
+    expect(idSteps.length).toBeGreaterThanOrEqual(steps);
+    for (const { command } of idSteps) {
       const [{ q }] = command.deletes as { q: { $and: [{ _id: { $in: unknown[] } }] } }[];
       expect(q.$and[0]._id.$in.length).toBeLessThanOrEqual(SWEEP_STEP);
     }
-    // Not all the sweep first: a waiting segment's plan is stored before its last step.
-    const firstPlan = started.findIndex((event) => event.command.insert === "event_plans");
-    expect(firstPlan).toBeGreaterThanOrEqual(0);
-    expect(firstPlan).toBeLessThan(started.lastIndexOf(deletes.at(-1)!));
+    // The raw events: each step finds at most SWEEP_STEP of the old day's documents (one a player), then deletes them.
+    const rawSteps = started.filter((event) => on("find", "event_raw")(event) && event.command.limit !== undefined);
+    expect(rawSteps.length).toBeGreaterThanOrEqual(steps);
+    for (const { command } of rawSteps) expect(command.limit).toBeLessThanOrEqual(SWEEP_STEP);
+    const deletes = started.filter((event) => event.commandName === "delete");
+    // Not all the sweep first: a waiting segment's raw events are written before its last step.
+    const firstInsert = started.findIndex(on("insert", "event_raw"));
+    expect(firstInsert).toBeGreaterThanOrEqual(0);
+    expect(firstInsert).toBeLessThan(started.lastIndexOf(deletes.at(-1)!));
 
-    // The idle players' histories went; the new ones count exactly.
-    await waitFor(
-      () => count("event_player_rollups", { _id: { $regex: "/u:old-" } }),
-      (left) => left === 0,
-    );
+    // The new events count exactly.
     const day = waiting[0].timestamp.slice(0, 10);
     const trends = await svc.postOk("/v1/events/trends", { from: day, to: day }, project.privateKey);
     const raw = waiting.map((e) => ({ name: e.name, player: e.partner_user_id, day }));
     expect(byName(trends)).toEqual(bruteForce(raw, [day]));
-  });
+  }, 240_000);
 });

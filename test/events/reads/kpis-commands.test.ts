@@ -11,18 +11,20 @@ beforeAll(async () => {
 afterAll(() => svc.stop());
 
 /**
- * Commands per request of the KPI reads (docs/database.md, "Game KPIs"), once the project's first read filled the
- * owner's memory: the same however many players, as long as a cohort's histories fit one `$in` of 1,000 on MongoDB.
+ * Commands per request of the KPI reads, once a first read of the same filter cached the sets it read. Each read reads
+ * the project's queue state (its lag and complete_through): `find event_queues`. The sole writer of an embedded
+ * database knows every set it cached is current: that is all. Elsewhere another instance may have written since, so
+ * the read reads again the days' index and the day's activity chunk (1 + 1), in a split the three tags' sets (3), and
+ * the project's count of player numbers (which chunks exist) each time a set's chunks are listed: 2 whole, 7 split.
+ * Deterministic: the worker is off while they are counted.
  */
-const BUDGETS = {
-  // None: the owner's memory holds the profiles and histories (1 for a lookup outside the read, such as an API key's).
+const EXPECTED = {
   embedded: { retention: 1, retentionSplit: 1, active: 1, activeSplit: 1, weeks: 1 },
-  // The changes, then each cohort's members (a find of the profiles by their tag index), then one `$in` of histories.
-  mongodb: { retention: 2, retentionSplit: 5, active: 2, activeSplit: 5, weeks: 5 },
+  mongodb: { retention: 5, retentionSplit: 13, active: 5, activeSplit: 13, weeks: 13 },
 };
 
 describe("database commands of the KPI reads", () => {
-  it("retention, active players and trends by week, whole and split by tags, within their budgets", async () => {
+  it("retention, active players and trends by week, whole and split by tags: as many as their sets", async () => {
     const { publicKey, privateKey } = await svc.createProject();
     const post = (path: string, body: object, key = privateKey) => svc.postOk(path, body, key);
     const players = Array.from({ length: 300 }, (_, i) => ({
@@ -43,10 +45,15 @@ describe("database commands of the KPI reads", () => {
       () => queueOf(svc),
       (q) => q.queue_depth === 0,
     );
+    // The same database started again with its worker off: no idle pass of the worker falls in a count.
+    const first = svc;
+    await first.service.close(1_000);
+    await first.database.close();
+    svc = await startTestService({ EVENT_WORKER: "off", DB_NAME: first.config.dbName });
     const range = { from: times[0].day, to: times[2].day };
     const split = { split_by: "tags", tags: ["even", "third", "all_of_them"] };
-    const budgets = needsOwner(svc.database) ? BUDGETS.embedded : BUDGETS.mongodb;
-    const requests: [keyof typeof budgets, string, object][] = [
+    const expected = needsOwner(svc.database) ? EXPECTED.embedded : EXPECTED.mongodb;
+    const requests: [keyof typeof expected, string, object][] = [
       ["retention", "/v1/events/retention", range],
       ["retentionSplit", "/v1/events/retention", { ...range, ...split }],
       ["active", "/v1/events/active", range],
@@ -55,8 +62,11 @@ describe("database commands of the KPI reads", () => {
     ];
     for (const [label, path, body] of requests) {
       await post(path, body);
-      const commands = await commandsOf(svc.database.client, () => post(path, body));
-      expect(commands.length, `${label}: ${commands.join(", ")}`).toBeLessThanOrEqual(budgets[label]);
+      // An API key's lookup falls in a count only when its cache lapsed: it is no command of the read.
+      const commands = (await commandsOf(svc.database.client, () => post(path, body))).filter(
+        (command) => command !== "find api_keys",
+      );
+      expect.soft(commands.length, `${label}: ${commands.join(", ")}`).toBe(expected[label]);
     }
     const retention = await post("/v1/events/retention", range);
     expect(retention.series[0].cohorts.map((c: { players: number }) => c.players)).toEqual([100, 100, 100]);

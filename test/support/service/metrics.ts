@@ -39,11 +39,3 @@ export async function completionsDone(svc: TestService): Promise<void> {
     ([running]) => running === 0,
   );
 }
-
-/** Until the owner of an embedded database has written the membership it keeps in memory (at once elsewhere). */
-export async function ownerMembershipWritten(svc: TestService): Promise<void> {
-  await waitFor(
-    () => metricsOf(svc, ["platform_owner_membership_unwritten"]),
-    ([unwritten = 0]) => unwritten === 0,
-  );
-}
