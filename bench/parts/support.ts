@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import type { Clock } from "../../src/clock.js";
 import { loadConfig, type Config } from "../../src/config.js";
 import { connectDatabase, type Database } from "../../src/db/database.js";
 import { startEmbeddedDb } from "../../src/db/embedded.js";
@@ -35,7 +36,10 @@ export interface BenchService {
  * The real service on a free loopback port, with MONGODB_URI when set or else
  * the embedded database in a temporary folder, as `npm start` would run it.
  */
-export async function startBenchService(env: Record<string, string> = {}): Promise<BenchService> {
+export async function startBenchService(
+  env: Record<string, string> = {},
+  { clock }: { clock?: Clock } = {},
+): Promise<BenchService> {
   const log = createLogger("warn");
   const dataDir = await mkdtemp(path.join(os.tmpdir(), "platform-bench-"));
   const embedded = process.env.MONGODB_URI
@@ -62,7 +66,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
   await database.db.dropDatabase();
   const bench: BenchService = {
     baseUrl: "",
-    service: await startService({ config, database, log }),
+    service: await startService({ config, database, log, clock }),
     config,
     database,
     databaseUri,
@@ -71,7 +75,7 @@ export async function startBenchService(env: Record<string, string> = {}): Promi
     async restart() {
       await bench.service.close();
       const started = performance.now();
-      bench.service = await startService({ config, database, log });
+      bench.service = await startService({ config, database, log, clock });
       bench.baseUrl = `http://127.0.0.1:${bench.service.port}`;
       return { ready_seconds: round((performance.now() - started) / 1000, 2) };
     },

@@ -2,6 +2,7 @@ import { apiKey, post } from "../api.js";
 import { field, h, pageControls, readerNote, select, showing, table } from "../dom.js";
 import { cohortFilterForm, type CohortFilter } from "../filters.js";
 import { requestView } from "../view.js";
+import { experimentResults } from "./experiment-results.js";
 
 interface Variant {
   name: string;
@@ -107,11 +108,22 @@ export function experimentsPage(root: HTMLElement): void {
   const setState = (name: string, state: string) =>
     showing(status, () => post("experiments/update", { name, state }).then(reload));
   const actions = (experiment: Experiment) => {
-    if (!canEdit) return "";
+    const results = h(
+      "button",
+      {
+        type: "button",
+        class: "results",
+        "data-name": experiment.name,
+        onclick: () => panel.replaceChildren(experimentResults(experiment.name)),
+      },
+      "Results",
+    );
+    if (!canEdit) return results;
     const next = experiment.state === "running" ? "stopped" : "running";
     return h(
       "span",
       { class: "actions" },
+      results,
       h(
         "button",
         {

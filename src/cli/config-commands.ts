@@ -9,6 +9,7 @@ import {
   ListEntriesResponseSchema,
   ListExperimentsResponseSchema,
   ListVersionsResponseSchema,
+  ResultsResponseSchema,
   RestoreVersionResponseSchema,
   UpdateEntryResponseSchema,
   UpdateExperimentResponseSchema,
@@ -149,4 +150,16 @@ export function addConfigCommands(): void {
     const { client, headers } = project(ExperimentService);
     await print(ListExperimentsResponseSchema, client.listExperiments(o, { headers }));
   });
+  experiments
+    .command("results <name>")
+    .description("per variant: exposed players, a metric from each one's exposure day, its difference from the control")
+    .requiredOption("--metric <kind>", "return (an event on day --days after), event or sum (within --days days)")
+    .requiredOption("--days <n>", "1 to 90", positiveInteger)
+    .option("--event <name>", "the event name of event and sum")
+    .option("--property <property>", "the summed property of sum")
+    .action(async (name: string, o: { metric: string; days: number; event?: string; property?: string }) => {
+      const { client, headers } = project(ExperimentService);
+      const metric = { kind: o.metric, days: o.days, name: o.event ?? "", property: o.property ?? "" };
+      await print(ResultsResponseSchema, client.results({ name, metric }, { headers }));
+    });
 }

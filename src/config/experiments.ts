@@ -17,7 +17,9 @@ export class Experiments {
       if (experiment.state === "running" && current?.experiment.state !== "running") {
         await this.roomToRun(projectId);
       }
-      const written = await store.write(projectId, current?.version ?? 0, experiment, clock.now());
+      const at = clock.now();
+      const startedAt = current?.startedAt ?? (experiment.hasRun ? at : null);
+      const written = await store.write(projectId, current?.version ?? 0, experiment, { at, startedAt });
       return written ? { value: written, change: { experiment }, keys: 0 } : undefined;
     });
   }

@@ -28,7 +28,7 @@ const REMEMBERED = 100_000;
  * Exposures in the database (ExposureStore), the ones this instance saw remembered: a recorded exposure never
  * changes, so a repeat launch of an exposed player reads nothing.
  */
-export class StoredExposures implements ExposureRecorder {
+export class StoredExposures {
   /** Variant by `<project>/<experiment>/<identity key>`, oldest first. */
   private readonly known = new Map<string, string>();
 
@@ -49,6 +49,7 @@ export class StoredExposures implements ExposureRecorder {
     return variants;
   }
 
+  /** ExposureRecorder.record, and the exposures this call inserted (not those another call recorded first). */
   async record(projectId: string, identityKey: string, exposures: readonly Exposure[], at: Date) {
     const variants = new Map<string, string>();
     const first = await this.store.insert(projectId, identityKey, exposures, at);
@@ -56,7 +57,14 @@ export class StoredExposures implements ExposureRecorder {
     for (const { experiment, variant } of exposures) {
       this.remember(projectId, experiment, identityKey, earlier.get(experiment) ?? variant, variants);
     }
-    return variants;
+    return { variants, inserted: exposures.filter(({ experiment }) => !first.includes(experiment)) };
+  }
+
+  /** Forgets what this instance remembers of the players' exposures to `experiments` (an erasure deleted them). */
+  forget(projectId: string, identityKeys: readonly string[], experiments: readonly string[]): void {
+    for (const key of identityKeys) {
+      for (const experiment of experiments) this.known.delete(knownKey(projectId, experiment, key));
+    }
   }
 
   private remember(

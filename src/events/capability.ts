@@ -12,6 +12,7 @@ import { WorkerRegistry } from "./apply/workers.js";
 import { Events } from "./events.js";
 import { KeptEvents } from "./kept-events.js";
 import type { PlayerActivityChanges, PlayerDirectory } from "./player-directory.js";
+import { ExposureMetrics } from "./kpis/exposure-metrics.js";
 import { Backpressure } from "./queue/backpressure.js";
 import { EventIdStore } from "./queue/event-id-store.js";
 import { QueueLagMeter } from "./queue/lag.js";
@@ -37,6 +38,8 @@ export interface EventsCapability {
   keptEvents: KeptEvents;
   /** The segments parked, for an admin to list and retry. */
   parked: ParkedSegments;
+  /** Experiments' metrics counted from each exposed player's exposure day. */
+  exposureMetrics: ExposureMetrics;
 }
 
 /**
@@ -157,11 +160,12 @@ export function createEvents(options: CreateEventsOptions): EventsCapability {
     maxLagSeconds: options.maxLagSeconds,
     maxQueueEvents: options.maxQueueEvents,
   });
+  const reader = new DaySetReader(activity, sets.cache);
   const events = new Events({
     writer,
     worker,
     lag,
-    reader: new DaySetReader(activity, sets.cache),
+    reader,
     directory: options.directory,
     window,
     names,
@@ -172,5 +176,6 @@ export function createEvents(options: CreateEventsOptions): EventsCapability {
   });
   const keptEvents = new KeptEvents({ numbers: sets.numbers, activity, raw, queue, segments, window, clock });
   const parked = new ParkedSegments({ parked: options.eventQueue.parked, segments, writer });
-  return { events, worker, lag, backpressure, keptEvents, parked };
+  const exposureMetrics = new ExposureMetrics({ reader, summed, clock });
+  return { events, worker, lag, backpressure, keptEvents, parked, exposureMetrics };
 }

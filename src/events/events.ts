@@ -9,6 +9,7 @@ import { nameTotals, seriesOf, trendCounts, type TrendSeries } from "./reads/tre
 import { dayOf, type RetentionWindow } from "./rollup-keys.js";
 import type { ApplyWorker } from "./apply/worker.js";
 import type { CohortFilter, EventQuery } from "./reads/query.js";
+import { InvalidArgumentError } from "../errors.js";
 import { activePoints, type ActivePoint } from "./kpis/active-players.js";
 import { retentionTables, type RetentionCohort, type RetentionMode } from "./kpis/cohort-retention.js";
 import { bucketsOf, dayNumber, type Interval } from "./kpis/periods.js";
@@ -27,7 +28,7 @@ export const MAX_SPLIT_TAGS = 20;
 export interface TrendsRequest {
   query: EventQuery;
   names?: string[];
-  splitByTags: boolean;
+  splitBy?: SplitBy;
   interval: Interval;
   /** A property whose totals the summed names' points carry. */
   sum?: string;
@@ -41,18 +42,26 @@ export interface RetentionRequest {
   startName?: string;
   returnName?: string;
   mode: RetentionMode;
-  splitByTags: boolean;
+  splitBy?: SplitBy;
 }
 
 export interface ActiveRequest {
   query: EventQuery;
   names?: string[];
-  splitByTags: boolean;
+  splitBy?: SplitBy;
 }
 
-/** A KPI's series: one for the whole filter (tag null), or one per tag when split. */
-export interface KpiSeries<T> {
+/** How a read's series are split: one per tag, or one per variant of the filter's experiment. */
+export type SplitBy = "tags" | "variant";
+
+/** Which split series a series is: its tag or its variant (neither when not split). */
+export interface SeriesKey {
   tag: string | null;
+  variant?: string;
+}
+
+/** A KPI's series: one for the whole filter (tag null), or one per tag or variant when split. */
+export interface KpiSeries<T> extends SeriesKey {
   values: T[];
 }
 
@@ -98,14 +107,14 @@ export class Events {
 
   /** A chart's daily (or weekly, monthly) counts per cohort, and how fresh they are. */
   async trends(projectId: string, request: TrendsRequest): Promise<{ series: TrendSeries[]; freshness: Freshness }> {
-    const { query, splitByTags, interval, sum } = request;
+    const { query, splitBy, interval, sum } = request;
     const names = request.names?.length ? request.names : undefined;
     const step = stepsOf("trends", this.options.steps);
     const sumIds = sum
       ? await step("sums", async () => sumIdsOf(await this.options.summed.list(projectId), sum, names))
       : new Map<string, string>();
     const freshness = await step("freshness", () => this.freshness(projectId));
-    const split = await step("split", () => this.split(projectId, query.cohort, splitByTags));
+    const split = await step("split", () => this.split(projectId, query.cohort, splitBy));
     const days = this.inWindow(query.days);
     const counts = await step("counts", () =>
       trendCounts(this.options.reader, projectId, {
@@ -118,8 +127,12 @@ export class Events {
     );
     const { dates } = bucketsOf(query.days, interval);
     const series = await step("series", () =>
-      split.flatMap(({ tag }, i) =>
-        seriesOf(dates, counts[i], names, sumIds).map((one) => (tag === null ? one : { ...one, tag })),
+      split.flatMap(({ tag, variant }, i) =>
+        seriesOf(dates, counts[i], names, sumIds).map((one) => ({
+          ...one,
+          ...(tag !== null && { tag }),
+          ...(variant !== undefined && { variant }),
+        })),
       ),
     );
     return { series, freshness };
@@ -170,7 +183,7 @@ export class Events {
   async retention(projectId: string, request: RetentionRequest) {
     const { query, interval } = request;
     const freshness = await this.freshness(projectId);
-    const split = await this.split(projectId, query.cohort, request.splitByTags);
+    const split = await this.split(projectId, query.cohort, request.splitBy);
     const { firstDay, today, sets } = await this.windowSets(projectId, dayOf(this.options.clock.now()));
     const tables = retentionTables(
       this.options.reader,
@@ -186,7 +199,10 @@ export class Events {
       },
       split.map(({ cohort }) => cohort),
     );
-    const series: KpiSeries<RetentionCohort>[] = split.map(({ tag }, i) => ({ tag, values: tables[i] }));
+    const series: KpiSeries<RetentionCohort>[] = split.map(({ cohort: _, ...key }, i) => ({
+      ...key,
+      values: tables[i],
+    }));
     return { series, freshness };
   }
 
@@ -194,7 +210,7 @@ export class Events {
   async active(projectId: string, request: ActiveRequest) {
     const { query, names } = request;
     const freshness = await this.freshness(projectId);
-    const split = await this.split(projectId, query.cohort, request.splitByTags);
+    const split = await this.split(projectId, query.cohort, request.splitBy);
     const to = query.days.at(-1)!;
     const { firstDay, sets } = await this.windowSets(projectId, to);
     const points = activePoints(
@@ -204,7 +220,7 @@ export class Events {
       { from: dayNumber(query.days[0]), to: dayNumber(to), names: names?.length ? names : undefined, firstDay },
       split.map(({ cohort }) => cohort),
     );
-    const series: KpiSeries<ActivePoint>[] = split.map(({ tag }, i) => ({ tag, values: points[i] }));
+    const series: KpiSeries<ActivePoint>[] = split.map(({ cohort: _, ...key }, i) => ({ ...key, values: points[i] }));
     return { series, freshness };
   }
 
@@ -222,15 +238,27 @@ export class Events {
 
   /**
    * The cohorts a read shows: the filter itself (tag null), or split by tags, one per tag (those of the filter,
-   * else the MAX_SPLIT_TAGS with the most players), each with the filter's traits and tags_none.
+   * else the MAX_SPLIT_TAGS with the most players), each with the filter's traits and tags_none; or by variant, one
+   * per variant of the filter's experiment (those it names, else all), each with the rest of the filter.
    */
   private async split(
     projectId: string,
     filter: CohortFilter,
-    splitByTags: boolean,
-  ): Promise<{ tag: string | null; cohort: Cohort }[]> {
+    splitBy: SplitBy | undefined,
+  ): Promise<(SeriesKey & { cohort: Cohort })[]> {
     const { directory } = this.options;
-    if (!splitByTags) return [{ tag: null, cohort: await directory.cohortOf(projectId, filter) }];
+    if (splitBy === "variant") {
+      if (!filter.experiment) throw new InvalidArgumentError("split_by: variant needs an experiment (experiment)");
+      const { name, variants } = await directory.experimentOf(projectId, filter.experiment);
+      return Promise.all(
+        variants.map(async (variant) => ({
+          tag: null,
+          variant,
+          cohort: await directory.cohortOf(projectId, { ...filter, experiment: { name, variants: [variant] } }),
+        })),
+      );
+    }
+    if (splitBy !== "tags") return [{ tag: null, cohort: await directory.cohortOf(projectId, filter) }];
     const { traits, tagsNone } = filter;
     const tags = filter.tags.length > 0 ? filter.tags : await this.topTags(projectId, tagsNone);
     return Promise.all(

@@ -1,5 +1,5 @@
 import type { Cohort } from "./reads/cohort-counts.js";
-import type { CohortFilter } from "./reads/query.js";
+import type { CohortFilter, ExperimentFilter } from "./reads/query.js";
 import type { FoldMove } from "./queue/segment-store.js";
 
 /**
@@ -9,6 +9,8 @@ import type { FoldMove } from "./queue/segment-store.js";
 export interface PlayerDirectory {
   /** The cohort of a filter: tags, traits and tags_none resolved to the players' sets. */
   cohortOf(projectId: string, filter: CohortFilter): Promise<Cohort>;
+  /** The filter's experiment with its variants named (all when it names none); a 400 for one the project lacks. */
+  experimentOf(projectId: string, filter: ExperimentFilter): Promise<ExperimentFilter>;
   /** The project's tags with the most players, most first, at most `limit`. */
   topTags(projectId: string, limit: number): Promise<string[]>;
 }

@@ -5,7 +5,8 @@ import type { PlayerActivityChanges } from "../events/player-directory.js";
 import type { Logger } from "../log.js";
 import { bitmapCodec, type Sets } from "../sets/capability.js";
 import type { StepTimer } from "../steps.js";
-import { CohortSets } from "./cohorts/cohort-sets.js";
+import { CohortSets, type ExperimentVariants } from "./cohorts/cohort-sets.js";
+import type { ErasedExposures } from "./rounds/erasure-finish.js";
 import { seenCodec, TagSeen } from "./cohorts/tag-seen.js";
 import { columnCodec, TraitColumns } from "./cohorts/trait-columns.js";
 import { Players } from "./players.js";
@@ -27,6 +28,16 @@ const REPAIR_GRACE_MS = 5 * 60_000;
  */
 const LOCK_WAITS = 10;
 
+/** The players' sets: tags, profiles, traits' columns and experiments' variants (their names read from `experiments`). */
+export function createCohortSets(sets: Sets, experiments: ExperimentVariants): CohortSets {
+  return new CohortSets(
+    sets.chunks("player_sets", bitmapCodec),
+    new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
+    sets.numbers,
+    experiments,
+  );
+}
+
 /**
  * Players ready to serve: indexes made, the sets of rounds a crash cut short made to follow their profiles again,
  * registry counters set to their records if a failed registration left them high.
@@ -38,16 +49,14 @@ export async function createPlayers(options: {
   clock: Clock;
   log?: Logger;
   activity?: PlayerActivityChanges;
+  /** The players' sets (createCohortSets), which the experiments' exposures write too. */
+  cohorts: CohortSets;
+  exposures?: ErasedExposures;
   steps?: StepTimer;
 }): Promise<Players> {
-  const { database, engine, sets, clock, log } = options;
+  const { database, engine, sets, clock, log, cohorts } = options;
   const stores = createPlayerStores(database.db, engine, sets.cache);
   await createPlayerIndexes(stores, engine);
-  const cohorts = new CohortSets(
-    sets.chunks("player_sets", bitmapCodec),
-    new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
-    sets.numbers,
-  );
   // The sole writer has no other instance mid-write: every intent it finds is a round a crash cut short.
   const before = new Date(clock.now().getTime() - (engine.soleWriter ? 0 : REPAIR_GRACE_MS));
   const repaired = await repairSets(stores, cohorts, before);
@@ -61,6 +70,7 @@ export async function createPlayers(options: {
     registration,
     seen: new TagSeen(sets.chunks("player_tag_seen", seenCodec), registration),
     activity: options.activity,
+    exposures: options.exposures,
     clock,
     steps: options.steps,
     log,

@@ -1,6 +1,6 @@
 import type { Cohort } from "../events/reads/cohort-counts.js";
 import type { PlayerDirectory } from "../events/player-directory.js";
-import type { CohortFilter } from "../events/reads/query.js";
+import type { CohortFilter, ExperimentFilter } from "../events/reads/query.js";
 import type { CohortSets } from "./cohorts/cohort-sets.js";
 import type { Search } from "./search.js";
 
@@ -16,6 +16,10 @@ export class StoredPlayerDirectory implements PlayerDirectory {
 
   cohortOf(projectId: string, filter: CohortFilter): Promise<Cohort> {
     return this.cohorts.resolve(projectId, filter);
+  }
+
+  experimentOf(projectId: string, filter: ExperimentFilter): Promise<ExperimentFilter> {
+    return this.cohorts.experimentOf(projectId, filter);
   }
 
   async topTags(projectId: string, limit: number): Promise<string[]> {

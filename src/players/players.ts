@@ -25,6 +25,7 @@ import { fingerprintOf, UpdateReplays } from "./rounds/update-replays.js";
 import { namesOf, type EntryOutcome, type UpdateAnswer } from "./rules/update-answer.js";
 import { erasePlayer, findPlayer, type ErasureDeps, type ErasureOutcome } from "./rounds/erasure-round.js";
 import { WritePath } from "./rounds/write-path.js";
+import type { ErasedExposures } from "./rounds/erasure-finish.js";
 import { notTimed, stepsOf, type Step, type StepTimer } from "../steps.js";
 
 export type { WriteContention } from "./rounds/write-path.js";
@@ -55,6 +56,8 @@ export interface PlayersOptions {
   seen: TagSeen;
   /** The events side: folds' and erasures' activity, carried out before the call answers. */
   activity?: PlayerActivityChanges;
+  /** The experiments' side: an erasure takes the players out of the variants' sets. */
+  exposures?: ErasedExposures;
   clock: Clock;
   log?: Logger;
   /** How long a round waits for its players' locks before it answers unavailable. */

@@ -27,6 +27,7 @@ export const filterOf = (query: ProfileQuery): CohortFilter => ({
   tagsMatch: query.tagsAll ? "all" : "any",
   traits: query.traits ?? [],
   tagsNone: query.tagsNone ?? [],
+  ...(query.experiment && { experiment: query.experiment }),
 });
 
 export interface SearchOptions {

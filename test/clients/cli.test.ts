@@ -167,6 +167,28 @@ describe("platformctl", () => {
     const evaluated = await ctl(["config", "evaluate", "--partner", "p1"]);
     expect(evaluated).toEqual({ config: { shop: "b" }, experiments: { onboarding: expect.any(String) }, version: 4 });
     expect(await ctl(["config", "evaluate", "--partner", "p1", "--entry", "nope"])).toMatchObject({ config: {} });
+    const metric = { kind: "event", days: 2, name: "open" };
+    const results = await ctl([
+      "experiments",
+      "results",
+      "onboarding",
+      "--metric",
+      "event",
+      "--days",
+      "2",
+      "--event",
+      "open",
+    ]);
+    expect(results).toEqual(await test.postOk("/v1/experiments/results", { name: "onboarding", metric }, privateKey));
+    expect(
+      results.variants.map((one: { exposed: number }) => one.exposed).reduce((a: number, b: number) => a + b),
+    ).toBe(1);
+    await expect(
+      platformctl(
+        ["experiments", "results", "onboarding", "--metric", "sum", "--days", "2", "--event", "open"],
+        withKey,
+      ),
+    ).rejects.toMatchObject({ code: 1, stderr: expect.stringContaining("metric.property: ") });
     expect(await ctl(["config", "delete", "shop"])).toEqual({ version: 4 });
     await expect(platformctl(["config", "set", "bad key", "--default", "1"], withKey)).rejects.toMatchObject({
       code: 1,

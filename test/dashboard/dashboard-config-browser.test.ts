@@ -3,6 +3,7 @@ import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { chromiumOrSkip } from "../support/dashboard/browser.js";
 import { BUSY_DONE, open, rowsOf, SCREENSHOTS, screenshot, signIn } from "../support/dashboard/dashboard-page.js";
+import { experimentFixture } from "../support/service/experiment-fixture.js";
 import { startTestService, type TestService } from "../support/service/service.js";
 
 // The config and experiments pages against the API's answers: what the forms save is what the API then lists,
@@ -170,6 +171,59 @@ describe.skipIf(!browserPath)("dashboard config and experiments in Chromium", ()
       .poll(() => page.textContent(".experiment-editor .status.error"))
       .toMatch(/^invalid_argument: variants: /);
   });
+
+  it("experiments: shows an experiment's results for a chosen metric as the API answers them, and the ratio warning", async () => {
+    const fixture = await experimentFixture(svc, { seed: 5, groups: [{ daysAgo: 4, players: 24 }] });
+    await page.click('button[name="sign-out"]');
+    await signIn(page, fixture.privateKey);
+    await open(page, "experiments");
+    await page.click('.experiments-table button.results[data-name="exp"]');
+    await page.selectOption('.results-form select[name="metric-kind"]', "event");
+    await page.fill('.results-form input[name="metric-days"]', "2");
+    await page.fill('.results-form input[name="metric-name"]', "buy");
+    const figure = (value: number | null) =>
+      value === null ? "–" : value.toLocaleString("en-US", { maximumFractionDigits: 4 });
+    const expected = async () => {
+      const metric = { kind: "event", days: 2, name: "buy" };
+      const answer = await svc.postOk("/v1/experiments/results", { name: "exp", metric }, fixture.privateKey);
+      return {
+        warning: answer.sample_ratio.warning,
+        rows: answer.variants.map((one: any) => [
+          one.variant === answer.control ? `${one.variant} (control)` : one.variant,
+          String(one.exposed),
+          String(one.measured),
+          figure(one.value),
+          figure(one.difference),
+          one.ci_low === null ? "–" : `${figure(one.ci_low)} to ${figure(one.ci_high)}`,
+          figure(one.p_value),
+        ]),
+        ratio: figure(answer.sample_ratio.p_value),
+      };
+    };
+    const showResults = async () => {
+      const answered = page.waitForResponse((res) => res.url().endsWith("/v1/experiments/results"));
+      await page.click('.results-form button[type="submit"]');
+      await answered;
+      await page.waitForSelector('.experiment-results .content[aria-busy="false"] .results-table');
+    };
+    await showResults();
+    const even = await expected();
+    expect(even.warning).toBe(false);
+    expect(await rowsOf(page, ".results-table tbody")).toEqual(even.rows);
+    expect(await page.textContent(".sample-ratio")).toContain(`p = ${even.ratio}`);
+    expect(await page.locator(".sample-ratio.warning").count()).toBe(0);
+    await screenshot(page, "experiment-results");
+
+    // Weights far from the split the exposures followed: the page warns.
+    const variants = ["a", "b", "c"].map((name, i) => ({ name, weight: i === 0 ? 30 : 1 }));
+    await svc.postOk("/v1/experiments/update", { name: "exp", variants, state: "running" }, fixture.privateKey);
+    await showResults();
+    const skewed = await expected();
+    expect(skewed.warning).toBe(true);
+    await page.waitForSelector(".sample-ratio.warning");
+    expect(await page.textContent(".sample-ratio.warning")).toContain(`p = ${skewed.ratio}`);
+    expect(await rowsOf(page, ".results-table tbody")).toEqual(skewed.rows);
+  }, 120_000);
 
   it("a reader key reads both pages and is offered no change", async () => {
     const reader = await svc.createKey("reader", project.projectId);

@@ -300,6 +300,16 @@ describe("every /v1 answer matches the document", () => {
     });
 
     expect((await call("/v1/config/update", { key: "bad key", default_value: 1 }, privateKey)).status).toBe(400);
+    const results = await call(
+      "/v1/experiments/results",
+      { name: "exp", metric: { kind: "return", days: 1 } },
+      privateKey,
+    );
+    expect(results.body).toMatchObject({
+      control: "a",
+      variants: [{ variant: "a", difference: null }, { variant: "b" }],
+    });
+    expect(results.body.variants.reduce((sum: number, one: { exposed: number }) => sum + one.exposed, 0)).toBe(1);
     expect((await call("/v1/config/evaluate", { partner_user_id: "p" }, launch.publicKey)).status).toBe(403);
     const oneVariant = { name: "x", variants: [variants[0]], state: "draft" };
     expect((await call("/v1/experiments/update", oneVariant, privateKey)).status).toBe(400);

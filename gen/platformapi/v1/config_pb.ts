@@ -17,7 +17,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/config.proto.
  */
 export const file_platformapi_v1_config: GenFile = /*@__PURE__*/
-  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9jb25maWcucHJvdG8SDnBsYXRmb3JtYXBpLnYxIsICCgpDb25maWdSdWxlEhYKBHRhZ3MYASADKAlCCLpIBZIBAhAyEiUKCnRhZ3NfbWF0Y2gYAiABKAlCEbpIDnIMUgBSA2FueVIDYWxsEhsKCXRhZ3Nfbm9uZRgDIAMoCUIIukgFkgECEDISXgoGdHJhaXRzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSNQoPcm9sbG91dF9wZXJjZW50GAUgASgBQhe6SBQSEhkAAAAAAABZQCkAAAAAAAAAAEgAiAEBEi0KBXZhbHVlGAYgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQga6SAPIAQFCEgoQX3JvbGxvdXRfcGVyY2VudCLIAQoLQ29uZmlnRW50cnkSCwoDa2V5GAEgASgJEi0KDWRlZmF1bHRfdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoFcnVsZXMYAyADKAsyGi5wbGF0Zm9ybWFwaS52MS5Db25maWdSdWxlEhEKCWluX2xhdW5jaBgEIAEoCBIPCgd2ZXJzaW9uGAUgASgFEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIowBCg1Db25maWdWZXJzaW9uEg8KB3ZlcnNpb24YASABKAUSKgoFZW50cnkYAiABKAsyGy5wbGF0Zm9ybWFwaS52MS5Db25maWdFbnRyeRIuCgp1cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZrZXlfaWQYBCABKAkiwwEKElVwZGF0ZUVudHJ5UmVxdWVzdBIuCgNrZXkYASABKAlCIbpIHsgBAXIZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JBI1Cg1kZWZhdWx0X3ZhbHVlGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQga6SAPIAQESMwoFcnVsZXMYAyADKAsyGi5wbGF0Zm9ybWFwaS52MS5Db25maWdSdWxlQgi6SAWSAQIQMhIRCglpbl9sYXVuY2gYBCABKAgiQQoTVXBkYXRlRW50cnlSZXNwb25zZRIqCgVlbnRyeRgBIAEoCzIbLnBsYXRmb3JtYXBpLnYxLkNvbmZpZ0VudHJ5ImoKEkxpc3RFbnRyaWVzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplInMKE0xpc3RFbnRyaWVzUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkNvbmZpZ0VudHJ5Ei4KDGVudHJpZXNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIpsBChNMaXN0VmVyc2lvbnNSZXF1ZXN0Ei4KA2tleRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEhoKBHBhZ2UYAiABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAyABKAVCCbpIBhoEGGQoAUgBiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemUieAoUTGlzdFZlcnNpb25zUmVzcG9uc2USLwoIdmVyc2lvbnMYASADKAsyHS5wbGF0Zm9ybWFwaS52MS5Db25maWdWZXJzaW9uEi8KDXZlcnNpb25zX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbyJkChVSZXN0b3JlVmVyc2lvblJlcXVlc3QSLgoDa2V5GAEgASgJQiG6SB7IAQFyGTIXXltBLVphLXowLTlfLjotXXsxLDY0fSQSGwoHdmVyc2lvbhgCIAEoBUIKukgHyAEBGgIoASJEChZSZXN0b3JlVmVyc2lvblJlc3BvbnNlEioKBWVudHJ5GAEgASgLMhsucGxhdGZvcm1hcGkudjEuQ29uZmlnRW50cnkiRAoSRGVsZXRlRW50cnlSZXF1ZXN0Ei4KA2tleRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kIiYKE0RlbGV0ZUVudHJ5UmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoBSKsAQoPRXZhbHVhdGVSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAhI0CgRrZXlzGAMgAygJQia6SCOSASAQ6AciG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JDojukggIh4KD3BhcnRuZXJfdXNlcl9pZAoJZGV2aWNlX2lkEAEipAIKEEV2YWx1YXRlUmVzcG9uc2USPAoGY29uZmlnGAEgAygLMiwucGxhdGZvcm1hcGkudjEuRXZhbHVhdGVSZXNwb25zZS5Db25maWdFbnRyeRJGCgtleHBlcmltZW50cxgCIAMoCzIxLnBsYXRmb3JtYXBpLnYxLkV2YWx1YXRlUmVzcG9uc2UuRXhwZXJpbWVudHNFbnRyeRIPCgd2ZXJzaW9uGAMgASgFGkUKC0NvbmZpZ0VudHJ5EgsKA2tleRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZToCOAEaMgoQRXhwZXJpbWVudHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlwKB1ZhcmlhbnQSLwoEbmFtZRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEiAKBndlaWdodBgCIAEoAUIQukgNEgtAASEAAAAAAAAAACLzAQoKRXhwZXJpbWVudBIMCgRuYW1lGAEgASgJEikKCHZhcmlhbnRzGAIgAygLMhcucGxhdGZvcm1hcGkudjEuVmFyaWFudBIPCgdjb250cm9sGAMgASgJEgwKBHRhZ3MYBCADKAkSEgoKdGFnc19tYXRjaBgFIAEoCRIRCgl0YWdzX25vbmUYBiADKAkSJwoGdHJhaXRzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVzdGF0ZRgIIAEoCRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL+AgoXVXBkYXRlRXhwZXJpbWVudFJlcXVlc3QSLwoEbmFtZRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEjMKCHZhcmlhbnRzGAIgAygLMhcucGxhdGZvcm1hcGkudjEuVmFyaWFudEIIukgFkgECEAkSDwoHY29udHJvbBgDIAEoCRIWCgR0YWdzGAQgAygJQgi6SAWSAQIQMhIlCgp0YWdzX21hdGNoGAUgASgJQhG6SA5yDFIAUgNhbnlSA2FsbBIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyEl4KBnRyYWl0cxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCNdLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEjAKBXN0YXRlGAggASgJQiG6SB7IAQFyGVIFZHJhZnRSB3J1bm5pbmdSB3N0b3BwZWQiSgoYVXBkYXRlRXhwZXJpbWVudFJlc3BvbnNlEi4KCmV4cGVyaW1lbnQYASABKAsyGi5wbGF0Zm9ybWFwaS52MS5FeHBlcmltZW50Im4KFkxpc3RFeHBlcmltZW50c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQFCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZSJ+ChdMaXN0RXhwZXJpbWVudHNSZXNwb25zZRIvCgtleHBlcmltZW50cxgBIAMoCzIaLnBsYXRmb3JtYXBpLnYxLkV4cGVyaW1lbnQSMgoQZXhwZXJpbWVudHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvMsAGCg1Db25maWdTZXJ2aWNlEoYBCgtVcGRhdGVFbnRyeRIiLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZUVudHJ5UmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZUVudHJ5UmVzcG9uc2UiLsrzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCFjoBKiIRL3YxL2NvbmZpZy91cGRhdGUSgQEKC0xpc3RFbnRyaWVzEiIucGxhdGZvcm1hcGkudjEuTGlzdEVudHJpZXNSZXF1ZXN0GiMucGxhdGZvcm1hcGkudjEuTGlzdEVudHJpZXNSZXNwb25zZSIpyvMYC2V2ZW50czpyZWFkgtPkkwIUOgEqIg8vdjEvY29uZmlnL2xpc3QShwEKDExpc3RWZXJzaW9ucxIjLnBsYXRmb3JtYXBpLnYxLkxpc3RWZXJzaW9uc1JlcXVlc3QaJC5wbGF0Zm9ybWFwaS52MS5MaXN0VmVyc2lvbnNSZXNwb25zZSIsyvMYC2V2ZW50czpyZWFkgtPkkwIXOgEqIhIvdjEvY29uZmlnL2hpc3RvcnkSkAEKDlJlc3RvcmVWZXJzaW9uEiUucGxhdGZvcm1hcGkudjEuUmVzdG9yZVZlcnNpb25SZXF1ZXN0GiYucGxhdGZvcm1hcGkudjEuUmVzdG9yZVZlcnNpb25SZXNwb25zZSIvyvMYDnBsYXllcnM6bWFuYWdlgtPkkwIXOgEqIhIvdjEvY29uZmlnL3Jlc3RvcmUShgEKC0RlbGV0ZUVudHJ5EiIucGxhdGZvcm1hcGkudjEuRGVsZXRlRW50cnlSZXF1ZXN0GiMucGxhdGZvcm1hcGkudjEuRGVsZXRlRW50cnlSZXNwb25zZSIuyvMYDnBsYXllcnM6bWFuYWdlgtPkkwIWOgEqIhEvdjEvY29uZmlnL2RlbGV0ZRJ8CghFdmFsdWF0ZRIfLnBsYXRmb3JtYXBpLnYxLkV2YWx1YXRlUmVxdWVzdBogLnBsYXRmb3JtYXBpLnYxLkV2YWx1YXRlUmVzcG9uc2UiLcrzGAtldmVudHM6cmVhZILT5JMCGDoBKiITL3YxL2NvbmZpZy9ldmFsdWF0ZTLFAgoRRXhwZXJpbWVudFNlcnZpY2USmgEKEFVwZGF0ZUV4cGVyaW1lbnQSJy5wbGF0Zm9ybWFwaS52MS5VcGRhdGVFeHBlcmltZW50UmVxdWVzdBooLnBsYXRmb3JtYXBpLnYxLlVwZGF0ZUV4cGVyaW1lbnRSZXNwb25zZSIzyvMYDnBsYXllcnM6bWFuYWdlgtPkkwIbOgEqIhYvdjEvZXhwZXJpbWVudHMvdXBkYXRlEpIBCg9MaXN0RXhwZXJpbWVudHMSJi5wbGF0Zm9ybWFwaS52MS5MaXN0RXhwZXJpbWVudHNSZXF1ZXN0GicucGxhdGZvcm1hcGkudjEuTGlzdEV4cGVyaW1lbnRzUmVzcG9uc2UiLsrzGAtldmVudHM6cmVhZILT5JMCGToBKiIUL3YxL2V4cGVyaW1lbnRzL2xpc3RCNlo0cGxhdGZvcm0tYmFja2VuZC9nZW4vZ28vcGxhdGZvcm1hcGkvdjE7cGxhdGZvcm1hcGl2MWIGcHJvdG8z", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
+  fileDesc("ChtwbGF0Zm9ybWFwaS92MS9jb25maWcucHJvdG8SDnBsYXRmb3JtYXBpLnYxIsICCgpDb25maWdSdWxlEhYKBHRhZ3MYASADKAlCCLpIBZIBAhAyEiUKCnRhZ3NfbWF0Y2gYAiABKAlCEbpIDnIMUgBSA2FueVIDYWxsEhsKCXRhZ3Nfbm9uZRgDIAMoCUIIukgFkgECEDISXgoGdHJhaXRzGAQgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSNQoPcm9sbG91dF9wZXJjZW50GAUgASgBQhe6SBQSEhkAAAAAAABZQCkAAAAAAAAAAEgAiAEBEi0KBXZhbHVlGAYgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQga6SAPIAQFCEgoQX3JvbGxvdXRfcGVyY2VudCLIAQoLQ29uZmlnRW50cnkSCwoDa2V5GAEgASgJEi0KDWRlZmF1bHRfdmFsdWUYAiABKAsyFi5nb29nbGUucHJvdG9idWYuVmFsdWUSKQoFcnVsZXMYAyADKAsyGi5wbGF0Zm9ybWFwaS52MS5Db25maWdSdWxlEhEKCWluX2xhdW5jaBgEIAEoCBIPCgd2ZXJzaW9uGAUgASgFEi4KCnVwZGF0ZWRfYXQYBiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wIowBCg1Db25maWdWZXJzaW9uEg8KB3ZlcnNpb24YASABKAUSKgoFZW50cnkYAiABKAsyGy5wbGF0Zm9ybWFwaS52MS5Db25maWdFbnRyeRIuCgp1cGRhdGVkX2F0GAMgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcBIOCgZrZXlfaWQYBCABKAkiwwEKElVwZGF0ZUVudHJ5UmVxdWVzdBIuCgNrZXkYASABKAlCIbpIHsgBAXIZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JBI1Cg1kZWZhdWx0X3ZhbHVlGAIgASgLMhYuZ29vZ2xlLnByb3RvYnVmLlZhbHVlQga6SAPIAQESMwoFcnVsZXMYAyADKAsyGi5wbGF0Zm9ybWFwaS52MS5Db25maWdSdWxlQgi6SAWSAQIQMhIRCglpbl9sYXVuY2gYBCABKAgiQQoTVXBkYXRlRW50cnlSZXNwb25zZRIqCgVlbnRyeRgBIAEoCzIbLnBsYXRmb3JtYXBpLnYxLkNvbmZpZ0VudHJ5ImoKEkxpc3RFbnRyaWVzUmVxdWVzdBIaCgRwYWdlGAEgASgFQge6SAQaAigBSACIAQESIQoJcGFnZV9zaXplGAIgASgFQgm6SAYaBBhkKAFIAYgBAUIHCgVfcGFnZUIMCgpfcGFnZV9zaXplInMKE0xpc3RFbnRyaWVzUmVzcG9uc2USLAoHZW50cmllcxgBIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkNvbmZpZ0VudHJ5Ei4KDGVudHJpZXNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIpsBChNMaXN0VmVyc2lvbnNSZXF1ZXN0Ei4KA2tleRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEhoKBHBhZ2UYAiABKAVCB7pIBBoCKAFIAIgBARIhCglwYWdlX3NpemUYAyABKAVCCbpIBhoEGGQoAUgBiAEBQgcKBV9wYWdlQgwKCl9wYWdlX3NpemUieAoUTGlzdFZlcnNpb25zUmVzcG9uc2USLwoIdmVyc2lvbnMYASADKAsyHS5wbGF0Zm9ybWFwaS52MS5Db25maWdWZXJzaW9uEi8KDXZlcnNpb25zX2luZm8YAiABKAsyGC5wbGF0Zm9ybWFwaS52MS5QYWdlSW5mbyJkChVSZXN0b3JlVmVyc2lvblJlcXVlc3QSLgoDa2V5GAEgASgJQiG6SB7IAQFyGTIXXltBLVphLXowLTlfLjotXXsxLDY0fSQSGwoHdmVyc2lvbhgCIAEoBUIKukgHyAEBGgIoASJEChZSZXN0b3JlVmVyc2lvblJlc3BvbnNlEioKBWVudHJ5GAEgASgLMhsucGxhdGZvcm1hcGkudjEuQ29uZmlnRW50cnkiRAoSRGVsZXRlRW50cnlSZXF1ZXN0Ei4KA2tleRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kIiYKE0RlbGV0ZUVudHJ5UmVzcG9uc2USDwoHdmVyc2lvbhgBIAEoBSKsAQoPRXZhbHVhdGVSZXF1ZXN0EiEKD3BhcnRuZXJfdXNlcl9pZBgBIAEoCUIIukgFcgMYgAISGwoJZGV2aWNlX2lkGAIgASgJQgi6SAVyAxiAAhI0CgRrZXlzGAMgAygJQia6SCOSASAQ6AciG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JDojukggIh4KD3BhcnRuZXJfdXNlcl9pZAoJZGV2aWNlX2lkEAEipAIKEEV2YWx1YXRlUmVzcG9uc2USPAoGY29uZmlnGAEgAygLMiwucGxhdGZvcm1hcGkudjEuRXZhbHVhdGVSZXNwb25zZS5Db25maWdFbnRyeRJGCgtleHBlcmltZW50cxgCIAMoCzIxLnBsYXRmb3JtYXBpLnYxLkV2YWx1YXRlUmVzcG9uc2UuRXhwZXJpbWVudHNFbnRyeRIPCgd2ZXJzaW9uGAMgASgFGkUKC0NvbmZpZ0VudHJ5EgsKA2tleRgBIAEoCRIlCgV2YWx1ZRgCIAEoCzIWLmdvb2dsZS5wcm90b2J1Zi5WYWx1ZToCOAEaMgoQRXhwZXJpbWVudHNFbnRyeRILCgNrZXkYASABKAkSDQoFdmFsdWUYAiABKAk6AjgBIlwKB1ZhcmlhbnQSLwoEbmFtZRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEiAKBndlaWdodBgCIAEoAUIQukgNEgtAASEAAAAAAAAAACLzAQoKRXhwZXJpbWVudBIMCgRuYW1lGAEgASgJEikKCHZhcmlhbnRzGAIgAygLMhcucGxhdGZvcm1hcGkudjEuVmFyaWFudBIPCgdjb250cm9sGAMgASgJEgwKBHRhZ3MYBCADKAkSEgoKdGFnc19tYXRjaBgFIAEoCRIRCgl0YWdzX25vbmUYBiADKAkSJwoGdHJhaXRzGAcgASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdBINCgVzdGF0ZRgIIAEoCRIuCgp1cGRhdGVkX2F0GAkgASgLMhouZ29vZ2xlLnByb3RvYnVmLlRpbWVzdGFtcCL+AgoXVXBkYXRlRXhwZXJpbWVudFJlcXVlc3QSLwoEbmFtZRgBIAEoCUIhukgeyAEBchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEjMKCHZhcmlhbnRzGAIgAygLMhcucGxhdGZvcm1hcGkudjEuVmFyaWFudEIIukgFkgECEAkSDwoHY29udHJvbBgDIAEoCRIWCgR0YWdzGAQgAygJQgi6SAWSAQIQMhIlCgp0YWdzX21hdGNoGAUgASgJQhG6SA5yDFIAUgNhbnlSA2FsbBIbCgl0YWdzX25vbmUYBiADKAlCCLpIBZIBAhAyEl4KBnRyYWl0cxgHIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCNdLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEjAKBXN0YXRlGAggASgJQiG6SB7IAQFyGVIFZHJhZnRSB3J1bm5pbmdSB3N0b3BwZWQiSgoYVXBkYXRlRXhwZXJpbWVudFJlc3BvbnNlEi4KCmV4cGVyaW1lbnQYASABKAsyGi5wbGF0Zm9ybWFwaS52MS5FeHBlcmltZW50Im4KFkxpc3RFeHBlcmltZW50c1JlcXVlc3QSGgoEcGFnZRgBIAEoBUIHukgEGgIoAUgAiAEBEiEKCXBhZ2Vfc2l6ZRgCIAEoBUIJukgGGgQYZCgBSAGIAQFCBwoFX3BhZ2VCDAoKX3BhZ2Vfc2l6ZSJ+ChdMaXN0RXhwZXJpbWVudHNSZXNwb25zZRIvCgtleHBlcmltZW50cxgBIAMoCzIaLnBsYXRmb3JtYXBpLnYxLkV4cGVyaW1lbnQSMgoQZXhwZXJpbWVudHNfaW5mbxgCIAEoCzIYLnBsYXRmb3JtYXBpLnYxLlBhZ2VJbmZvIngKDlJlc3VsdHNSZXF1ZXN0Ei8KBG5hbWUYASABKAlCIbpIHsgBAXIZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JBI1CgZtZXRyaWMYAiABKAsyHS5wbGF0Zm9ybWFwaS52MS5SZXN1bHRzTWV0cmljQga6SAPIAQEioQEKDVJlc3VsdHNNZXRyaWMSKgoEa2luZBgBIAEoCUIcukgZyAEBchRSBnJldHVyblIFZXZlbnRSA3N1bRIXCgRkYXlzGAIgASgFQgm6SAYaBBhaKAESLwoEbmFtZRgDIAEoCUIhukgechwyGl4oW0EtWmEtejAtOV8uOi1dezEsNjR9KT8kEhoKCHByb3BlcnR5GAQgASgJQgi6SAVyAxiAAiKGAQoPUmVzdWx0c1Jlc3BvbnNlEi8KCHZhcmlhbnRzGAEgAygLMh0ucGxhdGZvcm1hcGkudjEuVmFyaWFudFJlc3VsdBIPCgdjb250cm9sGAIgASgJEjEKDHNhbXBsZV9yYXRpbxgDIAEoCzIbLnBsYXRmb3JtYXBpLnYxLlNhbXBsZVJhdGlvIu0BCg1WYXJpYW50UmVzdWx0Eg8KB3ZhcmlhbnQYASABKAkSDwoHZXhwb3NlZBgCIAEoBRIQCghtZWFzdXJlZBgDIAEoBRISCgV2YWx1ZRgEIAEoAUgAiAEBEhcKCmRpZmZlcmVuY2UYBSABKAFIAYgBARITCgZjaV9sb3cYBiABKAFIAogBARIUCgdjaV9oaWdoGAcgASgBSAOIAQESFAoHcF92YWx1ZRgIIAEoAUgEiAEBQggKBl92YWx1ZUINCgtfZGlmZmVyZW5jZUIJCgdfY2lfbG93QgoKCF9jaV9oaWdoQgoKCF9wX3ZhbHVlIi8KC1NhbXBsZVJhdGlvEg8KB3BfdmFsdWUYASABKAESDwoHd2FybmluZxgCIAEoCDLABgoNQ29uZmlnU2VydmljZRKGAQoLVXBkYXRlRW50cnkSIi5wbGF0Zm9ybWFwaS52MS5VcGRhdGVFbnRyeVJlcXVlc3QaIy5wbGF0Zm9ybWFwaS52MS5VcGRhdGVFbnRyeVJlc3BvbnNlIi7K8xgOcGxheWVyczptYW5hZ2WC0+STAhY6ASoiES92MS9jb25maWcvdXBkYXRlEoEBCgtMaXN0RW50cmllcxIiLnBsYXRmb3JtYXBpLnYxLkxpc3RFbnRyaWVzUmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLkxpc3RFbnRyaWVzUmVzcG9uc2UiKcrzGAtldmVudHM6cmVhZILT5JMCFDoBKiIPL3YxL2NvbmZpZy9saXN0EocBCgxMaXN0VmVyc2lvbnMSIy5wbGF0Zm9ybWFwaS52MS5MaXN0VmVyc2lvbnNSZXF1ZXN0GiQucGxhdGZvcm1hcGkudjEuTGlzdFZlcnNpb25zUmVzcG9uc2UiLMrzGAtldmVudHM6cmVhZILT5JMCFzoBKiISL3YxL2NvbmZpZy9oaXN0b3J5EpABCg5SZXN0b3JlVmVyc2lvbhIlLnBsYXRmb3JtYXBpLnYxLlJlc3RvcmVWZXJzaW9uUmVxdWVzdBomLnBsYXRmb3JtYXBpLnYxLlJlc3RvcmVWZXJzaW9uUmVzcG9uc2UiL8rzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCFzoBKiISL3YxL2NvbmZpZy9yZXN0b3JlEoYBCgtEZWxldGVFbnRyeRIiLnBsYXRmb3JtYXBpLnYxLkRlbGV0ZUVudHJ5UmVxdWVzdBojLnBsYXRmb3JtYXBpLnYxLkRlbGV0ZUVudHJ5UmVzcG9uc2UiLsrzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCFjoBKiIRL3YxL2NvbmZpZy9kZWxldGUSfAoIRXZhbHVhdGUSHy5wbGF0Zm9ybWFwaS52MS5FdmFsdWF0ZVJlcXVlc3QaIC5wbGF0Zm9ybWFwaS52MS5FdmFsdWF0ZVJlc3BvbnNlIi3K8xgLZXZlbnRzOnJlYWSC0+STAhg6ASoiEy92MS9jb25maWcvZXZhbHVhdGUyxAMKEUV4cGVyaW1lbnRTZXJ2aWNlEpoBChBVcGRhdGVFeHBlcmltZW50EicucGxhdGZvcm1hcGkudjEuVXBkYXRlRXhwZXJpbWVudFJlcXVlc3QaKC5wbGF0Zm9ybWFwaS52MS5VcGRhdGVFeHBlcmltZW50UmVzcG9uc2UiM8rzGA5wbGF5ZXJzOm1hbmFnZYLT5JMCGzoBKiIWL3YxL2V4cGVyaW1lbnRzL3VwZGF0ZRKSAQoPTGlzdEV4cGVyaW1lbnRzEiYucGxhdGZvcm1hcGkudjEuTGlzdEV4cGVyaW1lbnRzUmVxdWVzdBonLnBsYXRmb3JtYXBpLnYxLkxpc3RFeHBlcmltZW50c1Jlc3BvbnNlIi7K8xgLZXZlbnRzOnJlYWSC0+STAhk6ASoiFC92MS9leHBlcmltZW50cy9saXN0En0KB1Jlc3VsdHMSHi5wbGF0Zm9ybWFwaS52MS5SZXN1bHRzUmVxdWVzdBofLnBsYXRmb3JtYXBpLnYxLlJlc3VsdHNSZXNwb25zZSIxyvMYC2V2ZW50czpyZWFkgtPkkwIcOgEqIhcvdjEvZXhwZXJpbWVudHMvcmVzdWx0c0I2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_api_annotations, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_common, file_platformapi_v1_options]);
 
 /**
  * A rule of an entry: players of the cohort (tags, tags_match, tags_none and
@@ -695,6 +695,198 @@ export const ListExperimentsResponseSchema: GenMessage<ListExperimentsResponse> 
   messageDesc(file_platformapi_v1_config, 20);
 
 /**
+ * @generated from message platformapi.v1.ResultsRequest
+ */
+export type ResultsRequest = Message<"platformapi.v1.ResultsRequest"> & {
+  /**
+   * The experiment (any state).
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * @generated from field: platformapi.v1.ResultsMetric metric = 2;
+   */
+  metric?: ResultsMetric | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ResultsRequest.
+ * Use `create(ResultsRequestSchema)` to create a new message.
+ */
+export const ResultsRequestSchema: GenMessage<ResultsRequest> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_config, 21);
+
+/**
+ * What is counted of each exposed player, from their exposure day (UTC).
+ *
+ * @generated from message platformapi.v1.ResultsMetric
+ */
+export type ResultsMetric = Message<"platformapi.v1.ResultsMetric"> & {
+  /**
+   * "return": the share of players with any event on day `days` after their
+   * exposure day; "event": the share with an event `name` on their exposure
+   * day or the `days` - 1 after it; "sum": the mean per player of the total
+   * of `property` of their `name` events on those days (a property the
+   * project sums: events/properties/update).
+   *
+   * @generated from field: string kind = 1;
+   */
+  kind: string;
+
+  /**
+   * 1 to 90.
+   *
+   * @generated from field: int32 days = 2;
+   */
+  days: number;
+
+  /**
+   * The event name of "event" and "sum".
+   *
+   * @generated from field: string name = 3;
+   */
+  name: string;
+
+  /**
+   * The summed property of "sum".
+   *
+   * @generated from field: string property = 4;
+   */
+  property: string;
+};
+
+/**
+ * Describes the message platformapi.v1.ResultsMetric.
+ * Use `create(ResultsMetricSchema)` to create a new message.
+ */
+export const ResultsMetricSchema: GenMessage<ResultsMetric> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_config, 22);
+
+/**
+ * @generated from message platformapi.v1.ResultsResponse
+ */
+export type ResultsResponse = Message<"platformapi.v1.ResultsResponse"> & {
+  /**
+   * Each variant in the experiment's order.
+   *
+   * @generated from field: repeated platformapi.v1.VariantResult variants = 1;
+   */
+  variants: VariantResult[];
+
+  /**
+   * The variant the others are compared with.
+   *
+   * @generated from field: string control = 2;
+   */
+  control: string;
+
+  /**
+   * @generated from field: platformapi.v1.SampleRatio sample_ratio = 3;
+   */
+  sampleRatio?: SampleRatio | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.ResultsResponse.
+ * Use `create(ResultsResponseSchema)` to create a new message.
+ */
+export const ResultsResponseSchema: GenMessage<ResultsResponse> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_config, 23);
+
+/**
+ * @generated from message platformapi.v1.VariantResult
+ */
+export type VariantResult = Message<"platformapi.v1.VariantResult"> & {
+  /**
+   * @generated from field: string variant = 1;
+   */
+  variant: string;
+
+  /**
+   * Players exposed to the variant.
+   *
+   * @generated from field: int32 exposed = 2;
+   */
+  exposed: number;
+
+  /**
+   * Those whose days counted are over (before today, UTC): the players the
+   * value is of.
+   *
+   * @generated from field: int32 measured = 3;
+   */
+  measured: number;
+
+  /**
+   * A share (return, event) or a mean per player (sum); unset with no player
+   * measured.
+   *
+   * @generated from field: optional double value = 4;
+   */
+  value?: number | undefined;
+
+  /**
+   * value less the control's, with its two-sided 95 % interval (a normal
+   * approximation for shares, Welch's for means) and p-value; unset for the
+   * control and when the data cannot give them (no spread, too few players).
+   *
+   * @generated from field: optional double difference = 5;
+   */
+  difference?: number | undefined;
+
+  /**
+   * @generated from field: optional double ci_low = 6;
+   */
+  ciLow?: number | undefined;
+
+  /**
+   * @generated from field: optional double ci_high = 7;
+   */
+  ciHigh?: number | undefined;
+
+  /**
+   * @generated from field: optional double p_value = 8;
+   */
+  pValue?: number | undefined;
+};
+
+/**
+ * Describes the message platformapi.v1.VariantResult.
+ * Use `create(VariantResultSchema)` to create a new message.
+ */
+export const VariantResultSchema: GenMessage<VariantResult> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_config, 24);
+
+/**
+ * A chi-square test of the exposures against the variants' weights.
+ *
+ * @generated from message platformapi.v1.SampleRatio
+ */
+export type SampleRatio = Message<"platformapi.v1.SampleRatio"> & {
+  /**
+   * @generated from field: double p_value = 1;
+   */
+  pValue: number;
+
+  /**
+   * The p-value is below 0.001: the split departs from the weights (a bug in
+   * assignment or exposure, or players lost on the way).
+   *
+   * @generated from field: bool warning = 2;
+   */
+  warning: boolean;
+};
+
+/**
+ * Describes the message platformapi.v1.SampleRatio.
+ * Use `create(SampleRatioSchema)` to create a new message.
+ */
+export const SampleRatioSchema: GenMessage<SampleRatio> = /*@__PURE__*/
+  messageDesc(file_platformapi_v1_config, 25);
+
+/**
  * What the game should be for each player: config entries whose value
  * depends on the player's cohort as of now, and rollouts. The entries marked
  * in_launch are in every valid verify's answer.
@@ -797,6 +989,18 @@ export const ExperimentService: GenService<{
     methodKind: "unary";
     input: typeof ListExperimentsRequestSchema;
     output: typeof ListExperimentsResponseSchema;
+  },
+  /**
+   * Per variant: its exposed players and a metric counted from each one's
+   * exposure day, compared with the control; and whether the exposures
+   * follow the weights.
+   *
+   * @generated from rpc platformapi.v1.ExperimentService.Results
+   */
+  results: {
+    methodKind: "unary";
+    input: typeof ResultsRequestSchema;
+    output: typeof ResultsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_platformapi_v1_config, 1);

@@ -14,7 +14,7 @@ import type { JsonObject, Message } from "@bufbuild/protobuf";
  * Describes the file platformapi/v1/kpis.proto.
  */
 export const file_platformapi_v1_kpis: GenFile = /*@__PURE__*/
-  fileDesc("ChlwbGF0Zm9ybWFwaS92MS9rcGlzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSLTBQoQUmV0ZW50aW9uUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEicKCGludGVydmFsGAMgASgJQhC6SA1yC1IDZGF5UgR3ZWVrSACIAQESHwoHcGVyaW9kcxgEIAEoBUIJukgGGgQYWigBSAGIAQESNwoKc3RhcnRfbmFtZRgFIAEoCUIeukgbchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kSAKIAQESOAoLcmV0dXJuX25hbWUYBiABKAlCHrpIG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JEgDiAEBEioKBG1vZGUYByABKAlCF7pIFHISUgVuX2RheVIJdW5ib3VuZGVkSASIAQESFgoEdGFncxgIIAMoCUIIukgFkgECEDISKAoKdGFnc19tYXRjaBgJIAEoCUIPukgMcgpSA2FueVIDYWxsSAWIAQESXgoGdHJhaXRzGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSGwoJdGFnc19ub25lGAsgAygJQgi6SAWSAQIQMhIiCghzcGxpdF9ieRgMIAEoCUILukgIcgZSBHRhZ3NIBogBAUILCglfaW50ZXJ2YWxCCgoIX3BlcmlvZHNCDQoLX3N0YXJ0X25hbWVCDgoMX3JldHVybl9uYW1lQgcKBV9tb2RlQg0KC190YWdzX21hdGNoQgsKCV9zcGxpdF9ieSKPAQoRUmV0ZW50aW9uUmVzcG9uc2USLwoGc2VyaWVzGAEgAygLMh8ucGxhdGZvcm1hcGkudjEuUmV0ZW50aW9uU2VyaWVzEjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBIl0KD1JldGVudGlvblNlcmllcxIQCgN0YWcYASABKAlIAIgBARIwCgdjb2hvcnRzGAIgAygLMh8ucGxhdGZvcm1hcGkudjEuUmV0ZW50aW9uQ29ob3J0QgYKBF90YWciQgoPUmV0ZW50aW9uQ29ob3J0EgwKBGRhdGUYASABKAkSDwoHcGxheWVycxgCIAEoBRIQCghyZXR1cm5lZBgDIAMoBSLcAwoNQWN0aXZlUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEjQKBW5hbWVzGAMgAygJQiW6SCKSAR8QMiIbchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kEhYKBHRhZ3MYBCADKAlCCLpIBZIBAhAyEigKCnRhZ3NfbWF0Y2gYBSABKAlCD7pIDHIKUgNhbnlSA2FsbEgAiAEBEl4KBnRyYWl0cxgGIAEoCzIXLmdvb2dsZS5wcm90b2J1Zi5TdHJ1Y3RCNdLzGDFeW15fJC5ceDAwLVx4MUZceDdGLVx4OUZdW14uXHgwMC1ceDFGXHg3Ri1ceDlGXSokEhsKCXRhZ3Nfbm9uZRgHIAMoCUIIukgFkgECEDISIgoIc3BsaXRfYnkYCCABKAlCC7pICHIGUgR0YWdzSAGIAQFCDQoLX3RhZ3NfbWF0Y2hCCwoJX3NwbGl0X2J5IokBCg5BY3RpdmVSZXNwb25zZRIsCgZzZXJpZXMYASADKAsyHC5wbGF0Zm9ybWFwaS52MS5BY3RpdmVTZXJpZXMSNAoQY29tcGxldGVfdGhyb3VnaBgCIAEoCzIaLmdvb2dsZS5wcm90b2J1Zi5UaW1lc3RhbXASEwoLbGFnX3NlY29uZHMYAyABKAEiVQoMQWN0aXZlU2VyaWVzEhAKA3RhZxgBIAEoCUgAiAEBEisKBnBvaW50cxgCIAMoCzIbLnBsYXRmb3JtYXBpLnYxLkFjdGl2ZVBvaW50QgYKBF90YWciVwoLQWN0aXZlUG9pbnQSDAoEZGF0ZRgBIAEoCRILCgNkYXUYAiABKAUSCwoDd2F1GAMgASgFEgsKA21hdRgEIAEoBRITCgtuZXdfcGxheWVycxgFIAEoBUI2WjRwbGF0Zm9ybS1iYWNrZW5kL2dlbi9nby9wbGF0Zm9ybWFwaS92MTtwbGF0Zm9ybWFwaXYxYgZwcm90bzM", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
+  fileDesc("ChlwbGF0Zm9ybWFwaS92MS9rcGlzLnByb3RvEg5wbGF0Zm9ybWFwaS52MSKVBgoQUmV0ZW50aW9uUmVxdWVzdBJLCgRmcm9tGAEgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEkkKAnRvGAIgASgJQj26SDrIAQFyNTIzXlswLTldezR9LSgwWzEtOV18MVswLTJdKS0oMFsxLTldfFsxMl1bMC05XXwzWzAxXSkkEicKCGludGVydmFsGAMgASgJQhC6SA1yC1IDZGF5UgR3ZWVrSACIAQESHwoHcGVyaW9kcxgEIAEoBUIJukgGGgQYWigBSAGIAQESNwoKc3RhcnRfbmFtZRgFIAEoCUIeukgbchkyF15bQS1aYS16MC05Xy46LV17MSw2NH0kSAKIAQESOAoLcmV0dXJuX25hbWUYBiABKAlCHrpIG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JEgDiAEBEioKBG1vZGUYByABKAlCF7pIFHISUgVuX2RheVIJdW5ib3VuZGVkSASIAQESFgoEdGFncxgIIAMoCUIIukgFkgECEDISKAoKdGFnc19tYXRjaBgJIAEoCUIPukgMcgpSA2FueVIDYWxsSAWIAQESXgoGdHJhaXRzGAogASgLMhcuZ29vZ2xlLnByb3RvYnVmLlN0cnVjdEI10vMYMV5bXl8kLlx4MDAtXHgxRlx4N0YtXHg5Rl1bXi5ceDAwLVx4MUZceDdGLVx4OUZdKiQSGwoJdGFnc19ub25lGAsgAygJQgi6SAWSAQIQMhIrCghzcGxpdF9ieRgMIAEoCUIUukgRcg9SBHRhZ3NSB3ZhcmlhbnRIBogBARIbCgpleHBlcmltZW50GA0gASgJQge6SARyAhhAEhoKCHZhcmlhbnRzGA4gAygJQgi6SAWSAQIQCUILCglfaW50ZXJ2YWxCCgoIX3BlcmlvZHNCDQoLX3N0YXJ0X25hbWVCDgoMX3JldHVybl9uYW1lQgcKBV9tb2RlQg0KC190YWdzX21hdGNoQgsKCV9zcGxpdF9ieSKPAQoRUmV0ZW50aW9uUmVzcG9uc2USLwoGc2VyaWVzGAEgAygLMh8ucGxhdGZvcm1hcGkudjEuUmV0ZW50aW9uU2VyaWVzEjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBIn8KD1JldGVudGlvblNlcmllcxIQCgN0YWcYASABKAlIAIgBARIwCgdjb2hvcnRzGAIgAygLMh8ucGxhdGZvcm1hcGkudjEuUmV0ZW50aW9uQ29ob3J0EhQKB3ZhcmlhbnQYAyABKAlIAYgBAUIGCgRfdGFnQgoKCF92YXJpYW50IkIKD1JldGVudGlvbkNvaG9ydBIMCgRkYXRlGAEgASgJEg8KB3BsYXllcnMYAiABKAUSEAoIcmV0dXJuZWQYAyADKAUingQKDUFjdGl2ZVJlcXVlc3QSSwoEZnJvbRgBIAEoCUI9ukg6yAEBcjUyM15bMC05XXs0fS0oMFsxLTldfDFbMC0yXSktKDBbMS05XXxbMTJdWzAtOV18M1swMV0pJBJJCgJ0bxgCIAEoCUI9ukg6yAEBcjUyM15bMC05XXs0fS0oMFsxLTldfDFbMC0yXSktKDBbMS05XXxbMTJdWzAtOV18M1swMV0pJBI0CgVuYW1lcxgDIAMoCUIlukgikgEfEDIiG3IZMhdeW0EtWmEtejAtOV8uOi1dezEsNjR9JBIWCgR0YWdzGAQgAygJQgi6SAWSAQIQMhIoCgp0YWdzX21hdGNoGAUgASgJQg+6SAxyClIDYW55UgNhbGxIAIgBARJeCgZ0cmFpdHMYBiABKAsyFy5nb29nbGUucHJvdG9idWYuU3RydWN0QjXS8xgxXlteXyQuXHgwMC1ceDFGXHg3Ri1ceDlGXVteLlx4MDAtXHgxRlx4N0YtXHg5Rl0qJBIbCgl0YWdzX25vbmUYByADKAlCCLpIBZIBAhAyEisKCHNwbGl0X2J5GAggASgJQhS6SBFyD1IEdGFnc1IHdmFyaWFudEgBiAEBEhsKCmV4cGVyaW1lbnQYCSABKAlCB7pIBHICGEASGgoIdmFyaWFudHMYCiADKAlCCLpIBZIBAhAJQg0KC190YWdzX21hdGNoQgsKCV9zcGxpdF9ieSKJAQoOQWN0aXZlUmVzcG9uc2USLAoGc2VyaWVzGAEgAygLMhwucGxhdGZvcm1hcGkudjEuQWN0aXZlU2VyaWVzEjQKEGNvbXBsZXRlX3Rocm91Z2gYAiABKAsyGi5nb29nbGUucHJvdG9idWYuVGltZXN0YW1wEhMKC2xhZ19zZWNvbmRzGAMgASgBIncKDEFjdGl2ZVNlcmllcxIQCgN0YWcYASABKAlIAIgBARIrCgZwb2ludHMYAiADKAsyGy5wbGF0Zm9ybWFwaS52MS5BY3RpdmVQb2ludBIUCgd2YXJpYW50GAMgASgJSAGIAQFCBgoEX3RhZ0IKCghfdmFyaWFudCJXCgtBY3RpdmVQb2ludBIMCgRkYXRlGAEgASgJEgsKA2RhdRgCIAEoBRILCgN3YXUYAyABKAUSCwoDbWF1GAQgASgFEhMKC25ld19wbGF5ZXJzGAUgASgFQjZaNHBsYXRmb3JtLWJhY2tlbmQvZ2VuL2dvL3BsYXRmb3JtYXBpL3YxO3BsYXRmb3JtYXBpdjFiBnByb3RvMw", [file_buf_validate_validate, file_google_protobuf_struct, file_google_protobuf_timestamp, file_platformapi_v1_options]);
 
 /**
  * @generated from message platformapi.v1.RetentionRequest
@@ -96,11 +96,29 @@ export type RetentionRequest = Message<"platformapi.v1.RetentionRequest"> & {
   tagsNone: string[];
 
   /**
-   * "tags" for one series per tag: those in tags, else the 20 with the most players.
+   * "tags" for one series per tag: those in tags, else the 20 with the most
+   * players; "variant" (with experiment) for one per variant of variants,
+   * else of the experiment.
    *
    * @generated from field: optional string split_by = 12;
    */
   splitBy?: string | undefined;
+
+  /**
+   * Only the players exposed to this experiment (experiments/update); an
+   * unknown one is invalid_argument naming experiment.
+   *
+   * @generated from field: string experiment = 13;
+   */
+  experiment: string;
+
+  /**
+   * Of those, the players exposed to these variants (each a variant of the
+   * experiment); every variant's when empty.
+   *
+   * @generated from field: repeated string variants = 14;
+   */
+  variants: string[];
 };
 
 /**
@@ -158,6 +176,13 @@ export type RetentionSeries = Message<"platformapi.v1.RetentionSeries"> & {
    * @generated from field: repeated platformapi.v1.RetentionCohort cohorts = 2;
    */
   cohorts: RetentionCohort[];
+
+  /**
+   * The series' variant when split by variant.
+   *
+   * @generated from field: optional string variant = 3;
+   */
+  variant?: string | undefined;
 };
 
 /**
@@ -253,11 +278,29 @@ export type ActiveRequest = Message<"platformapi.v1.ActiveRequest"> & {
   tagsNone: string[];
 
   /**
-   * "tags" for one series per tag: those in tags, else the 20 with the most players.
+   * "tags" for one series per tag: those in tags, else the 20 with the most
+   * players; "variant" (with experiment) for one per variant of variants,
+   * else of the experiment.
    *
    * @generated from field: optional string split_by = 8;
    */
   splitBy?: string | undefined;
+
+  /**
+   * Only the players exposed to this experiment (experiments/update); an
+   * unknown one is invalid_argument naming experiment.
+   *
+   * @generated from field: string experiment = 9;
+   */
+  experiment: string;
+
+  /**
+   * Of those, the players exposed to these variants (each a variant of the
+   * experiment); every variant's when empty.
+   *
+   * @generated from field: repeated string variants = 10;
+   */
+  variants: string[];
 };
 
 /**
@@ -315,6 +358,13 @@ export type ActiveSeries = Message<"platformapi.v1.ActiveSeries"> & {
    * @generated from field: repeated platformapi.v1.ActivePoint points = 2;
    */
   points: ActivePoint[];
+
+  /**
+   * The series' variant when split by variant.
+   *
+   * @generated from field: optional string variant = 3;
+   */
+  variant?: string | undefined;
 };
 
 /**

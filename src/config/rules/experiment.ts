@@ -56,7 +56,14 @@ export function decideExperiment(input: ExperimentInput, current: Experiment | n
   if (!variants.some((variant) => variant.name === control)) {
     throw invalid(`control: ${JSON.stringify(control)} is none of the variants`);
   }
-  return { name: input.name, variants, control, cohort: cohortFilter(input), state: input.state, hasRun };
+  return {
+    name: input.name,
+    variants,
+    control,
+    cohort: cohortFilter({ ...input, variants: undefined }),
+    state: input.state,
+    hasRun,
+  };
 }
 
 function checkVariants(variants: readonly Variant[]): Variant[] {

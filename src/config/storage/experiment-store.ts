@@ -9,6 +9,8 @@ export interface ExperimentRecord {
   experiment: Experiment;
   version: number;
   updatedAt: Date;
+  /** When it first ran (null: never): no exposure is older. */
+  startedAt: Date | null;
 }
 
 interface ExperimentDoc {
@@ -24,6 +26,7 @@ interface ExperimentDoc {
   has_run: boolean;
   version: number;
   updated_at: Date;
+  started_at?: Date | null;
 }
 
 /**
@@ -50,15 +53,25 @@ export class ExperimentStore {
     return docs.map(recordOf);
   }
 
+  /** The names of an experiment's variants (null: no such experiment): CohortSets' ExperimentVariants. */
+  async variantsOf(projectId: string, name: string): Promise<string[] | null> {
+    return (await this.find(projectId, name))?.experiment.variants.map((variant) => variant.name) ?? null;
+  }
+
   async find(projectId: string, name: string): Promise<ExperimentRecord | null> {
     const doc = await this.experiments.findOne({ _id: projectScopedId(projectId, name) });
     return doc && recordOf(doc);
   }
 
   /** Writes `experiment` over version `read` (0: none yet); false when another writer changed it first. */
-  async write(projectId: string, read: number, experiment: Experiment, at: Date): Promise<ExperimentRecord | null> {
+  async write(
+    projectId: string,
+    read: number,
+    experiment: Experiment,
+    { at, startedAt }: { at: Date; startedAt: Date | null },
+  ): Promise<ExperimentRecord | null> {
     const _id = projectScopedId(projectId, experiment.name);
-    const doc = docOf(_id, experiment, read + 1, at);
+    const doc = { ...docOf(_id, experiment, read + 1, at), started_at: startedAt };
     try {
       if (read === 0) await this.experiments.insertOne(doc);
       else {
@@ -103,4 +116,5 @@ const recordOf = (doc: ExperimentDoc): ExperimentRecord => ({
   },
   version: doc.version,
   updatedAt: doc.updated_at,
+  startedAt: doc.started_at ?? null,
 });

@@ -41,6 +41,25 @@ export class ExposureStore {
     return new Map(experiments.flatMap((experiment, i) => (docs[i] ? [[experiment, docs[i].variant]] : [])));
   }
 
+  /** The exposures of each player of `identityKeys` to each of `experiments` that has one: the variant and when. */
+  async ofPlayers(projectId: string, identityKeys: readonly string[], experiments: readonly string[]) {
+    const pairs = identityKeys.flatMap((identityKey) => experiments.map((experiment) => ({ identityKey, experiment })));
+    const docs = await this.engine.readByIds(
+      this.exposures,
+      pairs.map(({ identityKey, experiment }) => exposureId(projectId, experiment, identityKey)),
+    );
+    return pairs.flatMap((pair, i) => {
+      const doc = docs[i];
+      return doc ? [{ ...pair, variant: doc.variant, exposedAt: doc.exposed_at }] : [];
+    });
+  }
+
+  /** Deletes the exposures of each player of `identityKeys` to each of `experiments` (an erasure). */
+  async delete(projectId: string, identityKeys: readonly string[], experiments: readonly string[]): Promise<void> {
+    const ids = identityKeys.flatMap((key) => experiments.map((experiment) => exposureId(projectId, experiment, key)));
+    if (ids.length > 0) await this.exposures.deleteMany({ _id: { $in: ids } });
+  }
+
   /** Inserts each exposure; answers the experiments another call recorded first (their documents left as they are). */
   async insert(projectId: string, identityKey: string, exposures: readonly Exposure[], at: Date): Promise<string[]> {
     const docs = exposures.map(({ experiment, variant }) => ({

@@ -18,6 +18,10 @@ export interface CohortFilterInput {
   tagsMatch?: string;
   traits?: Readonly<Record<string, unknown>>;
   tagsNone: readonly string[];
+  /** An experiment's name: only its exposed players (empty or absent: no such filter). */
+  experiment?: string;
+  /** Of those, the exposed players of these variants (empty: of every variant). */
+  variants?: readonly string[];
 }
 
 /** What every read endpoint with a date range accepts, as sent. */
@@ -33,6 +37,13 @@ export interface CohortFilter {
   /** traitIndexEntry(key, value) of each trait that must match. */
   traits: string[];
   tagsNone: string[];
+  /** Only the players exposed to the experiment, to `variants` of it (empty: to any). */
+  experiment?: ExperimentFilter;
+}
+
+export interface ExperimentFilter {
+  name: string;
+  variants: string[];
 }
 
 export interface EventQuery {
@@ -70,7 +81,17 @@ export function cohortFilter(input: CohortFilterInput): CohortFilter {
     tagsMatch: input.tagsMatch === "all" ? "all" : "any",
     traits: filterTraits(input.traits),
     tagsNone: filterTags("tags_none", input.tagsNone),
+    ...experimentFilter(input),
   };
+}
+
+/** The experiment filter as sent; whether the experiment and its variants exist is the read's to check (CohortSets). */
+function experimentFilter({ experiment, variants = [] }: CohortFilterInput): { experiment?: ExperimentFilter } {
+  if (!experiment) {
+    if (variants.length > 0) throw invalid("variants: name the experiment they are variants of (experiment)");
+    return {};
+  }
+  return { experiment: { name: experiment, variants: [...new Set(variants)] } };
 }
 
 /** The event names a read counts, each once; none: every name. Their count and characters are the proto's rules. */
@@ -100,4 +121,4 @@ function filterTraits(traits: Readonly<Record<string, unknown>> | undefined): st
 }
 
 export const isEveryone = (cohort: CohortFilter): boolean =>
-  cohort.tags.length === 0 && cohort.traits.length === 0 && cohort.tagsNone.length === 0;
+  cohort.tags.length === 0 && cohort.traits.length === 0 && cohort.tagsNone.length === 0 && !cohort.experiment;

@@ -17,6 +17,8 @@ export interface TrendSeries {
   name: string;
   /** The tag of the series when split by tag. */
   tag?: string;
+  /** The variant of the series when split by variant. */
+  variant?: string;
   points: TrendPoint[];
 }
 

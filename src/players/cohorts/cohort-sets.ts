@@ -3,7 +3,8 @@ import { Bitmap, byChunk, CHUNK_BITS, joined } from "../../sets/bitmap.js";
 import type { ChunkStore } from "../../sets/chunk-store.js";
 import type { PlayerNumbers } from "../../sets/player-numbers.js";
 import type { Cohort } from "../../events/reads/cohort-counts.js";
-import type { CohortFilter } from "../../events/reads/query.js";
+import { InvalidArgumentError } from "../../errors.js";
+import type { CohortFilter, ExperimentFilter } from "../../events/reads/query.js";
 import { traitPairs } from "../rules/profile-match.js";
 import type { TraitChange, TraitColumns } from "./trait-columns.js";
 
@@ -15,6 +16,14 @@ const MAX_COHORT_VALUES = 20;
 export const PROFILES = "profiles";
 /** The set of a tag's players. */
 export const tagSet = (tag: string): string => `t:${tag}`;
+/** The set of the players exposed to an experiment's variant ("/" is in no name), and of those exposed on `day`. */
+export const exposedSet = (experiment: string, variant: string, day?: string): string =>
+  `x/${experiment}/${variant}${day === undefined ? "" : `/${day}`}`;
+
+/** The experiments as the cohorts read them (config/exposure-cohorts.ts): an experiment's variants, null for none. */
+export interface ExperimentVariants {
+  variantsOf(projectId: string, experiment: string): Promise<string[] | null>;
+}
 
 /** A player's sets to join and leave (by name: PROFILES, tagSet(tag)), and traits to set or unset. */
 export interface MemberChange {
@@ -34,6 +43,7 @@ export class CohortSets {
     private readonly sets: ChunkStore<Bitmap>,
     private readonly traits: TraitColumns,
     private readonly numbers: PlayerNumbers,
+    private readonly experiments: ExperimentVariants,
   ) {}
 
   /** Each player's sets joined and left, and traits written (idempotent: written again, it changes nothing). */
@@ -73,9 +83,40 @@ export class CohortSets {
 
   /**
    * A filter's cohort: tags (any or all) and traits ANDed, less the players carrying a `tags_none` tag; with neither
-   * tags nor traits, every player but those.
+   * tags nor traits, every player but those; with an experiment, only the players exposed to its variants.
    */
   async resolve(projectId: string, filter: CohortFilter): Promise<Cohort> {
+    const cohort = await this.resolveProfiles(projectId, filter);
+    if (!filter.experiment) return cohort;
+    const { name, variants } = await this.experimentOf(projectId, filter.experiment);
+    const exposed = union(
+      await this.members(
+        projectId,
+        variants.map((variant) => exposedSet(name, variant)),
+      ),
+    );
+    return {
+      members: "members" in cohort ? Bitmap.and(cohort.members, exposed) : Bitmap.andNot(exposed, cohort.allBut),
+    };
+  }
+
+  /**
+   * The filter's experiment with its variants named (all when it names none); a 400 naming `experiment` or
+   * `variants` for one the project does not have.
+   */
+  async experimentOf(projectId: string, filter: ExperimentFilter): Promise<ExperimentFilter> {
+    const variants = await this.experiments.variantsOf(projectId, filter.name);
+    if (!variants)
+      throw new InvalidArgumentError(`experiment: the project has no experiment ${JSON.stringify(filter.name)}`);
+    const unknown = filter.variants.find((variant) => !variants.includes(variant));
+    if (unknown !== undefined) {
+      throw new InvalidArgumentError(`variants: ${JSON.stringify(unknown)} is not a variant of ${filter.name}`);
+    }
+    return { name: filter.name, variants: filter.variants.length > 0 ? filter.variants : variants };
+  }
+
+  /** The tags and traits of a filter resolved. */
+  private async resolveProfiles(projectId: string, filter: CohortFilter): Promise<Cohort> {
     const tagSets = await this.members(projectId, filter.tags.map(tagSet));
     const none =
       filter.tagsNone.length === 0 ? new Bitmap() : union(await this.members(projectId, filter.tagsNone.map(tagSet)));

@@ -13,21 +13,29 @@ export interface ErasureFinishDeps {
   cohorts: CohortSets;
   locks: KeyedLock;
   activity?: PlayerActivityChanges;
+  /** The config side: the players' exposures to experiments, out of the variants' sets and deleted. */
+  exposures?: ErasedExposures;
+}
+
+/** What an erasure asks of the experiments (config/exposure-cohorts.ts), before the players' numbers are retired. */
+export interface ErasedExposures {
+  erase(projectId: string, identityKeys: readonly string[]): Promise<void>;
 }
 
 /**
  * An erasure's steps after its commit point (the markers over its profiles): the players out of every set of the
- * players (tags, traits, profiles), their device and account links removed, then their activity out of every count and
+ * players (tags, traits, profiles, experiments' variants, their exposures deleted), their device and account links removed, then their activity out of every count and
  * their raw events deleted (the events side, before this answers: every event received afterwards makes a new player).
  */
 export async function finishErasure(deps: ErasureFinishDeps, projectId: string, erasure: Erasure): Promise<void> {
-  const { stores, cohorts, activity } = deps;
+  const { stores, cohorts, activity, exposures } = deps;
   const changes = [...erasure.writes.values()].flatMap(({ read }) => {
     const number = numberOf(read);
     const change = number === undefined ? null : memberChange(number, membershipOf(read), null);
     return change ? [change] : [];
   });
   await cohorts.write(projectId, changes);
+  await exposures?.erase(projectId, erasure.identityKeys);
   await unlink(stores, projectId, erasure);
   await activity?.erase(projectId, erasure.identityKeys);
 }

@@ -12,7 +12,7 @@ import type { TagSeen } from "../cohorts/tag-seen.js";
 import type { PlayerStores } from "../storage/stores.js";
 import { RoundCompletion } from "./round-completion.js";
 import { intentOf, syncFromProfiles } from "./cohort-sync.js";
-import { finishErasure, finishIfMarked } from "./erasure-finish.js";
+import { finishErasure, finishIfMarked, type ErasedExposures } from "./erasure-finish.js";
 import type { Erasure } from "../rules/erasure.js";
 import type { RoundIntent } from "../storage/intent-store.js";
 import type { Step } from "../../steps.js";
@@ -24,6 +24,8 @@ export interface RoundWriterOptions {
   seen: TagSeen;
   /** The events side: a fold's activity moves to the player before the round answers. */
   activity?: PlayerActivityChanges;
+  /** The experiments' side: an erasure takes the players out of the variants' sets. */
+  exposures?: ErasedExposures;
   locks: KeyedLock;
   log?: Logger;
 }

@@ -1,4 +1,4 @@
-import type { CohortFilter } from "../../events/reads/query.js";
+import type { CohortFilter, ExperimentFilter } from "../../events/reads/query.js";
 import type { TraitValue } from "./normalise.js";
 
 /** A player's tags and traits: what a cohort filter is matched against in memory (a config rule, an eligibility). */
@@ -15,6 +15,8 @@ export interface ProfileQuery {
   tagsNone?: string[];
   /** traitIndexEntry() of each trait that must match. */
   traits?: string[];
+  /** Only players exposed to the experiment (the sets know, not the profile). */
+  experiment?: ExperimentFilter;
 }
 
 /** The query of a read's cohort filter (query.ts): its tags any or all, none of tags_none, its traits. */
@@ -23,6 +25,7 @@ export function profileQueryOf(filter: CohortFilter): ProfileQuery {
   if (filter.tags.length > 0) query[filter.tagsMatch === "all" ? "tagsAll" : "tagsAny"] = filter.tags;
   if (filter.traits.length > 0) query.traits = filter.traits;
   if (filter.tagsNone.length > 0) query.tagsNone = filter.tagsNone;
+  if (filter.experiment) query.experiment = filter.experiment;
   return query;
 }
 

@@ -5,13 +5,18 @@ import { EntitlementStore } from "../../admin/entitlement-store.js";
 import { ProjectStore } from "../../admin/project-store.js";
 import type { Clock } from "../../clock.js";
 import type { Config } from "../../config.js";
-import { createConfig, type ConfigCapability } from "../../config/capability.js";
+import {
+  createConfig,
+  createExperimentStore,
+  createExposureCohorts,
+  type ConfigCapability,
+} from "../../config/capability.js";
 import type { Database } from "../../db/database.js";
 import { engineOf, type Engine } from "../../db/engine.js";
 import { createEventQueue, createEvents, type EventsCapability } from "../../events/capability.js";
 import { createLaunch, type Launch } from "../../launch/capability.js";
 import type { Logger } from "../../log.js";
-import { createPlayers } from "../../players/capability.js";
+import { createCohortSets, createPlayers } from "../../players/capability.js";
 import type { Players } from "../../players/players.js";
 import { createSets, type Sets } from "../../sets/capability.js";
 import type { StepTimer } from "../../steps.js";
@@ -78,7 +83,27 @@ export async function createCapabilities({
     steps,
     worker: { onError: (err) => log.error({ err }, "event apply worker") },
   });
-  const players = await createPlayers({ database, engine, sets, clock, log, activity: eventQueue.changes, steps });
+  // The players' sets read the experiments' variants; the experiments' exposures write the players' sets.
+  const experimentStore = createExperimentStore(database, engine);
+  const cohorts = createCohortSets(sets, experimentStore);
+  const experiments = createExposureCohorts({
+    database,
+    engine,
+    store: experimentStore,
+    cohorts,
+    numbers: sets.numbers,
+  });
+  const players = await createPlayers({
+    database,
+    engine,
+    sets,
+    cohorts,
+    clock,
+    log,
+    activity: eventQueue.changes,
+    exposures: experiments.exposures,
+    steps,
+  });
   const events = createEvents({
     database,
     engine,
@@ -92,7 +117,15 @@ export async function createCapabilities({
     directory: players.directory,
     steps,
   });
-  const configs = createConfig({ database, engine, clock, players, steps });
+  const configs = createConfig({
+    database,
+    engine,
+    clock,
+    players,
+    experiments,
+    metrics: events.exposureMetrics,
+    steps,
+  });
   const launch = await createLaunch({
     config,
     database,

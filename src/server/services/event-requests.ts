@@ -4,7 +4,7 @@ import type { Event } from "../../../gen/platformapi/v1/events_pb.js";
 import { InvalidArgumentError } from "../../errors.js";
 import { MAX_EVENTS_PER_CALL, type IncomingEvent } from "../../events/queue/entries.js";
 import { eventNames, eventQuery, type EventQuery, type EventQueryInput } from "../../events/reads/query.js";
-import type { RetentionRequest } from "../../events/events.js";
+import type { RetentionRequest, SplitBy } from "../../events/events.js";
 import type { Interval } from "../../events/kpis/periods.js";
 import type { RetentionRequest as RetentionRequestMessage } from "../../../gen/platformapi/v1/kpis_pb.js";
 import { withProtoKey } from "./proto-keys.js";
@@ -57,14 +57,14 @@ export function readQuery(
 
 export function trendsOptions(req: { interval?: string; splitBy?: string; names: string[]; sum: string }): {
   names: string[];
-  splitByTags: boolean;
+  splitBy?: SplitBy;
   interval: Interval;
   sum?: string;
 } {
   // interval and split_by hold allowed values only: their buf.validate rules refused the rest.
   return {
     names: eventNames(req.names),
-    splitByTags: req.splitBy === "tags",
+    splitBy: req.splitBy as SplitBy | undefined,
     interval: (req.interval ?? "day") as Interval,
     ...(req.sum && { sum: req.sum }),
   };
@@ -78,6 +78,6 @@ export function retentionOptions(req: RetentionRequestMessage): Omit<RetentionRe
     startName: req.startName,
     returnName: req.returnName,
     mode: req.mode === "unbounded" ? "unbounded" : "n_day",
-    splitByTags: req.splitBy === "tags",
+    splitBy: req.splitBy as SplitBy | undefined,
   };
 }

@@ -20,7 +20,7 @@ import {
   RetentionResponseSchema,
   RetentionSeriesSchema,
 } from "../../../gen/platformapi/v1/kpis_pb.js";
-import type { Events, Freshness } from "../../events/events.js";
+import type { Events, Freshness, SplitBy } from "../../events/events.js";
 import { projectOf } from "../calls/caller.js";
 import { protoKeyPaths, unreadableTimestamps } from "../http/protocol.js";
 import { eventNames } from "../../events/reads/query.js";
@@ -78,9 +78,10 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
         ...retentionOptions(req),
       });
       return create(RetentionResponseSchema, {
-        series: series.map(({ tag, values }) =>
+        series: series.map(({ tag, variant, values }) =>
           create(RetentionSeriesSchema, {
             tag: tag ?? undefined,
+            variant,
             cohorts: values.map((cohort) => create(RetentionCohortSchema, cohort)),
           }),
         ),
@@ -92,12 +93,13 @@ export function createEventService({ events }: { events: Events }): ServiceImpl<
       const { series, freshness } = await events.active(projectOf(ctx), {
         query: readQuery(req, ctx.values.get(protoKeyPaths)),
         names: eventNames(req.names),
-        splitByTags: req.splitBy === "tags",
+        splitBy: req.splitBy as SplitBy | undefined,
       });
       return create(ActiveResponseSchema, {
-        series: series.map(({ tag, values }) =>
+        series: series.map(({ tag, variant, values }) =>
           create(ActiveSeriesSchema, {
             tag: tag ?? undefined,
+            variant,
             points: values.map((point) => create(ActivePointSchema, point)),
           }),
         ),

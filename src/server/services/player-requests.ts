@@ -69,7 +69,7 @@ export function getIdentity(
 
 /** The filters of search and export: the one reading of every read's cohort filters (events/reads/query.ts). */
 export function searchQuery(
-  req: Pick<SearchRequest, "tags" | "tagsMatch" | "tagsNone" | "traits">,
+  req: Pick<SearchRequest, "tags" | "tagsMatch" | "tagsNone" | "traits" | "experiment" | "variants">,
   protoKeys: ReadonlySet<string>,
 ): ProfileQuery {
   return profileQueryOf(

@@ -1,13 +1,13 @@
 import { engineOf } from "../../../src/db/engine.js";
 import { createEventQueue } from "../../../src/events/capability.js";
-import { CohortSets } from "../../../src/players/cohorts/cohort-sets.js";
+import { createExperimentStore } from "../../../src/config/capability.js";
+import { createCohortSets } from "../../../src/players/capability.js";
 import { seenCodec, TagSeen } from "../../../src/players/cohorts/tag-seen.js";
-import { columnCodec, TraitColumns } from "../../../src/players/cohorts/trait-columns.js";
 import { Players } from "../../../src/players/players.js";
 import { Registration } from "../../../src/players/rounds/registration.js";
 import { repairSets } from "../../../src/players/rounds/cohort-sync.js";
 import { createPlayerStores, type PlayerStores } from "../../../src/players/storage/stores.js";
-import { bitmapCodec, createSets } from "../../../src/sets/capability.js";
+import { createSets } from "../../../src/sets/capability.js";
 import { systemClock } from "../../../src/clock.js";
 import type { Database } from "../../../src/db/database.js";
 
@@ -43,11 +43,7 @@ export async function playersOn(
     steps: { recordStep: () => undefined },
   });
   const stores = createPlayerStores(database.db, engine, sets.cache);
-  const cohorts = new CohortSets(
-    sets.chunks("player_sets", bitmapCodec),
-    new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
-    sets.numbers,
-  );
+  const cohorts = createCohortSets(sets, createExperimentStore(database, engine));
   if (fault && point === "afterTombstones") {
     const writeSlots = stores.profiles.writeSlots.bind(stores.profiles);
     stores.profiles.writeSlots = async (projectId, writes) => {
