@@ -4,10 +4,11 @@ import { connectDatabase, type Database } from "../../src/db/database.js";
 import { engineOf } from "../../src/db/engine.js";
 import { activityCodec, type PlayerActivity } from "../../src/events/activity/activity-chunk.js";
 import { ActivityStore, monthsCodec } from "../../src/events/activity/activity-store.js";
-import { CohortSets, PROFILES, tagSet } from "../../src/players/cohorts/cohort-sets.js";
-import { columnCodec, TraitColumns } from "../../src/players/cohorts/trait-columns.js";
+import { createExperimentStore } from "../../src/config/capability.js";
+import { createCohortSets } from "../../src/players/capability.js";
+import { PROFILES, tagSet } from "../../src/players/cohorts/cohort-sets.js";
 import { CHUNK_BITS } from "../../src/sets/bitmap.js";
-import { bitmapCodec, createSets } from "../../src/sets/capability.js";
+import { createSets } from "../../src/sets/capability.js";
 import { spawnMain, type MainProcess } from "../support/service/main-process.js";
 import { ADMIN_KEY } from "../support/service/service.js";
 
@@ -78,11 +79,7 @@ async function post(path: string, body: object, apiKey = key): Promise<any> {
 async function writeProject(database: Database, projectId: string): Promise<void> {
   const engine = engineOf(database);
   const sets = createSets({ database, engine, cacheBytes: 0 });
-  const cohorts = new CohortSets(
-    sets.chunks("player_sets", bitmapCodec),
-    new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
-    sets.numbers,
-  );
+  const cohorts = createCohortSets(sets, createExperimentStore(database, engine));
   const activity = new ActivityStore(
     sets.chunks("event_activity", activityCodec),
     sets.chunks("event_activity_days", monthsCodec),
