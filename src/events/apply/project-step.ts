@@ -26,6 +26,16 @@ export interface HeldQueue {
   erasedAt: ReadonlyMap<string, number>;
 }
 
+/** The queue of a project whose lease is held at `epoch`, with the erasures carried out ahead of their place. */
+export async function heldQueue(deps: ProjectStepDeps, state: QueueState, epoch: number): Promise<HeldQueue> {
+  const erasedAt = new Map<string, number>();
+  for (const seq of state.ahead) {
+    const segment = await deps.segments.find(state.projectId, seq);
+    if (segment?.work?.kind === "erase") for (const key of segment.work.identityKeys) erasedAt.set(key, seq);
+  }
+  return { state, epoch, erasedAt };
+}
+
 /**
  * One step of a project's queue, by a worker holding its lease: the first fold or erasure queued and not carried out
  * (before any events ahead of it), else the segments after the cursor: a batch of events, a step of a sum's
