@@ -1,7 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Step } from "../../steps.js";
 import type { QueueState, QueueStore } from "../queue/queue-store.js";
-import type { Segment, SegmentStore } from "../queue/segment-store.js";
+import { isControl, type Segment, type SegmentStore } from "../queue/segment-store.js";
 import { daysBetween, parseDay, type RetentionWindow } from "../rollup-keys.js";
 import { applyBatch, type BatchDeps, type EventsSegment } from "./apply-batch.js";
 import { carryOutErasure, carryOutFold, type ControlDeps } from "./controls.js";
@@ -67,7 +67,10 @@ export async function projectStep(
   if (first.work?.kind === "events") {
     const batch = await eventsBatch(deps, state, first as EventsSegment);
     const firstDay = deps.window.firstDay(deps.clock.now());
-    await applyBatch(deps, step, { projectId, segments: batch, firstDay, erasedAt: held.erasedAt });
+    // A failing batch is its first segment's failure: applied alone from then on (eventsBatch), it is the one parked.
+    await failingAs(next, () =>
+      applyBatch(deps, step, { projectId, segments: batch, firstDay, erasedAt: held.erasedAt }),
+    );
     await advance(
       deps,
       step,
@@ -76,7 +79,7 @@ export async function projectStep(
     );
     return "done";
   }
-  await carryOut(deps, step, first);
+  await failingAs(next, () => carryOut(deps, step, first), isControl(first.work));
   await advance(deps, step, held, [next]);
   return "done";
 }
