@@ -7,6 +7,8 @@ const ISOLATION_ONLY = [
   "test/players/storage/players-contention.test.ts",
   "test/players/storage/players-two-instances.test.ts",
   "test/events/apply/events-instances.test.ts",
+  "test/events/apply/events-three-instances.test.ts",
+  "test/events/apply/events-long-step.test.ts",
   "test/events/reads/events-sums-steps.test.ts",
   "test/launch/launch-two-instances.test.ts",
   "test/config/config-instances.test.ts",

@@ -1,7 +1,7 @@
 import type { Clock } from "../../clock.js";
 import type { Step } from "../../steps.js";
 import type { QueueState, QueueStore } from "../queue/queue-store.js";
-import type { Segment, SegmentStore } from "../queue/segment-store.js";
+import { isControl, type Segment, type SegmentStore } from "../queue/segment-store.js";
 import { daysBetween, parseDay, type RetentionWindow } from "../rollup-keys.js";
 import { applyBatch, type BatchDeps, type EventsSegment } from "./apply-batch.js";
 import { carryOutErasure, carryOutFold, type ControlDeps } from "./controls.js";
@@ -25,6 +25,16 @@ export interface HeldQueue {
   epoch: number;
   /** The erasures carried out ahead of their place, by key: the earlier events of those keys are dropped. */
   erasedAt: ReadonlyMap<string, number>;
+}
+
+/** The queue of a project whose lease is held at `epoch`, with the erasures carried out ahead of their place. */
+export async function heldQueue(deps: ProjectStepDeps, state: QueueState, epoch: number): Promise<HeldQueue> {
+  const erasedAt = new Map<string, number>();
+  for (const seq of state.ahead) {
+    const segment = await deps.segments.find(state.projectId, seq);
+    if (segment?.work?.kind === "erase") for (const key of segment.work.identityKeys) erasedAt.set(key, seq);
+  }
+  return { state, epoch, erasedAt };
 }
 
 /**
@@ -73,8 +83,7 @@ export async function projectStep(
     );
     return "done";
   }
-  // A fold or an erasure is never parked (it is needed); a step of a sum's back-fill may be.
-  await failingAs(next, () => carryOut(deps, step, first), first.work?.kind !== "sum");
+  await failingAs(next, () => carryOut(deps, step, first), isControl(first.work));
   await advance(deps, step, held, [next]);
   return "done";
 }

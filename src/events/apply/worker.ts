@@ -6,17 +6,19 @@ import { notTimed, stepsOf, type Step, type StepTimer } from "../../steps.js";
 import type { QueueState } from "../queue/queue-store.js";
 import {
   controlStep,
+  heldQueue,
   LeaseLost,
   projectStep,
   SegmentFailure,
-  type HeldQueue,
   type ProjectStepDeps,
 } from "./project-step.js";
 import type { ParkedStore } from "../queue/parked-store.js";
 import { KeyedLock } from "../../db/keyed-lock.js";
 import { UnavailableError } from "../../errors.js";
 import type { Retention } from "./retention.js";
-import { ownerOf, type WorkerRegistry } from "./workers.js";
+import { ProjectLeases } from "./project-leases.js";
+import { QueueGaps } from "./queue-gaps.js";
+import { aliveAt, ownerOf, type ListedWorker, type WorkerRegistry } from "./workers.js";
 
 /** How often a caller waiting for a project's queue to move looks at it, unless this worker says it moved. */
 const APPLIED_POLL_MS = 250;
@@ -28,8 +30,8 @@ const QUIET_POLL_FACTOR = 4;
 /** The first wait before a failing project's queue is tried again; it doubles on each failure up to MAX. */
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 30_000;
-/** A sequence number reserved and not written for this long was given up by its writer. */
-const GAP_GRACE_MS = 30_000;
+/** Projects' steps a worker runs side by side at most (each holds a batch of up to 8,000 events). */
+const STEPS_AT_ONCE = 8;
 
 export interface WorkerOptions extends ProjectStepDeps {
   retention: Retention;
@@ -56,15 +58,18 @@ export class ApplyWorker {
   private readonly step: Step;
   private readonly leaseMs: number;
   private readonly pollMs: number;
-  private readonly held = new Map<string, { epoch: number; untilMs: number }>();
+  private readonly leases: ProjectLeases;
   private readonly backoff = new Map<string, { untilMs: number; ms: number }>();
-  private readonly gaps = new Map<string, { seq: number; sinceMs: number }>();
+  private readonly gaps: QueueGaps;
+  /** Each project's step under way (one at a time a project), and when each last started. */
+  private readonly stepping = new Map<string, Promise<boolean>>();
+  private readonly started = new Map<string, number>();
   /** A project's work in this process, one at a time: the loop's steps and the folds and erasures carried out at once. */
   private readonly projects = new KeyedLock();
   private readonly stopping = new AbortController();
   private wakeUp: (() => void) | undefined;
-  /** The live workers as last heard, and when: the list is read again a third of a lease later. */
-  private alive: { ids: string[]; atMs: number } | undefined;
+  /** The workers as last listed, on the renewal timer (a third of a lease). */
+  private listed: readonly ListedWorker[] | undefined;
   private running: Promise<void> | undefined;
   private renewal: NodeJS.Timeout | undefined;
   /** Told, by project, each time this worker moved a project's queue on: its callers waiting look again at once. */
@@ -74,25 +79,25 @@ export class ApplyWorker {
     this.step = stepsOf("apply", options.steps ?? notTimed);
     this.leaseMs = options.leaseMs ?? 10_000;
     this.pollMs = options.pollMs ?? 250;
+    this.gaps = new QueueGaps(options.segments);
+    this.leases = new ProjectLeases(options.queue, this.id, this.leaseMs);
     options.writer.onQueued(() => this.wakeUp?.());
   }
 
   start(): void {
-    this.renewal ??= setInterval(() => void this.renewLeases().catch((e: unknown) => this.report(e)), this.leaseMs / 3);
+    this.renewal ??= setInterval(() => void this.renew().catch((e: unknown) => this.report(e)), this.leaseMs / 3);
     this.running ??= this.loop();
   }
 
-  /** Stops after the pass under way (within `graceMs`), then lets its leases go. */
+  /** Stops after the pass and steps under way (within `graceMs`), then lets its leases go. */
   async stop(graceMs = Infinity): Promise<void> {
     const deadline = Date.now() + graceMs;
     this.stopping.abort();
     this.wakeUp?.();
     clearInterval(this.renewal);
-    if (!(await settledBy(this.running ?? Promise.resolve(), deadline))) return;
-    const letGo = Promise.all([
-      ...[...this.held].map(([projectId, { epoch }]) => this.options.queue.releaseLease(projectId, this.id, epoch)),
-      this.options.workers.leave(this.id),
-    ]);
+    const running = Promise.all([this.running, ...this.stepping.values()]);
+    if (!(await settledBy(running, deadline))) return;
+    const letGo = Promise.all([this.leases.release(), this.options.workers.leave(this.id)]);
     await settledBy(
       letGo.catch(() => undefined),
       deadline,
@@ -120,7 +125,7 @@ export class ApplyWorker {
           }
         } catch (error) {
           if (!(error instanceof LeaseLost)) throw error;
-          this.held.delete(projectId);
+          this.leases.lost(projectId);
           return false;
         }
         return state.applied >= seq || state.ahead.has(seq);
@@ -172,30 +177,46 @@ export class ApplyWorker {
     }
   }
 
-  /** One step of each project this worker is owed whose queue has work; true when any did some. */
+  /**
+   * A step of each project this worker is owed whose queue has work and has no step under way, side by side (the
+   * least recently started first, STEPS_AT_ONCE at most); awaited a poll's time at most, so a long step holds up no
+   * other project. True when any did some.
+   */
   private async pass(): Promise<boolean> {
-    const { queue, workers, retention, clock } = this.options;
+    const { queue, retention, clock } = this.options;
     const now = clock.now();
-    if (!this.alive || now.getTime() - this.alive.atMs >= this.leaseMs / 3) {
-      const ids = await workers.heartbeat(this.id, now, new Date(now.getTime() + this.leaseMs));
-      this.alive = { ids, atMs: now.getTime() };
-    }
-    const alive = this.alive.ids;
+    this.listed ??= await this.heartbeat();
+    const alive = aliveAt(this.listed, now, this.id);
     const states = await queue.readAll();
     const mine = states.filter((state) => ownerOf(state.projectId, alive) === this.id);
-    for (const projectId of this.held.keys()) {
-      if (mine.some((state) => state.projectId === projectId)) continue;
-      const { epoch } = this.held.get(projectId)!;
-      this.held.delete(projectId);
-      await queue.releaseLease(projectId, this.id, epoch);
-    }
-    let worked = await retention.sweepIdsIfDue(now);
-    for (const state of mine) {
-      if (this.stopping.signal.aborted) break;
-      if ((this.backoff.get(state.projectId)?.untilMs ?? 0) > now.getTime()) continue;
-      worked = (await this.work(state, now)) || worked;
-    }
-    return worked;
+    await this.leases.release(
+      (projectId) => this.stepping.has(projectId) || mine.some((state) => state.projectId === projectId),
+    );
+    const worked = await retention.sweepIdsIfDue(now);
+    if (this.stopping.signal.aborted) return worked;
+    const ready = mine
+      .filter(
+        ({ projectId }) =>
+          !this.stepping.has(projectId) && (this.backoff.get(projectId)?.untilMs ?? 0) <= now.getTime(),
+      )
+      .sort((x, y) => (this.started.get(x.projectId) ?? 0) - (this.started.get(y.projectId) ?? 0))
+      .slice(0, Math.max(0, STEPS_AT_ONCE - this.stepping.size));
+    const steps = ready.map((state) => {
+      const step = this.work(state, now)
+        .catch((error: unknown) => {
+          this.report(error);
+          return false;
+        })
+        .finally(() => {
+          this.stepping.delete(state.projectId);
+          this.wakeUp?.();
+        });
+      this.started.set(state.projectId, Date.now());
+      this.stepping.set(state.projectId, step);
+      return step;
+    });
+    const done = await Promise.race([Promise.all(steps), delay(this.pollMs).then(() => [])]);
+    return done.some(Boolean) || worked;
   }
 
   /** A step of one project's queue under its lease; a failure backs the project off, or parks the segment. */
@@ -210,17 +231,21 @@ export class ApplyWorker {
       const outcome = await this.projects.run([state.projectId], async () => {
         epoch = (await this.lease(state.projectId, now, hasWork))?.epoch;
         if (epoch === undefined) return "idle";
-        return projectStep(this.options, this.step, await this.heldQueue(await queue.read(state.projectId), epoch));
+        return projectStep(
+          this.options,
+          this.step,
+          await heldQueue(this.options, await queue.read(state.projectId), epoch),
+        );
       });
       if (epoch === undefined) return false;
       if (outcome === "done") this.moved.emit(state.projectId);
       this.backoff.delete(state.projectId);
-      if (outcome === "gap") return this.closeGap(state, now);
-      this.gaps.delete(state.projectId);
+      if (outcome === "gap") return this.gaps.close(state, now);
+      this.gaps.closed(state.projectId);
       return outcome === "done" || (await retention.sweepIfDue(state.projectId, now));
     } catch (error) {
       if (error instanceof LeaseLost) {
-        this.held.delete(state.projectId);
+        this.leases.lost(state.projectId);
         return false;
       }
       this.report(error);
@@ -246,50 +271,20 @@ export class ApplyWorker {
   }
 
   /** The project's lease, taken when there is work (or a sweep to run) and not held (or no longer: it ran out). */
-  private async lease(projectId: string, now: Date, hasWork: boolean) {
-    const held = this.held.get(projectId);
-    if (held && held.untilMs > now.getTime()) return held;
-    if (!hasWork && !this.options.retention.due(projectId, now)) return null;
-    const until = new Date(now.getTime() + this.leaseMs);
-    const taken = await this.options.queue.takeLease(projectId, this.id, now, until);
-    if (!taken) {
-      this.held.delete(projectId);
-      return null;
-    }
-    if (taken.resumed) this.options.summed.leaseLapsed(projectId);
-    this.held.set(projectId, { epoch: taken.epoch, untilMs: until.getTime() });
-    return this.held.get(projectId)!;
+  private lease(projectId: string, now: Date, hasWork: boolean) {
+    const wanted = hasWork || this.options.retention.due(projectId, now);
+    return this.leases.take(projectId, now, wanted, () => this.options.summed.leaseLapsed(projectId));
   }
 
-  /** Renews every lease held (a timer: a long step keeps its lease); one another worker took is let go. */
-  private async renewLeases(): Promise<void> {
+  /** Says this worker is alive, and renews its leases: on a timer, so neither waits for a long step. */
+  private async renew(): Promise<void> {
+    this.listed = await this.heartbeat();
+    await this.leases.renew(this.options.clock.now());
+  }
+
+  private heartbeat(): Promise<readonly ListedWorker[]> {
     const now = this.options.clock.now();
-    for (const [projectId, held] of this.held) {
-      const until = new Date(now.getTime() + this.leaseMs);
-      const taken = await this.options.queue.takeLease(projectId, this.id, now, until);
-      if (!taken || taken.epoch !== held.epoch) this.held.delete(projectId);
-      else held.untilMs = until.getTime();
-    }
-  }
-
-  private async heldQueue(state: QueueState, epoch: number): Promise<HeldQueue> {
-    const erasedAt = new Map<string, number>();
-    for (const seq of state.ahead) {
-      const segment = await this.options.segments.find(state.projectId, seq);
-      if (segment?.work?.kind === "erase") for (const key of segment.work.identityKeys) erasedAt.set(key, seq);
-    }
-    return { state, epoch, erasedAt };
-  }
-
-  /** A sequence number reserved but not written: wait for its writer, then give it up with a tombstone. */
-  private async closeGap(state: QueueState, now: Date): Promise<boolean> {
-    const seq = state.applied + 1;
-    const gap = this.gaps.get(state.projectId);
-    if (gap?.seq !== seq) this.gaps.set(state.projectId, { seq, sinceMs: now.getTime() });
-    if (now.getTime() - this.gaps.get(state.projectId)!.sinceMs < GAP_GRACE_MS) return false;
-    // Whether the tombstone or the late segment won the sequence number, it is there now.
-    await this.options.segments.insertTombstone(state.projectId, seq, now);
-    return true;
+    return this.options.workers.heartbeat(this.id, new Date(now.getTime() + this.leaseMs));
   }
 
   private async idle(ms: number): Promise<void> {

@@ -24,17 +24,31 @@ export class WorkerRegistry {
     if (ttl) await this.docs.createIndex({ until: 1 }, { expireAfterSeconds: 0 });
   }
 
-  /** Says `id` is alive until `until`; answers the workers alive at `now` (itself among them). */
-  async heartbeat(id: string, now: Date, until: Date): Promise<string[]> {
+  /** Says `id` is alive until `until`; answers every worker listed (a dead one's time passes, unrenewed). */
+  async heartbeat(id: string, until: Date): Promise<ListedWorker[]> {
     await this.docs.replaceOne({ _id: id }, { until }, { upsert: true });
     // A handful of documents, one an instance: read whole.
-    const alive = (await this.docs.find({}).toArray()).filter((doc) => doc.until > now).map((doc) => doc._id);
-    return alive.includes(id) ? alive : [...alive, id];
+    return (await this.docs.find({}).toArray()).map((doc) => ({ id: doc._id, until: doc.until }));
   }
 
   async leave(id: string): Promise<void> {
     await this.docs.deleteOne({ _id: id });
   }
+}
+
+/** A worker as the registry listed it: alive until `until`, unless it said so again since. */
+export interface ListedWorker {
+  id: string;
+  until: Date;
+}
+
+/**
+ * The workers alive at `now` (`self` among them), each judged by its own time, not by when the list was read: a dead
+ * one's share is taken as soon as its time passes.
+ */
+export function aliveAt(listed: readonly ListedWorker[], now: Date, self: string): string[] {
+  const alive = listed.filter((worker) => worker.until > now).map((worker) => worker.id);
+  return alive.includes(self) ? alive : [...alive, self];
 }
 
 /** The worker of `alive` that a project's queue belongs to. */

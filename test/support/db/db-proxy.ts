@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import net from "node:net";
+import { setTimeout as delay } from "node:timers/promises";
 import type { CommandStartedEvent, MongoClient } from "mongodb";
 import { afterAll, beforeAll, inject } from "vitest";
 import { waitFor } from "../service/main-process.js";
@@ -19,6 +20,8 @@ export class DbProxy {
   private dropFrom: Buffer | undefined;
   /** The bytes whose every sending drops its connection (failCommandsHolding). */
   private failing: Buffer | undefined;
+  /** The commands held back before they are passed on (slowCommands), and how many were. */
+  private slow: { matches: (command: Buffer) => boolean; ms: number; seen: number } | undefined;
 
   private constructor(
     private readonly target: { host: string; port: number },
@@ -60,6 +63,15 @@ export class DbProxy {
     this.failing = Buffer.from(text);
   }
 
+  /**
+   * Holds every command whose bytes `matches` answers true of for `ms` before passing it on (a step made slow, not
+   * failed: the driver's socket timeout must be longer); answers how many were held so far.
+   */
+  slowCommands(matches: (command: Buffer) => boolean, ms: number): { readonly seen: number } {
+    this.slow = { matches, ms, seen: 0 };
+    return this.slow;
+  }
+
   /** Drops every connection and refuses new ones until `restore`. */
   cut(): void {
     this.server?.close();
@@ -92,10 +104,18 @@ export class DbProxy {
           upstream.destroy();
         });
       }
+      // Once a command of this connection was held back, what follows it waits its turn.
+      let held: Promise<unknown> | undefined;
       client.on("data", (command: Buffer) => {
         if (this.dropFrom && command.includes(this.dropFrom)) [this.droppingReplies, this.dropFrom] = [true, undefined];
         if (this.failing && command.includes(this.failing)) return client.destroy();
-        upstream.write(command);
+        const slow = this.slow;
+        if (slow?.matches(command)) {
+          slow.seen++;
+          held = (held ?? Promise.resolve()).then(() => delay(slow.ms));
+        }
+        if (held) held = held.then(() => upstream.write(command));
+        else upstream.write(command);
       });
       upstream.on("data", (reply: Buffer) => {
         if (!this.droppingReplies) client.write(reply);

@@ -30,14 +30,16 @@ export interface MainProcess {
 export interface SpawnOptions {
   /** The number of files the process may open (`ulimit -n`); unset: what this process may. */
   openFileLimit?: number;
+  /** The entry point run (src/main.ts by default; a test's own that wraps it). */
+  entry?: string;
 }
 
 export async function spawnMain(
   env: Record<string, string>,
-  { openFileLimit }: SpawnOptions = {},
+  { openFileLimit, entry = "src/main.ts" }: SpawnOptions = {},
 ): Promise<MainProcess> {
   const port = await freePort();
-  const command = [process.execPath, "--import", "tsx", "src/main.ts"];
+  const command = [process.execPath, "--import", "tsx", entry];
   // The shell lowers its limit, then becomes the node process (exec), so signals still reach node.
   const [file, ...args] =
     openFileLimit === undefined ? command : ["sh", "-c", `ulimit -n ${openFileLimit} && exec "$@"`, "sh", ...command];

@@ -39,3 +39,12 @@ export async function completionsDone(svc: TestService): Promise<void> {
     ([running]) => running === 0,
   );
 }
+
+/** How often the service ran step `step` of request path `path`, whatever its outcome (platform_step_seconds). */
+export async function stepRuns(svc: TestService, path: string, step: string): Promise<number> {
+  const res = await fetch(`${svc.baseUrl}/metrics`);
+  if (res.status !== 200) throw new Error(`/metrics answered ${res.status}`);
+  const prefix = `platform_step_seconds_count{path="${path}",step="${step}",`;
+  const lines = (await res.text()).split("\n").filter((line) => line.startsWith(prefix));
+  return lines.reduce((runs, line) => runs + Number(line.slice(line.lastIndexOf(" ") + 1)), 0);
+}
