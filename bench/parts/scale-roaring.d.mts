@@ -1,0 +1,4 @@
+import roaring from "roaring";
+
+export { RoaringBitmap32 } from "roaring";
+export default roaring;

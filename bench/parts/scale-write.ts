@@ -1,0 +1,260 @@
+import { performance } from "node:perf_hooks";
+import type { Collection } from "mongodb";
+import { systemClock } from "../../src/clock.js";
+import { connectDatabase } from "../../src/db/database.js";
+import { engineOf, throwIfRefused, type Engine } from "../../src/db/engine.js";
+import { KeyedLock } from "../../src/db/keyed-lock.js";
+import type { PlayerActivity } from "../../src/events/activity/activity-chunk.js";
+import { createEventQueue } from "../../src/events/capability.js";
+import { dayOfNumber } from "../../src/events/kpis/periods.js";
+import { QueueStore } from "../../src/events/queue/queue-store.js";
+import { EventNameStore } from "../../src/events/rollups/event-name-store.js";
+import { SummedPropertyStore } from "../../src/events/rollups/summed-property-store.js";
+import { CohortSets } from "../../src/players/cohorts/cohort-sets.js";
+import { columnCodec, TraitColumns } from "../../src/players/cohorts/trait-columns.js";
+import { Registration } from "../../src/players/rounds/registration.js";
+import { memberChange } from "../../src/players/rules/cohort-moves.js";
+import { partnerKey } from "../../src/players/rules/identity-key.js";
+import { profileDocument, type ProfileDoc } from "../../src/players/storage/profile-document.js";
+import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
+import { createPlayerStores } from "../../src/players/storage/stores.js";
+import { CHUNK_BITS } from "../../src/sets/bitmap.js";
+import { bitmapCodec, createSets } from "../../src/sets/capability.js";
+import { notTimed } from "../../src/steps.js";
+import { DuckWriter } from "./scale-duck-writer.js";
+import {
+  EVENT_NAMES,
+  PURCHASE,
+  ScaleModel,
+  SUMMED,
+  TAGS,
+  TRAIT_KEY,
+  type NameDay,
+  type ScaleShape,
+} from "./scale-model.js";
+
+export interface GenerateTask {
+  databaseUri: string;
+  dbName: string;
+  projectId: string;
+  shape: ScaleShape;
+  /** The DuckDB file to write the raw events to; absent: none (the apply comparison's small project). */
+  duckFile?: string;
+}
+
+/** Players written a batch at a time: one chunk of the sets' numbers. */
+const BATCH = 2 ** CHUNK_BITS;
+/** The queue segment the generated history is, as if applied: the stream's segments come after it. */
+const HISTORY_SEQ = 1;
+const NO_SUMS: ReadonlyMap<string, number> = new Map();
+
+/**
+ * A project's players and events written straight into the service's collections, in their stored shape, by the
+ * service's own stores and codecs: the numbers, the tag and trait registry, the profiles, the sets of tags and of
+ * profiles, the trait's column, the activity chunks and their months' index, the event names, the summed property
+ * and the queue; beside it, optionally, every event as a row of DuckDB. Each phase timed.
+ */
+export async function generate(task: GenerateTask) {
+  const { projectId, shape } = task;
+  const database = await connectDatabase(task.databaseUri, task.dbName, { timeoutMs: 120_000 });
+  const engine = newProjectEngine(engineOf(database));
+  const sets = createSets({ database, engine, cacheBytes: 64 * 2 ** 20 });
+  const phases: Record<string, number> = {};
+  const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const result = await run();
+    phases[phase] = Math.round(performance.now() - started) / 1000;
+    process.stderr.write(`scale generate: ${phase} ${phases[phase]} s\n`);
+    return result;
+  };
+  try {
+    const model = new ScaleModel(shape);
+    const { lastPlayed, playingDays } = await timed("model_calibration", async () => model.calibrate());
+    const keys = Array.from({ length: shape.players }, (_, i) => partnerKey(model.partnerId(i)));
+    await timed("numbers", () => number(sets.numbers, projectId, keys));
+    const stores = createPlayerStores(database.db, engine, sets.cache);
+    const sumId = await timed("registry", () => register(database.db, stores, projectId, shape.events));
+    await timed("profiles", () =>
+      writeProfiles(engine, database.db.collection<ProfileDoc>(PLAYER_PROFILES), task, model, lastPlayed),
+    );
+    const cohorts = new CohortSets(
+      sets.chunks("player_sets", bitmapCodec),
+      new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
+      sets.numbers,
+    );
+    await timed("tag_sets_and_trait_column", () => writeSets(cohorts, projectId, model));
+    const duck = task.duckFile ? await DuckWriter.create(task.duckFile) : undefined;
+    const queue = await createEventQueue({
+      database,
+      engine,
+      sets,
+      clock: systemClock,
+      retentionDays: 400,
+      parkAfter: 5,
+      steps: notTimed,
+    });
+    let events = 0;
+    await timed("activity_and_duckdb_events", async () => {
+      for (let d = 0; d < shape.days; d++) {
+        const byName = model.day(d);
+        if (d === shape.days - 1) adjustCounts(byName, shape.events - events - eventsIn(byName));
+        events += eventsIn(byName);
+        const day = shape.lastDay - shape.days + 1 + d;
+        await Promise.all([
+          queue.activity.count(projectId, [
+            { seq: HISTORY_SEQ, days: new Map([[dayOfNumber(day), activityOf(byName, sumId)]]) },
+          ]),
+          duck?.appendDay(model, d, day, byName),
+        ]);
+      }
+    });
+    const duckRows =
+      duck &&
+      (await timed("duckdb_players_and_checkpoint", async () => {
+        await duck.appendPlayers(model);
+        return (await duck.close()).rows;
+      }));
+    return {
+      phases,
+      events,
+      playing_days: playingDays,
+      ...(duckRows !== undefined && { duckdb_event_rows: duckRows }),
+    };
+  } finally {
+    await database.close();
+  }
+}
+
+/**
+ * The engine, but answering "none" to every read of `player_numbers`: the project is new, so none of its keys has a
+ * number yet, and a million point reads that find nothing would take longer than numbering them.
+ */
+function newProjectEngine(engine: Engine): Engine {
+  return {
+    ...engine,
+    readByIds: (collection, ids) =>
+      collection.collectionName === "player_numbers"
+        ? Promise.resolve(ids.map(() => null))
+        : engine.readByIds(collection, ids),
+  };
+}
+
+/** Numbers every key in order, a batch at a time: player i gets number i (checked). */
+async function number(numbers: ReturnType<typeof createSets>["numbers"], projectId: string, keys: string[]) {
+  for (let from = 0; from < keys.length; from += BATCH) {
+    const batch = keys.slice(from, from + BATCH);
+    const assigned = await numbers.assign(projectId, batch);
+    batch.forEach((key, i) => {
+      if (assigned.get(key) !== from + i) throw new Error(`${key}: numbered ${assigned.get(key)}, not ${from + i}`);
+    });
+  }
+}
+
+/** The tags and the trait key registered (the trait materialised), the names, the summed property, the queue. */
+async function register(
+  db: Parameters<typeof createPlayerStores>[0],
+  stores: ReturnType<typeof createPlayerStores>,
+  projectId: string,
+  events: number,
+): Promise<string> {
+  const need = { index: 0, tags: [...TAGS], keys: [TRAIT_KEY], labels: new Map(TAGS.map((tag) => [tag, tag])) };
+  const refused = await new Registration(stores).register(projectId, [need], new Date());
+  if (refused.size > 0) throw new Error(`registration refused: ${[...refused.values()].join(", ")}`);
+  await stores.traitKeys.materialise(projectId, TRAIT_KEY);
+  await new EventNameStore(db, { limit: 1000, waitLimitMs: 10_000, soleWriter: true }).include(projectId, [
+    ...EVENT_NAMES,
+  ]);
+  const pairs = await new SummedPropertyStore(db).update(projectId, (current, nextId) => [
+    ...current,
+    { id: String(nextId), ...SUMMED, from: 0, ready: true },
+  ]);
+  // The history is queue segment 1, applied: the stream's segments are counted after it.
+  const queue = new QueueStore(db, new KeyedLock());
+  await queue.reserve(projectId, events);
+  const { epoch } = await queue.read(projectId);
+  if (!(await queue.advance(projectId, HISTORY_SEQ, HISTORY_SEQ, events, epoch))) throw new Error("queue: lease moved");
+  return pairs.find((pair) => pair.name === SUMMED.name)!.id;
+}
+
+async function writeProfiles(
+  engine: Engine,
+  profiles: Collection<ProfileDoc>,
+  { projectId, shape }: GenerateTask,
+  model: ScaleModel,
+  lastPlayed: Uint8Array,
+): Promise<void> {
+  for (let from = 0; from < shape.players; from += BATCH) {
+    const operations = [];
+    for (let i = from; i < Math.min(from + BATCH, shape.players); i++) {
+      const { first, last } = model.seenAt(i, lastPlayed[i]);
+      const tier = model.tierOf(i);
+      const document = profileDocument({
+        projectId,
+        identityKey: partnerKey(model.partnerId(i)),
+        partnerUserId: model.partnerId(i),
+        deviceId: null,
+        platformUserId: null,
+        tags: model.tagsOf(i),
+        traits: new Map(tier === null ? [] : [[TRAIT_KEY, tier]]),
+        version: 1,
+        firstSeenAt: first,
+        lastSeenAt: last,
+        number: i,
+      });
+      operations.push({ insertOne: { document } });
+    }
+    throwIfRefused("profiles", await engine.writeAll(profiles, operations));
+  }
+}
+
+/** Each player's joins of the profiles' set and their tags' sets, and their tier, as a first profile write makes them. */
+async function writeSets(cohorts: CohortSets, projectId: string, model: ScaleModel): Promise<void> {
+  for (let from = 0; from < model.shape.players; from += BATCH) {
+    const changes = [];
+    for (let i = from; i < Math.min(from + BATCH, model.shape.players); i++) {
+      const tier = model.tierOf(i);
+      const traits = new Map(tier === null ? [] : [[TRAIT_KEY, tier]]);
+      changes.push(memberChange(i, null, { tags: model.tagsOf(i), traits })!);
+    }
+    await cohorts.write(projectId, changes);
+  }
+}
+
+/** A day's events by name as the apply counts them: each player's events, and the cents of purchases in millionths. */
+function activityOf(byName: ReturnType<ScaleModel["day"]>, sumId: string): Map<string, PlayerActivity[]> {
+  return new Map(
+    byName.map(({ players, counts, cents }, name) => [
+      EVENT_NAMES[name],
+      players.map((number, j) => ({
+        number,
+        events: counts[j],
+        sums: cents ? new Map([[sumId, cents[j] * 10_000]]) : NO_SUMS,
+      })),
+    ]),
+  );
+}
+
+/**
+ * Adds `delta` events (or, negative, takes them away) among a day's counts of names other than purchases, one per
+ * player and name in turn: what makes the history's total exact on its last day.
+ */
+function adjustCounts(byName: NameDay[], delta: number): void {
+  let left = delta;
+  while (left !== 0) {
+    let changed = false;
+    for (const [name, { counts }] of byName.entries()) {
+      if (name === PURCHASE) continue;
+      for (let j = 0; j < counts.length && left !== 0; j++) {
+        if (left < 0 && counts[j] === 1) continue;
+        counts[j] += Math.sign(left);
+        left -= Math.sign(left);
+        changed = true;
+      }
+    }
+    if (!changed) throw new Error(`cannot take ${-left} more events away from the last day`);
+  }
+}
+
+/** Events in a day's counts. */
+const eventsIn = (byName: readonly NameDay[]): number =>
+  byName.reduce((sum, { counts }) => counts.reduce((a, b) => a + b, sum), 0);
