@@ -4,8 +4,6 @@
  * DuckDB's answers to the same questions from the same raw events, the apply rate beside a 20,000-player project's,
  * memory and restarts (parts/scale-bench.ts; BENCH_SCALE_PLAYERS and BENCH_SCALE_EVENTS make it smaller).
  */
-// The hook before any module of src: src/sets imports roaring by a name only it makes findable (parts/scale-roaring.mjs).
-await import("./parts/scale-roaring.mjs");
-const { scaleBench } = await import("./parts/scale-bench.js");
+import { scaleBench } from "./parts/scale-bench.js";
 
 export default scaleBench;

@@ -2,9 +2,7 @@
  * The scale bench's generator, a process of its own (its memory and CPU are not the service's): reads one
  * GenerateTask as JSON from argv, writes the project (scale-write.ts) and prints one JSON line of its figures.
  */
-// The hook before any module of src: src/sets imports roaring by a name only it makes findable (scale-roaring.mjs).
-await import("./scale-roaring.mjs");
-const { generate } = await import("./scale-write.js");
+import { generate } from "./scale-write.js";
 
 const started = performance.now();
 const figures = await generate(JSON.parse(process.argv[2]));

@@ -3,23 +3,17 @@ import type { Collection } from "mongodb";
 import { systemClock } from "../../src/clock.js";
 import { connectDatabase } from "../../src/db/database.js";
 import { engineOf, throwIfRefused, type Engine } from "../../src/db/engine.js";
-import { KeyedLock } from "../../src/db/keyed-lock.js";
 import type { PlayerActivity } from "../../src/events/activity/activity-chunk.js";
 import { createEventQueue } from "../../src/events/capability.js";
 import { dayOfNumber } from "../../src/events/kpis/periods.js";
-import { QueueStore } from "../../src/events/queue/queue-store.js";
 import { EventNameStore } from "../../src/events/rollups/event-name-store.js";
 import { SummedPropertyStore } from "../../src/events/rollups/summed-property-store.js";
-import { CohortSets } from "../../src/players/cohorts/cohort-sets.js";
-import { columnCodec, TraitColumns } from "../../src/players/cohorts/trait-columns.js";
 import { Registration } from "../../src/players/rounds/registration.js";
-import { memberChange } from "../../src/players/rules/cohort-moves.js";
 import { partnerKey } from "../../src/players/rules/identity-key.js";
 import { profileDocument, type ProfileDoc } from "../../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../../src/players/storage/stores.js";
-import { CHUNK_BITS } from "../../src/sets/bitmap.js";
-import { bitmapCodec, createSets } from "../../src/sets/capability.js";
+import { createSets } from "../../src/sets/capability.js";
 import { notTimed } from "../../src/steps.js";
 import { DuckWriter } from "./scale-duck-writer.js";
 import {
@@ -32,6 +26,14 @@ import {
   type NameDay,
   type ScaleShape,
 } from "./scale-model.js";
+import {
+  BATCH,
+  HISTORY_SEQ,
+  markHistoryApplied,
+  newProjectEngine,
+  numberPlayers,
+  writeMemberSets,
+} from "./stored-players.js";
 
 export interface GenerateTask {
   databaseUri: string;
@@ -42,10 +44,6 @@ export interface GenerateTask {
   duckFile?: string;
 }
 
-/** Players written a batch at a time: one chunk of the sets' numbers. */
-const BATCH = 2 ** CHUNK_BITS;
-/** The queue segment the generated history is, as if applied: the stream's segments come after it. */
-const HISTORY_SEQ = 1;
 const NO_SUMS: ReadonlyMap<string, number> = new Map();
 
 /**
@@ -71,18 +69,18 @@ export async function generate(task: GenerateTask) {
     const model = new ScaleModel(shape);
     const { lastPlayed, playingDays } = await timed("model_calibration", async () => model.calibrate());
     const keys = Array.from({ length: shape.players }, (_, i) => partnerKey(model.partnerId(i)));
-    await timed("numbers", () => number(sets.numbers, projectId, keys));
+    await timed("numbers", () => numberPlayers(sets.numbers, projectId, keys));
     const stores = createPlayerStores(database.db, engine, sets.cache);
-    const sumId = await timed("registry", () => register(database.db, stores, projectId, shape.events));
+    const sumId = await timed("registry", () => register(database.db, stores, projectId));
     await timed("profiles", () =>
       writeProfiles(engine, database.db.collection<ProfileDoc>(PLAYER_PROFILES), task, model, lastPlayed),
     );
-    const cohorts = new CohortSets(
-      sets.chunks("player_sets", bitmapCodec),
-      new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
-      sets.numbers,
+    await timed("tag_sets_and_trait_column", () =>
+      writeMemberSets(sets, projectId, shape.players, (i) => {
+        const tier = model.tierOf(i);
+        return { tags: model.tagsOf(i), traits: new Map(tier === null ? [] : [[TRAIT_KEY, tier]]) };
+      }),
     );
-    await timed("tag_sets_and_trait_column", () => writeSets(cohorts, projectId, model));
     const duck = task.duckFile ? await DuckWriter.create(task.duckFile) : undefined;
     const queue = await createEventQueue({
       database,
@@ -90,7 +88,9 @@ export async function generate(task: GenerateTask) {
       sets,
       clock: systemClock,
       retentionDays: 400,
+      eventIdWindowDays: 400,
       parkAfter: 5,
+      backfillStepEvents: 50_000,
       steps: notTimed,
     });
     let events = 0;
@@ -125,54 +125,22 @@ export async function generate(task: GenerateTask) {
   }
 }
 
-/**
- * The engine, but answering "none" to every read of `player_numbers`: the project is new, so none of its keys has a
- * number yet, and a million point reads that find nothing would take longer than numbering them.
- */
-function newProjectEngine(engine: Engine): Engine {
-  return {
-    ...engine,
-    readByIds: (collection, ids) =>
-      collection.collectionName === "player_numbers"
-        ? Promise.resolve(ids.map(() => null))
-        : engine.readByIds(collection, ids),
-  };
-}
-
-/** Numbers every key in order, a batch at a time: player i gets number i (checked). */
-async function number(numbers: ReturnType<typeof createSets>["numbers"], projectId: string, keys: string[]) {
-  for (let from = 0; from < keys.length; from += BATCH) {
-    const batch = keys.slice(from, from + BATCH);
-    const assigned = await numbers.assign(projectId, batch);
-    batch.forEach((key, i) => {
-      if (assigned.get(key) !== from + i) throw new Error(`${key}: numbered ${assigned.get(key)}, not ${from + i}`);
-    });
-  }
-}
-
 /** The tags and the trait key registered (the trait materialised), the names, the summed property, the queue. */
 async function register(
   db: Parameters<typeof createPlayerStores>[0],
   stores: ReturnType<typeof createPlayerStores>,
   projectId: string,
-  events: number,
 ): Promise<string> {
   const need = { index: 0, tags: [...TAGS], keys: [TRAIT_KEY], labels: new Map(TAGS.map((tag) => [tag, tag])) };
   const refused = await new Registration(stores).register(projectId, [need], new Date());
   if (refused.size > 0) throw new Error(`registration refused: ${[...refused.values()].join(", ")}`);
   await stores.traitKeys.materialise(projectId, TRAIT_KEY);
-  await new EventNameStore(db, { limit: 1000, waitLimitMs: 10_000, soleWriter: true }).include(projectId, [
-    ...EVENT_NAMES,
-  ]);
+  await new EventNameStore(db, { limit: 1000, waitLimitMs: 10_000, soleWriter: true }).admit(projectId, EVENT_NAMES);
   const pairs = await new SummedPropertyStore(db).update(projectId, (current, nextId) => [
     ...current,
     { id: String(nextId), ...SUMMED, from: 0, ready: true },
   ]);
-  // The history is queue segment 1, applied: the stream's segments are counted after it.
-  const queue = new QueueStore(db, new KeyedLock());
-  await queue.reserve(projectId, events);
-  const { epoch } = await queue.read(projectId);
-  if (!(await queue.advance(projectId, HISTORY_SEQ, HISTORY_SEQ, events, epoch))) throw new Error("queue: lease moved");
+  await markHistoryApplied(db, projectId);
   return pairs.find((pair) => pair.name === SUMMED.name)!.id;
 }
 
@@ -204,19 +172,6 @@ async function writeProfiles(
       operations.push({ insertOne: { document } });
     }
     throwIfRefused("profiles", await engine.writeAll(profiles, operations));
-  }
-}
-
-/** Each player's joins of the profiles' set and their tags' sets, and their tier, as a first profile write makes them. */
-async function writeSets(cohorts: CohortSets, projectId: string, model: ScaleModel): Promise<void> {
-  for (let from = 0; from < model.shape.players; from += BATCH) {
-    const changes = [];
-    for (let i = from; i < Math.min(from + BATCH, model.shape.players); i++) {
-      const tier = model.tierOf(i);
-      const traits = new Map(tier === null ? [] : [[TRAIT_KEY, tier]]);
-      changes.push(memberChange(i, null, { tags: model.tagsOf(i), traits })!);
-    }
-    await cohorts.write(projectId, changes);
   }
 }
 
