@@ -1,7 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { systemClock } from "../src/clock.js";
-import { engineOf, throwIfRefused } from "../src/db/engine.js";
-import { createEventQueue } from "../src/events/capability.js";
+import { throwIfRefused } from "../src/db/engine.js";
 import type { QueuedEvent } from "../src/events/queue/entries.js";
 import { dayOf } from "../src/events/rollup-keys.js";
 import { EventNameStore } from "../src/events/rollups/event-name-store.js";
@@ -9,18 +7,8 @@ import { Registration } from "../src/players/rounds/registration.js";
 import { partnerKey } from "../src/players/rules/identity-key.js";
 import { profileDocument, type ProfileDoc } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
-import { createPlayerStores } from "../src/players/storage/stores.js";
-import { createSets } from "../src/sets/capability.js";
-import { notTimed } from "../src/steps.js";
 import { rawBaseline } from "./parts/events-raw.js";
-import {
-  BATCH,
-  HISTORY_SEQ,
-  markHistoryApplied,
-  newProjectEngine,
-  numberPlayers,
-  writeMemberSets,
-} from "./parts/stored-players.js";
+import { BATCH, generatorStores, historyWriter, numberPlayers, writeMemberSets } from "./parts/stored-players.js";
 import {
   createBenchProject,
   postJson,
@@ -151,9 +139,7 @@ export async function generate(bench: BenchService, gameId = 9_100_002): Promise
   const p = await createBenchProject(bench, gameId);
   const { database } = bench;
   const { db } = database;
-  const engine = newProjectEngine(engineOf(database));
-  const sets = createSets({ database, engine, cacheBytes: 64 * 2 ** 20 });
-  const stores = createPlayerStores(db, engine, sets.cache);
+  const { engine, sets, players: stores } = generatorStores(database);
   const now = Date.now();
   const days = Array.from({ length: DAYS }, (_, d) => dayOf(new Date(now - (DAYS - d) * 86_400_000)));
   const tags = Array.from({ length: TAGS }, (_, i) => `tag_${i}`);
@@ -202,17 +188,7 @@ export async function generate(bench: BenchService, gameId = 9_100_002): Promise
       (raw[d].get(player) ?? raw[d].set(player, []).get(player)!).push(event);
     }
   }
-  const queue = await createEventQueue({
-    database,
-    engine,
-    sets,
-    clock: systemClock,
-    retentionDays: 400,
-    eventIdWindowDays: 400,
-    parkAfter: 5,
-    backfillStepEvents: 50_000,
-    steps: notTimed,
-  });
+  const history = await historyWriter(database, engine, sets, p.projectId);
   for (const [d, day] of days.entries()) {
     const byName = new Map(
       [...activity[d]].map(([name, counts]) => [
@@ -220,11 +196,10 @@ export async function generate(bench: BenchService, gameId = 9_100_002): Promise
         [...counts].map(([number, events]) => ({ number, events, sums: new Map<string, number>() })),
       ]),
     );
-    await queue.activity.count(p.projectId, [{ seq: HISTORY_SEQ, days: new Map([[day, byName]]) }]);
+    await history.day(day, byName);
     const batches = [...raw[d]].map(([player, events]) => ({ day, identityKey: partnerKey(player), events }));
-    await queue.raw.insert(p.projectId, HISTORY_SEQ, batches);
+    await history.raw(batches);
   }
-  await markHistoryApplied(db, p.projectId);
   return { ...p, from: days[0], to: days.at(-1)!, tags, dailyPlayers };
 }
 

@@ -1,14 +1,12 @@
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
-import { engineOf, throwIfRefused } from "../src/db/engine.js";
+import { throwIfRefused } from "../src/db/engine.js";
 import { Registration } from "../src/players/rounds/registration.js";
 import { partnerKey } from "../src/players/rules/identity-key.js";
 import { profileDocument, type ProfileDoc } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
-import { createPlayerStores } from "../src/players/storage/stores.js";
-import { createSets } from "../src/sets/capability.js";
 import { countWrites, rewrittenByUpdates } from "./parts/players-commands.js";
-import { BATCH, newProjectEngine, numberPlayers, writeMemberSets } from "./parts/stored-players.js";
+import { BATCH, generatorStores, numberPlayers, writeMemberSets } from "./parts/stored-players.js";
 import { round, runLoadProcess, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
@@ -63,9 +61,7 @@ const traitsOf = (i: number) =>
  */
 export async function generate(bench: BenchService, projectId: string, profiles = PROFILES) {
   const { database } = bench;
-  const engine = newProjectEngine(engineOf(database));
-  const sets = createSets({ database, engine, cacheBytes: 64 * 2 ** 20 });
-  const stores = createPlayerStores(database.db, engine, sets.cache);
+  const { engine, sets, players: stores } = generatorStores(database);
   const started = performance.now();
   const tags = [TAG_A, TAG_B, ...OTHER_TAGS];
   const need = { index: 0, tags, keys: ["level", "region"], labels: new Map(tags.map((tag) => [tag, tag])) };

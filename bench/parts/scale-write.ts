@@ -1,10 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { Collection } from "mongodb";
-import { systemClock } from "../../src/clock.js";
 import { connectDatabase } from "../../src/db/database.js";
-import { engineOf, throwIfRefused, type Engine } from "../../src/db/engine.js";
+import { throwIfRefused, type Engine } from "../../src/db/engine.js";
 import type { PlayerActivity } from "../../src/events/activity/activity-chunk.js";
-import { createEventQueue } from "../../src/events/capability.js";
 import { dayOfNumber } from "../../src/events/kpis/periods.js";
 import { EventNameStore } from "../../src/events/rollups/event-name-store.js";
 import { SummedPropertyStore } from "../../src/events/rollups/summed-property-store.js";
@@ -13,8 +11,6 @@ import { partnerKey } from "../../src/players/rules/identity-key.js";
 import { profileDocument, type ProfileDoc } from "../../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
 import { createPlayerStores } from "../../src/players/storage/stores.js";
-import { createSets } from "../../src/sets/capability.js";
-import { notTimed } from "../../src/steps.js";
 import { DuckWriter } from "./scale-duck-writer.js";
 import {
   EVENT_NAMES,
@@ -26,14 +22,7 @@ import {
   type NameDay,
   type ScaleShape,
 } from "./scale-model.js";
-import {
-  BATCH,
-  HISTORY_SEQ,
-  markHistoryApplied,
-  newProjectEngine,
-  numberPlayers,
-  writeMemberSets,
-} from "./stored-players.js";
+import { BATCH, generatorStores, historyWriter, numberPlayers, writeMemberSets } from "./stored-players.js";
 
 export interface GenerateTask {
   databaseUri: string;
@@ -55,8 +44,7 @@ const NO_SUMS: ReadonlyMap<string, number> = new Map();
 export async function generate(task: GenerateTask) {
   const { projectId, shape } = task;
   const database = await connectDatabase(task.databaseUri, task.dbName, { timeoutMs: 120_000 });
-  const engine = newProjectEngine(engineOf(database));
-  const sets = createSets({ database, engine, cacheBytes: 64 * 2 ** 20 });
+  const { engine, sets, players: stores } = generatorStores(database);
   const phases: Record<string, number> = {};
   const timed = async <T>(phase: string, run: () => Promise<T>): Promise<T> => {
     const started = performance.now();
@@ -70,7 +58,6 @@ export async function generate(task: GenerateTask) {
     const { lastPlayed, playingDays } = await timed("model_calibration", async () => model.calibrate());
     const keys = Array.from({ length: shape.players }, (_, i) => partnerKey(model.partnerId(i)));
     await timed("numbers", () => numberPlayers(sets.numbers, projectId, keys));
-    const stores = createPlayerStores(database.db, engine, sets.cache);
     const sumId = await timed("registry", () => register(database.db, stores, projectId));
     await timed("profiles", () =>
       writeProfiles(engine, database.db.collection<ProfileDoc>(PLAYER_PROFILES), task, model, lastPlayed),
@@ -82,17 +69,7 @@ export async function generate(task: GenerateTask) {
       }),
     );
     const duck = task.duckFile ? await DuckWriter.create(task.duckFile) : undefined;
-    const queue = await createEventQueue({
-      database,
-      engine,
-      sets,
-      clock: systemClock,
-      retentionDays: 400,
-      eventIdWindowDays: 400,
-      parkAfter: 5,
-      backfillStepEvents: 50_000,
-      steps: notTimed,
-    });
+    const history = await historyWriter(database, engine, sets, projectId);
     let events = 0;
     await timed("activity_and_duckdb_events", async () => {
       for (let d = 0; d < shape.days; d++) {
@@ -101,9 +78,7 @@ export async function generate(task: GenerateTask) {
         events += eventsIn(byName);
         const day = shape.lastDay - shape.days + 1 + d;
         await Promise.all([
-          queue.activity.count(projectId, [
-            { seq: HISTORY_SEQ, days: new Map([[dayOfNumber(day), activityOf(byName, sumId)]]) },
-          ]),
+          history.day(dayOfNumber(day), activityOf(byName, sumId)),
           duck?.appendDay(model, d, day, byName),
         ]);
       }
@@ -125,7 +100,7 @@ export async function generate(task: GenerateTask) {
   }
 }
 
-/** The tags and the trait key registered (the trait materialised), the names, the summed property, the queue. */
+/** The tags and the trait key registered (the trait materialised), the names, the summed property. */
 async function register(
   db: Parameters<typeof createPlayerStores>[0],
   stores: ReturnType<typeof createPlayerStores>,
@@ -140,7 +115,6 @@ async function register(
     ...current,
     { id: String(nextId), ...SUMMED, from: 0, ready: true },
   ]);
-  await markHistoryApplied(db, projectId);
   return pairs.find((pair) => pair.name === SUMMED.name)!.id;
 }
 
