@@ -71,8 +71,7 @@ export default async function kpisBench() {
     const split = { split_by: "tags", tags: g.tags };
     const today = new Date().toISOString().slice(0, 10);
     const common = { kind: "query", baseUrl: bench.baseUrl, key: g.privateKey };
-    // The owner's memory of the project's profiles filled, as a start fills it before ready (the data was written
-    // beside the service): else the tag changes' reads of profiles would fill it, thrown away while rounds write.
+    // The project's sets read once (the data was written beside the service), as any first call after a start does.
     await postJson(bench, "/v1/players/search", g.privateKey, { tags: [g.tags[0]], page_size: 1 });
     const timed = async (path: string, body: object) => {
       const first = await load({ ...common, path, body, runs: 1 });
@@ -127,7 +126,7 @@ export default async function kpisBench() {
       });
     }
 
-    // A round's CPU is the update's, the worker's resync of the 100 players (in this process too) and the read's.
+    // A round's CPU is the update's (its sets written before it answers) and the read's.
     const rounds = await serviceCpu(bench, TAG_ROUNDS, () =>
       load({
         kind: "retention-after-tags",

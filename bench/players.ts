@@ -1,20 +1,12 @@
 import { performance } from "node:perf_hooks";
-import { batchedWrite, engineOf } from "../src/db/engine.js";
 import { fileURLToPath } from "node:url";
-import { sortKeys } from "../src/players/rules/identity-key.js";
-import {
-  bucketId,
-  bucketOf,
-  pageId,
-  pageStatement,
-  type MembersDoc,
-} from "../src/players/membership/membership-documents.js";
-import { splitPage } from "../src/players/membership/membership-pages.js";
+import { throwIfRefused } from "../src/db/engine.js";
+import { Registration } from "../src/players/rounds/registration.js";
+import { partnerKey } from "../src/players/rules/identity-key.js";
 import { profileDocument, type ProfileDoc } from "../src/players/storage/profile-document.js";
 import { PLAYER_PROFILES } from "../src/players/storage/profile-store.js";
-import { createPlayerStores } from "../src/players/storage/stores.js";
-import { PLAYER_TAGS, tagDocument, type TagDoc } from "../src/players/storage/tag-store.js";
 import { countWrites, rewrittenByUpdates } from "./parts/players-commands.js";
+import { BATCH, generatorStores, numberPlayers, writeMemberSets } from "./parts/stored-players.js";
 import { round, runLoadProcess, startBenchService, type BenchService } from "./parts/support.js";
 
 /**
@@ -22,12 +14,16 @@ import { round, runLoadProcess, startBenchService, type BenchService } from "./p
  * 100,000 profiles with tags of 10,000 members, and tag-listing latency over
  * 500 tags; players/update throughput (100-entry calls, 8 in flight, new then
  * existing players) in a project of its own players and in the 100,000-profile
- * one, the ratio of the two, and how long each pass left something unwritten
- * or unsettled; each next to a bare-driver baseline of the same run. The
- * service runs in this process; the load generator (bench/parts/players-load.ts) in another.
+ * one, the ratio of the two, and how long each pass left something unsettled;
+ * each next to a bare-driver baseline of the same run. Then issue 46's import:
+ * 100,000 new tagged players at full speed into a project of their own, its
+ * refusals and its rate per 10,000. The service runs in this process; the load
+ * generator (bench/parts/players-load.ts) in another.
  */
 const PROFILES = Number(process.env.BENCH_PLAYERS_PROFILES ?? 100_000);
 const UPDATE_CALLS = Number(process.env.BENCH_PLAYERS_UPDATE_CALLS ?? 200);
+/** Issue 46's import: new tagged players into a project of their own, 100 a call, 8 in flight. */
+const IMPORT_PLAYERS = Number(process.env.BENCH_PLAYERS_IMPORT ?? 100_000);
 const QUERIES = 100;
 /** Tag A: every 10th profile; tag B: every 20th plus those at 11 mod 20; A and B share every 20th. */
 export const TAG_A = "cohort_a";
@@ -52,102 +48,76 @@ async function createProject(bench: BenchService, gameId: number) {
   return { projectId: body.project.project_id as string, privateKey: body.private_key, publicKey: body.public_key };
 }
 
+/** The traits of generated profile i: `region` a third each of eu, us and asia. */
+const traitsOf = (i: number) =>
+  new Map<string, string | number | boolean>([
+    ["level", i % 100],
+    ["region", ["eu", "us", "asia"][i % 3]],
+  ]);
+
 /**
- * `profiles` profiles (`u:gen-<i>`, tags from tagsOf), tag records and the registry counter in their stored shape, then
- * the tag list, membership and counts as rounds leave them.
+ * `profiles` profiles (`u:gen-<i>`, tags from tagsOf, number i) in their stored shape, the 500 tags and two trait
+ * keys registered, then their numbers, the profiles' and tags' sets and the traits' columns as first writes leave them.
  */
 export async function generate(bench: BenchService, projectId: string, profiles = PROFILES) {
-  const db = bench.database.db;
+  const { database } = bench;
+  const { engine, sets, players: stores } = generatorStores(database);
   const started = performance.now();
+  const tags = [TAG_A, TAG_B, ...OTHER_TAGS];
+  const need = { index: 0, tags, keys: ["level", "region"], labels: new Map(tags.map((tag) => [tag, tag])) };
+  const refused = await new Registration(stores).register(projectId, [need], new Date());
+  if (refused.size > 0) throw new Error(`registration refused: ${[...refused.values()].join(", ")}`);
+  await numberPlayers(
+    sets.numbers,
+    projectId,
+    Array.from({ length: profiles }, (_, i) => partnerKey(`gen-${i}`)),
+  );
   const base = Date.now() - profiles * 1000;
-  for (let from = 0; from < profiles; from += 990) {
-    const docs = Array.from({ length: Math.min(990, profiles - from) }, (_, k) => {
+  for (let from = 0; from < profiles; from += BATCH) {
+    const docs = Array.from({ length: Math.min(BATCH, profiles - from) }, (_, k) => {
       const i = from + k;
       const seen = new Date(base + i * 1000);
-      const traits = new Map<string, string | number | boolean>([
-        ["level", i % 100],
-        ["region", ["eu", "us", "asia"][i % 3]],
-      ]);
       return profileDocument({
         projectId,
-        identityKey: `u:gen-${i}`,
+        identityKey: partnerKey(`gen-${i}`),
         partnerUserId: `gen-${i}`,
         deviceId: null,
         platformUserId: null,
         tags: tagsOf(i),
-        traits,
+        traits: traitsOf(i),
         version: 1,
         firstSeenAt: seen,
         lastSeenAt: seen,
+        number: i,
       });
     });
-    await batchedWrite(
-      db.collection<ProfileDoc>(PLAYER_PROFILES),
-      docs.map((document) => ({ insertOne: { document } })),
-    );
-  }
-  const now = new Date();
-  const tags = [TAG_A, TAG_B, ...OTHER_TAGS].map((tag, i) =>
-    tagDocument(projectId, {
-      id: i + 1,
-      tag,
-      label: tag,
-      category: null,
-      description: null,
-      isHidden: false,
-      firstSeenAt: now,
-      lastSeenAt: now,
-    }),
-  );
-  await batchedWrite(
-    db.collection<TagDoc>(PLAYER_TAGS),
-    tags.map((document) => ({ insertOne: { document } })),
-  );
-  // The registry counter and tag list a registration of those 500 tags leaves.
-  await db
-    .collection<{ _id: string; tag_count: number; trait_key_count: number; last_tag_id: number }>(
-      "player_registry_counters",
-    )
-    .insertOne({ _id: projectId, tag_count: tags.length, trait_key_count: 0, last_tag_id: tags.length });
-  const stores = createPlayerStores(db, engineOf(bench.database, 0));
-  await stores.tags.rewriteList(projectId);
-  const inserted = performance.now();
-  const members = new Map<string, string[]>();
-  for (let i = 0; i < profiles; i++)
-    for (const tag of tagsOf(i)) (members.get(tag) ?? members.set(tag, []).get(tag)!).push(`u:gen-${i}`);
-  if (stores.membership.materialised) {
-    // Each tag's members in their buckets' pages, sorted, as the rounds that gave the tags would have written them.
-    const buckets = new Map<string, string[]>();
-    for (const [tag, keys] of members)
-      for (const key of keys) {
-        const id = bucketId(projectId, tag, bucketOf(key));
-        (buckets.get(id) ?? buckets.set(id, []).get(id)!).push(key);
-      }
-    await batchedWrite(
-      db.collection<MembersDoc>("player_tag_members"),
-      [...buckets].flatMap(([id, keys]) =>
-        splitPage("", sortKeys(keys)).map(({ low, members }) => pageStatement(projectId, pageId(id, low), members)),
+    throwIfRefused(
+      "profiles",
+      await engine.writeAll(
+        database.db.collection<ProfileDoc>(PLAYER_PROFILES),
+        docs.map((document) => ({ insertOne: { document } })),
       ),
     );
   }
-  await stores.membership.setCounts(projectId, new Map(tags.map(({ id, tag }) => [id, members.get(tag)?.length ?? 0])));
+  const inserted = performance.now();
+  await writeMemberSets(sets, projectId, profiles, (i) => ({ tags: tagsOf(i), traits: traitsOf(i) }));
   return {
     insert_seconds: round((inserted - started) / 1000),
-    membership_seconds: round((performance.now() - inserted) / 1000),
+    sets_seconds: round((performance.now() - inserted) / 1000),
   };
 }
 
 /** Runs the load generator (players-load.ts) to its end: what it printed. */
 const load = (task: object): Promise<any> => runLoadProcess(LOAD, task);
 
-/** The service's memory once the load is over (it runs in this process): what the owner keeps, and the whole process. */
+/** The service's memory once the load is over (it runs in this process): its cache of sets, and the whole process. */
 async function memoryOf(bench: BenchService) {
   global.gc?.();
   const metrics = await (await fetch(`${bench.baseUrl}/metrics`)).text();
-  const owner = Number(/^platform_owner_memory_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
+  const cache = Number(/^platform_set_cache_bytes (\S+)$/m.exec(metrics)?.[1] ?? NaN);
   const { rss, heapUsed } = process.memoryUsage();
   const mb = (bytes: number) => round(bytes / 2 ** 20, 1);
-  return { owner_memory_estimate_mb: mb(owner), heap_used_mb: mb(heapUsed), rss_mb: mb(rss) };
+  return { set_cache_mb: mb(cache), heap_used_mb: mb(heapUsed), rss_mb: mb(rss) };
 }
 
 export default async function playersBenchmark() {
@@ -156,17 +126,24 @@ export default async function playersBenchmark() {
   try {
     const writer = await createProject(bench, 910_001);
     const reader = await createProject(bench, 910_002);
+    const importer = await createProject(bench, 910_003);
     process.stderr.write(`players bench: generating ${PROFILES} profiles\n`);
     const generated = await generate(bench, reader.projectId);
     process.stderr.write(`players bench: generated ${JSON.stringify(generated)}; running the load\n`);
     const writes = countWrites(bench);
-    const rewritten = rewrittenByUpdates(bench, { [writer.projectId]: "small", [reader.projectId]: "large" });
+    const rewritten = rewrittenByUpdates(bench, {
+      [writer.projectId]: "small",
+      [reader.projectId]: "large",
+      [importer.projectId]: "import",
+    });
     const result = await load({
       baseUrl: bench.baseUrl,
       mongodbUri: bench.databaseUri,
       dbName: bench.database.db.databaseName,
       writer,
       reader,
+      importer,
+      importPlayers: IMPORT_PLAYERS,
       updateCalls: UPDATE_CALLS,
       queries: QUERIES,
       profiles: PROFILES,
@@ -181,7 +158,7 @@ export default async function playersBenchmark() {
     const memory = await memoryOf(bench);
     const bareNew = result.bare_upserts.fresh.ops_per_sec;
     const bareExisting = result.bare_upserts.existing.ops_per_sec;
-    const entries = 4 * UPDATE_CALLS * 100;
+    const entries = 4 * UPDATE_CALLS * 100 + IMPORT_PLAYERS;
     const rate = (project: string, pass: string) => result.update[project]?.[pass]?.entries_per_sec ?? 0;
     return {
       database: bench.database.isFerretDb ? "ferretdb" : "mongodb",
@@ -201,6 +178,8 @@ export default async function playersBenchmark() {
         settled_seconds_at_most: 5,
         search_p50_ms_at_most: 10,
         list_tags_p50_ms_at_most: 20,
+        import_refused_calls: 0,
+        import_last_vs_first_10000: "within noise of 1",
       },
       // Everything the service sent while the load ran (updates, searches, listings), per update entry.
       diagnostics: {

@@ -16,6 +16,8 @@ type Task =
       players: number;
       /** Events a second from all callers together, each pacing its calls to its share; absent: as fast as they go. */
       rate?: number;
+      /** Stops once this many events are sent, if before `seconds`. */
+      events?: number;
     }
   | { kind: "query"; baseUrl: string; key: string; path: string; body: object; runs: number }
   | { kind: "tag-change"; baseUrl: string; publicKey: string; privateKey: string; players: string[]; range: object }
@@ -51,13 +53,15 @@ async function ingest(t: Extract<Task, { kind: "ingest" }>) {
   const latencies: number[] = [];
   let accepted = 0;
   let calls = 0;
+  let sent = 0;
   const end = performance.now() + t.seconds * 1000;
   const started = performance.now();
   const slotMs = t.rate ? ((t.batch * t.concurrency) / t.rate) * 1000 : 0;
   await Promise.all(
     Array.from({ length: t.concurrency }, async (_, caller) => {
       let next = started + (slotMs * caller) / t.concurrency;
-      while (performance.now() < end) {
+      while (performance.now() < end && sent < (t.events ?? Infinity)) {
+        sent += t.batch;
         if (slotMs > 0) {
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, next - performance.now())));
           next += slotMs;

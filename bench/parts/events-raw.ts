@@ -1,8 +1,10 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
 import { connectDatabase } from "../../src/db/database.js";
+import { projectIdRange } from "../../src/db/ids.js";
+import type { QueuedEvent } from "../../src/events/queue/entries.js";
+import { unpackEvents } from "../../src/events/queue/segment-store.js";
 import { dayOf } from "../../src/events/rollup-keys.js";
-import { workOf, type StoredWork } from "../../src/events/queue/segment-store.js";
 import { partnerKey } from "../../src/players/rules/identity-key.js";
 import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
 import { round, type BenchService } from "./support.js";
@@ -21,10 +23,17 @@ export interface RawSplitQuery {
 }
 
 /**
- * The split by tag answered the way a service without rollups would: every
- * raw event of the project read with a find over the queue's segments (no
- * aggregation: FerretDB 1.24 answers `$project` of a path with the literal
- * string), joined in memory with the profiles' tags as of now, read by a find.
+ * Every raw event the service applied for the project (event_raw, by the project's `_id` range; no aggregation:
+ * FerretDB 1.24 answers `$project` of a path with the literal string), a stored document's at a time.
+ */
+export async function* appliedEvents(db: Db, projectId: string): AsyncGenerator<QueuedEvent[]> {
+  const docs = db.collection<{ _id: string; events: string }>("event_raw").find({ _id: projectIdRange(projectId) });
+  for await (const doc of docs) yield unpackEvents(doc.events);
+}
+
+/**
+ * The split by tag answered the way a service without sets would: every raw event of the project read
+ * (appliedEvents), joined in memory with the profiles' tags as of now, read by a find.
  */
 export async function rawSplit(db: Db, query: RawSplitQuery): Promise<{ ms: number; counts: SplitCounts }> {
   const started = performance.now();
@@ -40,12 +49,8 @@ export async function rawSplit(db: Db, query: RawSplitQuery): Promise<{ ms: numb
     );
   }
   const slots = new Map<string, { events: number; players: Set<string> }>();
-  const segments = db
-    .collection("event_segments")
-    .find({ project_id: query.projectId, "work.kind": "events" }, { projection: { work: 1 } });
-  for await (const segment of segments) {
-    const work = workOf(segment.work as StoredWork);
-    for (const event of work?.kind === "events" ? work.events : []) {
+  for await (const events of appliedEvents(db, query.projectId)) {
+    for (const event of events) {
       const day = dayOf(event.t);
       if (day < query.from || day > query.to || event.u === null) continue;
       const player = partnerKey(event.u);

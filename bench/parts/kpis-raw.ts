@@ -1,14 +1,13 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "mongodb";
 import { dayOf } from "../../src/events/rollup-keys.js";
-import { workOf, type StoredWork } from "../../src/events/queue/segment-store.js";
 import { partnerKey } from "../../src/players/rules/identity-key.js";
 import { PLAYER_PROFILES } from "../../src/players/storage/profile-store.js";
+import { appliedEvents } from "./events-raw.js";
 
 /**
- * The KPI answers the way a service without histories would: every raw event of the project read by a find over
- * the queue's segments (FerretDB 1.24 has no usable aggregation of them), joined in memory with the profiles' tags
- * as of now, then counted. Each function answers in the service's JSON shape, to be compared with it.
+ * The KPI answers the way a service without sets would: every raw event of the project read (appliedEvents),
+ * joined in memory with the profiles' tags as of now, then counted. Each function answers in the service's JSON shape, to be compared with it.
  */
 export interface RawEvents {
   /** Per player: the days of their events, per name. */
@@ -30,12 +29,8 @@ export async function readRaw(db: Db, projectId: string, tags: readonly string[]
       (doc.tags as string[]).filter((tag) => wanted.has(tag)),
     );
   const days = new Map<string, Map<string, Set<string>>>();
-  const segments = db
-    .collection("event_segments")
-    .find({ project_id: projectId, "work.kind": "events" }, { projection: { work: 1 } });
-  for await (const segment of segments) {
-    const work = workOf(segment.work as StoredWork);
-    for (const event of work?.kind === "events" ? work.events : []) {
+  for await (const events of appliedEvents(db, projectId)) {
+    for (const event of events) {
       if (event.u === null) continue;
       const player = partnerKey(event.u);
       let names = days.get(player);

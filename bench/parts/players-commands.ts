@@ -1,5 +1,5 @@
 // What the players bench watches the service send while its load runs (bench/players.ts): write commands and their
-// statements, and what each write of the record of changed players costs the engine.
+// statements, and what each write of the players' sets and trait columns costs the engine.
 import {
   BSON,
   MongoClient,
@@ -45,7 +45,7 @@ export function countWrites(bench: BenchService) {
 }
 
 /**
- * What each `update` of the record of changed players and of tag membership costs the engine, per collection and
+ * What each `update` of the players' sets (player_sets) and trait columns costs the engine, per collection and
  * project (`small`, the writer's, and `large`): FerretDB replaces a whole document for any update, so the bytes it
  * rewrites are the sizes of the documents a command touches, read right after it (by a client of its own), beside
  * the bytes the driver sent.
@@ -70,7 +70,7 @@ export function rewrittenByUpdates(bench: BenchService, projects: Record<string,
     const project = projects[command.ids[0].slice(0, command.ids[0].indexOf("/"))];
     if (!project) return;
     const key = `${command.collection} ${project}`;
-    // By `_id` one at a time: FerretDB scans a whole collection for `$in`, and the membership's is large.
+    // By `_id` one at a time: FerretDB scans a whole collection for `$in`, and the sets' are large.
     const docs = db.collection<{ _id: string }>(command.collection);
     reads.push(
       Promise.all(command.ids.map((_id) => docs.findOne({ _id }))).then(
@@ -112,4 +112,4 @@ export function rewrittenByUpdates(bench: BenchService, projects: Record<string,
   };
 }
 
-const REWRITTEN = new Set(["player_changes", "player_tag_members"]);
+const REWRITTEN = new Set(["player_sets", "player_trait_columns"]);

@@ -11,6 +11,9 @@ interface Task {
   /** A project of only what the update load writes, and the generated one (`profiles` of them) it then writes into. */
   writer: { projectId: string; publicKey: string };
   reader: { projectId: string; privateKey: string; publicKey: string };
+  /** A project of only the import's players, and how many it imports (a multiple of 10,000). */
+  importer: { publicKey: string };
+  importPlayers: number;
   updateCalls: number;
   queries: number;
   /** Profiles generated in the reader's project (`gen-0` …). */
@@ -43,9 +46,9 @@ const tagsOf = (i: number) => [
 ];
 
 /**
- * Until what the service does behind its answers is done: how long until nothing is left unwritten or unsettled
- * (membership the owner writes behind, the players' recorded changes: `settled_seconds`), and until the event queue
- * is drained too (`drained_seconds`), from its /metrics and /readyz.
+ * Until what the service does behind its answers is done: how long until no round's completion runs in the
+ * background (`settled_seconds`: a round's sets are written before its answer, unless a write failed), and until the
+ * event queue is drained too (`drained_seconds`), from its /metrics and /readyz.
  */
 async function drained(): Promise<{ settled_seconds: number; drained_seconds: number }> {
   const started = performance.now();
@@ -55,7 +58,7 @@ async function drained(): Promise<{ settled_seconds: number; drained_seconds: nu
     const metrics = await (await fetch(`${task.baseUrl}/metrics`)).text();
     const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, "m").exec(metrics)?.[1] ?? 0);
     const ready = (await (await fetch(`${task.baseUrl}/readyz`)).json()) as { events?: { queue_depth: number } };
-    const behind = value("platform_owner_membership_unwritten") + value("platform_owner_changes_unsettled");
+    const behind = value("platform_player_completions_running");
     if (behind === 0) settled ??= seconds();
     if (behind + (ready.events?.queue_depth ?? 1) === 0)
       return { settled_seconds: settled!, drained_seconds: seconds() };
@@ -98,6 +101,66 @@ async function updates(publicKey: string) {
   };
   await drained();
   return { fresh: await pass(), existing: await pass() };
+}
+
+/** The import's rate is read over slices of this many players: the first slice's beside each later one's. */
+const IMPORT_SLICE = 10_000;
+
+/**
+ * Issue 46's import: `importPlayers` new tagged players at full speed (100 a call, 8 in flight), as a studio brings
+ * its player base over. A refused call is counted, not retried; the rate is read per slice of 10,000 players, from
+ * the times the calls answered.
+ */
+async function importLoad(publicKey: string) {
+  const calls = task.importPlayers / ENTRIES_PER_CALL;
+  const answeredAt: number[] = [];
+  const refused: Record<string, number> = {};
+  let firstRefusal: string | undefined;
+  const started = performance.now();
+  const run = async (i: number) => {
+    const res = await fetch(`${task.baseUrl}/v1/players/update`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": publicKey },
+      body: JSON.stringify({
+        players: Array.from({ length: ENTRIES_PER_CALL }, (_, k) => {
+          const n = i * ENTRIES_PER_CALL + k;
+          return { partner_user_id: `import-${n}`, tags_add: tagsOf(n), traits: { level: n % 100 } };
+        }),
+      }),
+    });
+    const body = await res.text();
+    const updated = res.status === 200 ? (JSON.parse(body) as { updated: unknown[] }).updated.length : 0;
+    if (updated !== ENTRIES_PER_CALL) {
+      refused[res.status] = (refused[res.status] ?? 0) + 1;
+      firstRefusal ??= `${res.status} ${body.slice(0, 300)}`;
+    }
+    answeredAt.push(performance.now() - started);
+    // Each slice as it ends, on stderr: a long import shows its course before it ends.
+    if (answeredAt.length % (IMPORT_SLICE / ENTRIES_PER_CALL) === 0) {
+      const players = answeredAt.length * ENTRIES_PER_CALL;
+      process.stderr.write(
+        `players import: ${players} players in ${round(answeredAt.at(-1)! / 1000)} s, ${JSON.stringify(refused)} refused\n`,
+      );
+    }
+  };
+  const measured = await measure({ concurrency: 8, total: calls, run });
+  const perSlice = IMPORT_SLICE / ENTRIES_PER_CALL;
+  const slices = Array.from({ length: calls / perSlice }, (_, s) => {
+    const [from, to] = [s === 0 ? 0 : answeredAt[s * perSlice - 1], answeredAt[(s + 1) * perSlice - 1]];
+    return round(IMPORT_SLICE / ((to - from) / 1000));
+  });
+  return {
+    players: task.importPlayers,
+    entries_per_sec: round(measured.ops_per_sec * ENTRIES_PER_CALL),
+    p50_ms: measured.p50_ms,
+    p99_ms: measured.p99_ms,
+    refused_calls: refused,
+    ...(firstRefusal !== undefined && { first_refusal: firstRefusal }),
+    first_10000_per_sec: slices[0],
+    slices_of_10000_per_sec: slices,
+    last_vs_first_10000: round(slices.at(-1)! / slices[0], 3),
+    ...(await drained()),
+  };
 }
 
 /** The update load, or what stopped it (reported, not fatal). */
@@ -166,12 +229,14 @@ try {
   // Reads first, on the generated profiles alone; an update phase that fails is reported, not fatal.
   const read = await reads(client);
   const bare = await bareUpserts(client);
-  // The same load into a project of its own players alone, then into the generated one (its large tags).
+  // The import into a project of its own; then the same update load into a project of its own players alone, then
+  // into the generated one (its large tags).
+  const imported = await importLoad(task.importer.publicKey);
   const update = {
     small: await updatesOrError(task.writer.publicKey),
     large: await updatesOrError(task.reader.publicKey),
   };
-  process.stdout.write(JSON.stringify({ update, bare_upserts: bare, ...read }));
+  process.stdout.write(JSON.stringify({ update, import: imported, bare_upserts: bare, ...read }));
 } finally {
   await client.close();
 }
