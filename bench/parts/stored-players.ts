@@ -6,13 +6,12 @@ import type { PlayerActivity } from "../../src/events/activity/activity-chunk.js
 import type { RawBatch } from "../../src/events/activity/raw-event-store.js";
 import { createEventQueue } from "../../src/events/capability.js";
 import { QueueStore } from "../../src/events/queue/queue-store.js";
-import { CohortSets } from "../../src/players/cohorts/cohort-sets.js";
-import { columnCodec, TraitColumns } from "../../src/players/cohorts/trait-columns.js";
+import { createCohortSets } from "../../src/players/capability.js";
 import { memberChange } from "../../src/players/rules/cohort-moves.js";
 import type { ProfileRecord } from "../../src/players/rules/profile.js";
 import { createPlayerStores } from "../../src/players/storage/stores.js";
 import { CHUNK_BITS } from "../../src/sets/bitmap.js";
-import { bitmapCodec, createSets, type Sets } from "../../src/sets/capability.js";
+import { createSets, type Sets } from "../../src/sets/capability.js";
 import { notTimed } from "../../src/steps.js";
 
 /** Players written a batch at a time: one chunk of the sets' numbers. */
@@ -63,11 +62,8 @@ export async function writeMemberSets(
   count: number,
   membershipOf: (i: number) => Pick<ProfileRecord, "tags" | "traits">,
 ): Promise<void> {
-  const cohorts = new CohortSets(
-    sets.chunks("player_sets", bitmapCodec),
-    new TraitColumns(sets.chunks("player_trait_columns", columnCodec)),
-    sets.numbers,
-  );
+  // A generated project runs no experiment: its filters never name one.
+  const cohorts = createCohortSets(sets, { variantsOf: async () => null });
   for (let from = 0; from < count; from += BATCH) {
     const changes = [];
     for (let i = from; i < Math.min(from + BATCH, count); i++) changes.push(memberChange(i, null, membershipOf(i))!);
