@@ -17,8 +17,8 @@ export interface ErasureFinishDeps {
 
 /**
  * An erasure's steps after its commit point (the markers over its profiles): the players out of every set of the
- * players (tags, traits, profiles), their device and account links removed, then their activity out of every count and
- * their raw events deleted (the events side, before this answers: every event received afterwards makes a new player).
+ * players (tags, traits, profiles), their activity out of every count and their raw events deleted (the events side,
+ * before this answers: every event received afterwards makes a new player), then their device and account links removed.
  */
 export async function finishErasure(deps: ErasureFinishDeps, projectId: string, erasure: Erasure): Promise<void> {
   const { stores, cohorts, activity } = deps;
@@ -28,8 +28,9 @@ export async function finishErasure(deps: ErasureFinishDeps, projectId: string, 
     return change ? [change] : [];
   });
   await cohorts.write(projectId, changes);
-  await unlink(stores, projectId, erasure);
+  // The activity before the links: should the events side fail, a player written again before the retry keeps both.
   await activity?.erase(projectId, erasure.identityKeys);
+  await unlink(stores, projectId, erasure);
 }
 
 /**
