@@ -24,11 +24,10 @@ const EMBEDDED_ONLY = [
   "test/service/start.test.ts",
   "test/service/shutdown-backlog.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write) and the owner's memory.
-  "test/players/membership/players-crash.test.ts",
+  "test/players/cohorts/players-crash.test.ts",
   "test/service/start-after-backlog.test.ts",
   "test/players/erase/players-erase-crash.test.ts",
   "test/players/rounds/players-registry-faults.test.ts",
-  "test/players/rounds/players-round-trips.test.ts",
   "test/db/owner-memory-restart.test.ts",
   "test/events/apply/events-catch-up.test.ts",
   "test/db/owner-memory.test.ts",
