@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LaunchTokenService } from "../../gen/platformapi/v1/launch_pb.js";
 import { createLaunchFixture, type LaunchFixture } from "../support/service/launch.js";
 import { createSchemaChecker } from "../support/clients/openapi.js";
+import { breakProject, waitFor } from "../support/service/events.js";
 import { ADMIN_KEY, startTestService, type TestService } from "../support/service/service.js";
 
 let test: TestService;
@@ -13,7 +14,8 @@ let checker: ReturnType<typeof createSchemaChecker>;
 const answered = new Set<string>();
 
 beforeAll(async () => {
-  test = await startTestService();
+  // A segment that fails once is parked at once (the admin calls of parked segments answer one).
+  test = await startTestService({ EVENT_PARK_AFTER_FAILURES: "1" });
   launch = await createLaunchFixture(test);
   const res = await fetch(`${test.baseUrl}/v1/openapi.json`);
   expect(res.status).toBe(200);
@@ -122,6 +124,18 @@ describe("every /v1 answer matches the document", () => {
     expect((await call("/v1/admin/api_keys/list", { project_id: projectId }, ADMIN_KEY)).status).toBe(200);
     const ofUser = { platform_user_id: launch.platformUserId, game_id: launch.gameId };
     expect((await call("/v1/admin/entitlements/list", ofUser, ADMIN_KEY)).status).toBe(200);
+
+    // An event segment that fails is parked, listed, and queued again once the project is repaired.
+    const failing = await test.createProject();
+    const repair = await breakProject(test, failing.projectId);
+    await test.postOk("/v1/events", { events: [{ name: "play", partner_user_id: "p" }] }, failing.publicKey);
+    const parked = await waitFor(
+      () => call("/v1/admin/events/parked", { project_id: failing.projectId }, ADMIN_KEY),
+      (res) => res.status === 200 && res.body.segments.length === 1,
+    );
+    await repair();
+    const retry = { project_id: failing.projectId, seq: parked.body.segments[0].seq };
+    expect((await call("/v1/admin/events/parked/retry", retry, ADMIN_KEY)).status).toBe(200);
 
     expect((await call("/v1/admin/projects", { game_id: 1 }, ADMIN_KEY)).status).toBe(400);
     expect((await call("/v1/admin/api_keys", { type: "nope" }, ADMIN_KEY)).status).toBe(400);
