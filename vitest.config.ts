@@ -31,10 +31,10 @@ const EMBEDDED_ONLY = [
   "test/service/shutdown-backlog.test.ts",
   "test/service/start-after-backlog.test.ts",
   // The sole writer's repairs at start (no other instance can be mid-write: every intent left is a round cut short,
-  // a registry counter left high is lowered), and the commands of its rounds, which its caches spare.
+  // a registry counter left high is lowered).
+  "test/players/cohorts/players-crash.test.ts",
   "test/players/erase/players-erase-crash.test.ts",
   "test/players/rounds/players-registry-faults.test.ts",
-  "test/players/rounds/players-round-trips.test.ts",
   // FerretDB's limit of statements a command, and its query plans.
   "test/db/batched-write.test.ts",
   "test/db/ferretdb-plans.test.ts",

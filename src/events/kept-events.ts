@@ -20,7 +20,7 @@ export interface KeptEventsOptions {
 
 /**
  * The raw events still kept of one player (players/data): those applied, a day at a time (the days the player's
- * number has activity on, an indexed range of `event_raw` each), then those still queued.
+ * number has activity on, an indexed range of `event_raw` each, oldest first), then those still queued.
  */
 export class KeptEvents {
   constructor(private readonly options: KeptEventsOptions) {}
@@ -34,7 +34,13 @@ export class KeptEvents {
     for (const number of new Set((await numbers.find(projectId, identityKeys)).values())) {
       for (const { day } of await activity.pairsOf(projectId, number, window_)) days.add(day);
     }
-    for (const key of identityKeys) yield* raw.ofPlayer(projectId, key, [...days].sort());
+    // Oldest first across the keys (a device's events beside its player's): a day's events of every key, by time.
+    for (const day of [...days].sort()) {
+      const events: QueuedEvent[] = [];
+      for (const key of identityKeys)
+        for await (const batch of raw.ofPlayer(projectId, key, [day])) events.push(...batch);
+      if (events.length > 0) yield events.sort((a, b) => a.t.getTime() - b.t.getTime());
+    }
     const keys = new Set(identityKeys);
     const { applied, reserved } = await queue.read(projectId);
     for await (const events of segments.queuedEvents(projectId, applied + 1, reserved)) {

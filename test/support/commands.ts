@@ -1,7 +1,7 @@
 import type { CommandStartedEvent, Document, MongoClient } from "mongodb";
 
 /** The queue's own traffic: the apply worker's polling and lease, which runs whatever the request. */
-const BACKGROUND = new Set(["event_queue", "event_segments", "event_plans", "instance_lease"]);
+const BACKGROUND = new Set(["event_queues", "event_segments", "event_workers", "instance_lease"]);
 const HANDSHAKES = new Set(["hello", "isMaster", "ping", "endSessions"]);
 
 /** The commands `client` starts during `call`, in order. */

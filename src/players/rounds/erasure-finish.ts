@@ -24,8 +24,9 @@ export interface ErasedExposures {
 
 /**
  * An erasure's steps after its commit point (the markers over its profiles): the players out of every set of the
- * players (tags, traits, profiles, experiments' variants, their exposures deleted), their device and account links removed, then their activity out of every count and
- * their raw events deleted (the events side, before this answers: every event received afterwards makes a new player).
+ * players (tags, traits, profiles, experiments' variants, their exposures deleted), their activity out of every count
+ * and their raw events deleted (the events side, before this answers: every event received afterwards makes a new
+ * player), then their device and account links removed.
  */
 export async function finishErasure(deps: ErasureFinishDeps, projectId: string, erasure: Erasure): Promise<void> {
   const { stores, cohorts, activity, exposures } = deps;
@@ -36,8 +37,9 @@ export async function finishErasure(deps: ErasureFinishDeps, projectId: string, 
   });
   await cohorts.write(projectId, changes);
   await exposures?.erase(projectId, erasure.identityKeys);
-  await unlink(stores, projectId, erasure);
+  // The activity before the links: should the events side fail, a player written again before the retry keeps both.
   await activity?.erase(projectId, erasure.identityKeys);
+  await unlink(stores, projectId, erasure);
 }
 
 /**

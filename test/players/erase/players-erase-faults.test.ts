@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { commandOn, suiteBehindProxy } from "../../support/db/db-proxy.js";
 import { bruteForce, byName, eventTimes, queueOf, waitFor } from "../../support/service/events.js";
-import { completionsDone, ownerRoundsDone } from "../../support/service/metrics.js";
+import { completionsDone } from "../../support/service/metrics.js";
 
 // players/delete when the database fails: before its commit point (the write of the markers over the profiles) a 503
 // erased nothing, the worker's work included; after it, a 503 left the profiles erased and the service finishes the
@@ -38,7 +38,6 @@ async function project() {
   await send({ partner_user_id: "ann" }, "ann", 2);
   await send({ partner_user_id: "gone" }, "gone", 3);
   await send({ device_id: "gdev" }, "gone", 2);
-  await ownerRoundsDone(suite.svc);
 
   /** Search, tag counts and trends with exactly `players`, each against the brute force. */
   const expectReads = async (players: string[]) => {

@@ -1,6 +1,7 @@
 import type { CommandStartedEvent } from "mongodb";
 import { describe, expect, it, onTestFinished } from "vitest";
-import { EXPORT_BATCH } from "../../../src/players/export.js";
+import { sortKeys } from "../../../src/players/rules/identity-key.js";
+import { EXPORT_BATCH } from "../../../src/players/search.js";
 import { serviceBehindProxy } from "../../support/db/db-proxy.js";
 
 // What a client of /v1/players/export sees when the database fails: before the first line the usual JSON error;
@@ -8,10 +9,10 @@ import { serviceBehindProxy } from "../../support/db/db-proxy.js";
 
 describe("players/export when the database fails", () => {
   it("answers 503 before the first line, and cuts the body short after it", async () => {
-    // No owner's memory: the export reads the database as it streams.
-    const { proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "3000", OWNER_MEMORY_MB: "0" });
+    // No cache: the export reads each profile from the database as it streams, on every engine.
+    const { proxy, svc, stop } = await serviceBehindProxy({ DB_TIMEOUT_MS: "3000", CACHE_MB: "0" });
     onTestFinished(stop);
-    const { privateKey, publicKey } = await svc.createProject();
+    const { projectId, privateKey, publicKey } = await svc.createProject();
     const count = EXPORT_BATCH + 200;
     for (let i = 0; i < count; i += 100) {
       const players = Array.from({ length: 100 }, (_, j) => ({ partner_user_id: `p${i + j}`, tags: ["vip"] }));
@@ -23,28 +24,38 @@ describe("players/export when the database fails", () => {
         headers: { "content-type": "application/json", "x-api-key": privateKey },
         body: "{}",
       });
-    const ranged = (e: CommandStartedEvent) => e.command.find === "player_profiles" && e.command.filter?._id?.$lt;
+    // The profiles are read by `_id` a batch at a time, in identity key order.
+    const ids = sortKeys(Array.from({ length: count }, (_, i) => `u:p${i}`)).map((key) => `${projectId}/${key}`);
+    const readOf = (batch: Set<string>) => (e: CommandStartedEvent) => {
+      const id = e.command.filter?._id;
+      return (
+        e.command.find === "player_profiles" &&
+        (typeof id === "string" ? [id] : (id?.$in ?? [])).some((i: string) => batch.has(i))
+      );
+    };
+    const firstBatch = readOf(new Set(ids.slice(0, EXPORT_BATCH)));
+    const secondBatch = readOf(new Set(ids.slice(EXPORT_BATCH)));
 
-    // MongoDB reads a page by `_id` after the last one: the cut falls on the second page, after a first line.
-    // FerretDB reads one cursor: the cut falls on it, before any line.
-    const secondPage = (e: CommandStartedEvent) =>
-      e.command.find === "player_profiles" && e.command.filter?._id?.$gt?.endsWith("/") === false;
-    const cut = proxy.cutAt(svc.database.client, svc.database.isFerretDb ? ranged : secondPage);
+    // A read of the first batch cut: nothing sent yet, so the usual error.
+    let cut = proxy.cutAt(svc.database.client, firstBatch);
+    const refused = await exportAll();
+    expect(refused.status).toBe(503);
+    expect(await refused.json()).toMatchObject({ code: "unavailable" });
+    await cut;
+    await proxy.restoreFor(svc.baseUrl);
+
+    // A read of the second batch cut: the first batch's lines sent, then the body cut short.
+    cut = proxy.cutAt(svc.database.client, secondBatch);
     const res = await exportAll();
-    if (svc.database.isFerretDb) {
-      expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({ code: "unavailable" });
-    } else {
-      expect(res.status).toBe(200);
-      expect(res.headers.get("content-type")).toBe("application/x-ndjson");
-      let lines = 0;
-      const reading = (async () => {
-        const decoder = new TextDecoder();
-        for await (const chunk of res.body!) lines += decoder.decode(chunk).split("\n").length - 1;
-      })();
-      await expect(reading).rejects.toThrow();
-      expect(lines).toBe(EXPORT_BATCH);
-    }
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/x-ndjson");
+    let lines = 0;
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body!) lines += decoder.decode(chunk).split("\n").length - 1;
+    })();
+    await expect(reading).rejects.toThrow();
+    expect(lines).toBe(EXPORT_BATCH);
     await cut;
     await proxy.restoreFor(svc.baseUrl);
     const whole = await exportAll();

@@ -74,13 +74,21 @@ export function byName(body: { series: { name: string; tag?: string; points: unk
 }
 
 /**
- * Makes every apply of the project's events fail, before any of their writes, until the repair this answers: the
- * project's counter of player numbers is not a number, so numbering a new player fails (reads see no player yet).
+ * Makes every apply of the project's events that numbers a new player fail, before any of their writes, until the
+ * repair this answers (which puts the counter back): the project's counter of player numbers is not a number, so
+ * numbering a new player fails (reads see no player yet).
  */
 export async function breakProject(svc: TestService, projectId: string): Promise<() => Promise<void>> {
   const counters = svc.database.db.collection<{ _id: string; next: unknown }>("player_number_counters");
-  await counters.insertOne({ _id: projectId, next: "not a number" });
+  const before = await counters.findOne({ _id: projectId });
+  // A counter in use keeps its number as text: reads of the project's count still see it, a reservation fails.
+  await counters.replaceOne(
+    { _id: projectId },
+    { next: before ? String(before.next) : "not a number" },
+    { upsert: true },
+  );
   return async () => {
-    await counters.deleteOne({ _id: projectId });
+    if (before) await counters.replaceOne({ _id: projectId }, { next: before.next });
+    else await counters.deleteOne({ _id: projectId });
   };
 }

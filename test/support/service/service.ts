@@ -67,12 +67,7 @@ export interface TestServiceOptions {
  */
 export async function startTestService(
   env: Record<string, string> = {},
-  {
-    mongodbUri = inject("mongodbUri"),
-    logDestination,
-    clock = new TestClock(),
-    beforeStart,
-  }: TestServiceOptions = {},
+  { mongodbUri = inject("mongodbUri"), logDestination, clock = new TestClock(), beforeStart }: TestServiceOptions = {},
 ): Promise<TestService> {
   const config = loadConfig({
     PORT: "0",
