@@ -5,7 +5,7 @@ import { createBenchProject, postJson, queueOf, round, startBenchService, type B
 /**
  * A restart at each size of BENCH_RESTART_PROFILES (default 100,000 and 1,000,000): profiles written in their stored
  * shape (bench/players.ts), one event per player through `POST /v1/events` (their histories), the queue drained; then
- * the service stopped and started again on the same database: the time until it is ready (the owner's memory filled),
+ * the service stopped and started again on the same database: the time until it is ready (nothing is filled first),
  * and the first search, get, update, tag listing and trends read after ready, each next to the same call again.
  */
 const SIZES = (process.env.BENCH_RESTART_PROFILES ?? "100000,1000000").split(",").map(Number);

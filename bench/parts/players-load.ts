@@ -94,7 +94,7 @@ async function updates(publicKey: string) {
     return {
       ...measured,
       entries_per_sec: round(measured.ops_per_sec * ENTRIES_PER_CALL),
-      // The engine's CPU while the calls ran (what they wrote, and the owner's writes behind them), per entry.
+      // The engine's CPU while the calls ran (what they wrote), per entry.
       engine_cpu_ms_per_entry: engine === null ? null : round(engine / (task.updateCalls * ENTRIES_PER_CALL), 3),
       ...(await drained()),
     };
