@@ -151,10 +151,10 @@ describe("a KPI read of 1,000,000 players within a heap of 1 GB", () => {
     const activeSplit = await post("/v1/events/active", { ...range, ...split });
     const whole = bruteForce(() => true);
     const tagged = TAGS.map((tag) => ({ tag, ...bruteForce((i) => carries(i).includes(tag)) }));
-    expect(retention.series).toEqual([{ tag: null, cohorts: whole.cohorts }]);
-    expect(active.series).toEqual([{ tag: null, points: whole.points }]);
-    expect(retentionSplit.series).toEqual(tagged.map(({ tag, cohorts }) => ({ tag, cohorts })));
-    expect(activeSplit.series).toEqual(tagged.map(({ tag, points }) => ({ tag, points })));
+    expect(retention.series).toEqual([{ tag: null, variant: null, cohorts: whole.cohorts }]);
+    expect(active.series).toEqual([{ tag: null, variant: null, points: whole.points }]);
+    expect(retentionSplit.series).toEqual(tagged.map(({ tag, cohorts }) => ({ tag, variant: null, cohorts })));
+    expect(activeSplit.series).toEqual(tagged.map(({ tag, points }) => ({ tag, variant: null, points })));
     // Alive after the reads (its heap could not pass the bound), and its peak resident memory, the bitmaps' native
     // memory with it, within the bound too.
     expect(service.child.exitCode).toBeNull();

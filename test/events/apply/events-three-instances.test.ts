@@ -16,6 +16,8 @@ const PLAYERS = 300;
 const NAMES = ["buy", "level_up", "match"];
 /** Calls answered before the first instance is killed. */
 const HOLDER_KILLED_AFTER = 30;
+/** Calls from this one on wait for the holder's project to be taken over: the reserver's death needs calls left. */
+const HELD_BACK_FROM = 60;
 const SENDERS = 3;
 
 type Raw = { name: string; player: string; day: string };
@@ -106,8 +108,11 @@ describe("three instances on one database", () => {
     };
 
     let next = 0;
+    let holderTakenOver!: () => void;
+    const takenOver = new Promise<void>((resolve) => (holderTakenOver = resolve));
     const send = async () => {
       for (let call = next++; call < CALLS; call = next++) {
+        if (call >= HELD_BACK_FROM) await takenOver;
         const game = projects[call % 3];
         const events = Array.from({ length: EVENTS }, (_, i) => {
           const player = `p${(call * 17 + i) % PLAYERS}`;
@@ -160,6 +165,7 @@ describe("three instances on one database", () => {
     const kills = async () => {
       await pollUntil(async () => answered >= HOLDER_KILLED_AFTER, 120_000, "calls answered");
       const holderGone = await takeOver(b.workerId, async () => holder.child.kill("SIGKILL"));
+      holderTakenOver();
       const reserverGone = await takeOver(c.workerId, async () => {
         reserver.child.kill("SIGUSR2");
         await reserver.exited;

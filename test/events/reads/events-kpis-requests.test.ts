@@ -78,6 +78,7 @@ describe("retention and active requests", () => {
     expect(retention.series).toEqual([
       {
         tag: null,
+        variant: null,
         cohorts: [
           { date: first.day, players: 1, returned: returned(first.day, [1, 1]) },
           { date: second.day, players: 0, returned: returned(second.day, [0]) },
@@ -90,6 +91,7 @@ describe("retention and active requests", () => {
     expect(active.series).toEqual([
       {
         tag: null,
+        variant: null,
         points: [
           { date: first.day, dau: 1, wau: 1, mau: 1, new_players: 1 },
           { date: second.day, dau: 1, wau: 1, mau: 1, new_players: 0 },
@@ -103,6 +105,7 @@ describe("retention and active requests", () => {
       expect(
         r.series.map((s) => ({
           tag: s.tag ?? null,
+          variant: s.variant ?? null,
           cohorts: s.cohorts.map(({ date, players, returned }) => ({ date, players, returned })),
         })),
       ).toEqual(retention.series);

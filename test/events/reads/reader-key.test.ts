@@ -63,7 +63,7 @@ describe("a reader key", () => {
     }
     const trends = await svc.postOk("/v1/events/trends", range, reader);
     expect(trends.series).toEqual([
-      { name: "match", tag: null, points: [{ date: range.from, events: 1, players: 1, sum: null }] },
+      { name: "match", tag: null, variant: null, points: [{ date: range.from, events: 1, players: 1, sum: null }] },
     ]);
   });
 
