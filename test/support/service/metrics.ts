@@ -20,18 +20,6 @@ export async function playerWriteContention(svc: TestService): Promise<{ conflic
   return { conflicts, exhausted };
 }
 
-/**
- * Until what the owner of an embedded database leaves behind its players rounds is done: membership written behind,
- * and every recorded change's resync applied (its /metrics say so). At once elsewhere: nothing is left behind there.
- */
-export async function ownerRoundsDone(svc: TestService): Promise<void> {
-  const names = ["platform_owner_membership_unwritten", "platform_owner_changes_unsettled"];
-  await waitFor(
-    () => metricsOf(svc, names),
-    ([unwritten = 0, unsettled = 0]) => unwritten === 0 && unsettled === 0,
-  );
-}
-
 /** Until no players round or erasure that failed is being completed in the background (its /metrics say so). */
 export async function completionsDone(svc: TestService): Promise<void> {
   await waitFor(
